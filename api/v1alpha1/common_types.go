@@ -1,0 +1,134 @@
+/*
+Copyright 2026 The network-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+// Limits shared by the CRD schemas (markers), the validator (pkg/validation) and the operator.
+const (
+	// MinVNI and MaxVNI bound a VXLAN network identifier (24 bits; 0 is reserved).
+	MinVNI = 1
+	MaxVNI = 16777215
+	// MinVLAN and MaxVLAN bound an 802.1Q VLAN id (0 and 4095 are reserved).
+	MinVLAN = 1
+	MaxVLAN = 4094
+	// MinMTU and MaxMTU bound every MTU field.
+	MinMTU = 1000
+	MaxMTU = 9000
+	// MaxRouteMapSeq is the highest VRFRouteConfiguration.spec.seq: 65535 is kept for the generated default deny.
+	MaxRouteMapSeq = 65534
+	// MaxInterfaceNameLen is the kernel's IFNAMSIZ-1: the longest network interface name.
+	MaxInterfaceNameLen = 15
+	// InterfacePrefixLen is the length of every prefix the node agent puts before a VRF or network name to name
+	// its interfaces: "vr." (VRF device), "br." (bridge), "vx." (VXLAN device), "lo." (loopback). All are 3
+	// bytes, so a VRF name may have at most 15-3 = 12 bytes.
+	InterfacePrefixLen = 3
+	// MaxVRFNameLen is the longest VRF name: InterfacePrefixLen + name must fit MaxInterfaceNameLen.
+	MaxVRFNameLen = MaxInterfaceNameLen - InterfacePrefixLen
+	// MinHoldTimeSeconds is the smallest BGP hold time (RFC 4271: 0 or at least 3 seconds; 0 is not offered).
+	MinHoldTimeSeconds = 3
+	// MaxHoldTimeSeconds is the largest BGP hold time (16-bit field).
+	MaxHoldTimeSeconds = 65535
+)
+
+// Interface name prefixes derived from VRF and network names (see InterfacePrefixLen).
+const (
+	VRFDevicePrefix = "vr."
+	BridgePrefix    = "br."
+	VXLANPrefix     = "vx."
+	LoopbackPrefix  = "lo."
+)
+
+// VRF names that exist without a VRFRouteConfiguration: the node's main table and the operator's cluster VRF.
+const (
+	DefaultVRFName = "default"
+	ClusterVRFName = "cluster"
+)
+
+// PrefixAction says whether a prefix-list entry permits or denies the routes it matches.
+// +kubebuilder:validation:Enum=permit;deny
+type PrefixAction string
+
+const (
+	PrefixActionPermit PrefixAction = "permit"
+	PrefixActionDeny   PrefixAction = "deny"
+)
+
+// PrefixItem is one prefix-list entry: routes inside CIDR whose prefix length is within [ge, le] match.
+// JSON-compatible with das-schiff network-operator's VrfRouteConfigurationPrefixItem.
+//
+// The schema only checks that CIDR parses. Network address, ge/le bounds and unique sequence numbers are checked by
+// the admission webhook (pkg/validation): a CEL message naming the offending number or the corrected network
+// needs string() conversions, which the API server's cost estimator counts as unbounded and refuses.
+type PrefixItem struct {
+	// CIDR is the network the entry matches, as a network address (10.0.0.0/8, not 10.0.0.1/8).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=43
+	// +kubebuilder:validation:XValidation:rule="isCIDR(self)",messageExpression="'not a CIDR (address/prefix-length): ' + self"
+	CIDR string `json:"cidr"`
+
+	// Seq is the entry's sequence number in the generated prefix-list. Unset (0): the position in the list, see
+	// EffectiveSeq. Sequence numbers must be unique within a list.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4294967295
+	Seq int64 `json:"seq,omitempty"`
+
+	// GE is the minimum prefix length to match: at least the CIDR's prefix length, at most the family's.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=128
+	GE *int32 `json:"ge,omitempty"`
+
+	// LE is the maximum prefix length to match: at least GE and the CIDR's prefix length, at most the family's.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=128
+	LE *int32 `json:"le,omitempty"`
+
+	// Action is permit or deny.
+	// +required
+	Action PrefixAction `json:"action"`
+}
+
+// EffectiveSeq is the sequence number the entry at index i of its list gets: Seq when set, else (i+1)*10, so
+// implicit entries keep their order and leave room for explicit ones in between.
+func (p PrefixItem) EffectiveSeq(i int) int64 {
+	if p.Seq != 0 {
+		return p.Seq
+	}
+	return int64(i+1) * 10
+}
+
+// SecretKeyReference points at one key of a Secret. Only the reference travels through cluster-scoped objects;
+// the node agent reads the value itself.
+type SecretKeyReference struct {
+	// Namespace of the Secret.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace"`
+	// Name of the Secret.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Key within the Secret's data.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key"`
+}

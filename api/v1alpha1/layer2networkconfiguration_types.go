@@ -1,0 +1,119 @@
+/*
+Copyright 2026 The network-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Layer2NetworkConfigurationSpec is a layer-2 network (VLAN bridged into a VXLAN VNI) stretched over the selected
+// nodes, optionally routed in a VRF through anycast gateways.
+// JSON-compatible with das-schiff network-operator's Layer2NetworkConfiguration.
+// +kubebuilder:validation:XValidation:rule="!has(self.anycastGateways) || size(self.anycastGateways) == 0 || (has(self.anycastMac) && size(self.anycastMac) > 0)",fieldPath=".anycastMac",messageExpression="'anycastGateways ' + self.anycastGateways.join(', ') + ' need an anycastMac'"
+type Layer2NetworkConfigurationSpec struct {
+	// ID is the VLAN id, 1..4094.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4094
+	ID int32 `json:"id"`
+
+	// MTU of the network's interfaces, 1000..9000.
+	// +optional
+	// +kubebuilder:default=1500
+	// +kubebuilder:validation:Minimum=1000
+	// +kubebuilder:validation:Maximum=9000
+	MTU int32 `json:"mtu,omitempty"`
+
+	// VNI is the VXLAN network identifier, 1..16777215, unique among all Layer2 networks and VRFs.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16777215
+	VNI int32 `json:"vni"`
+
+	// AnycastMac is the MAC address of the anycast gateway, the same on every node. Required with AnycastGateways.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$`
+	AnycastMac string `json:"anycastMac,omitempty"`
+
+	// AnycastGateways are the gateway addresses with prefix length (10.0.0.1/24) configured on the bridge.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=43
+	AnycastGateways []string `json:"anycastGateways,omitempty"`
+
+	// AdvertiseNeighbors advertises host routes for the neighbours learnt on the network.
+	// +optional
+	AdvertiseNeighbors bool `json:"advertiseNeighbors,omitempty"`
+
+	// CreateMACVLANInterface creates a MACVLAN attach interface (das-schiff compatibility).
+	// +optional
+	CreateMACVLANInterface bool `json:"createMacVLANInterface,omitempty"`
+
+	// NeighSuppression enables ARP/ND suppression on the VXLAN device. Default: enabled.
+	// +optional
+	NeighSuppression *bool `json:"neighSuppression,omitempty"`
+
+	// VRF the network is routed in; must be a VRF of some VRFRouteConfiguration, "default" or "cluster".
+	// Unset: not routed.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$`
+	VRF string `json:"vrf,omitempty"`
+
+	// NodeSelector selects the nodes the network is configured on. Unset: all nodes.
+	// +optional
+	NodeSelector *metav1.LabelSelector `json:"nodeSelector,omitempty"`
+}
+
+// Layer2NetworkConfigurationStatus is reserved for the operator's view of the resource.
+type Layer2NetworkConfigurationStatus struct {
+	// Conditions of the resource.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Layer2NetworkConfiguration is a layer-2 network stretched over nodes with VXLAN.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=layer2;l2
+// +kubebuilder:printcolumn:name="VLAN",type=integer,JSONPath=`.spec.id`
+// +kubebuilder:printcolumn:name="VNI",type=integer,JSONPath=`.spec.vni`
+// +kubebuilder:printcolumn:name="VRF",type=string,JSONPath=`.spec.vrf`
+// +kubebuilder:printcolumn:name="MTU",type=integer,JSONPath=`.spec.mtu`,priority=1
+// +kubebuilder:printcolumn:name="Gateways",type=string,JSONPath=`.spec.anycastGateways`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Layer2NetworkConfiguration struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   Layer2NetworkConfigurationSpec   `json:"spec,omitempty"`
+	Status Layer2NetworkConfigurationStatus `json:"status,omitempty"`
+}
+
+// Layer2NetworkConfigurationList is a list of Layer2NetworkConfiguration.
+// +kubebuilder:object:root=true
+type Layer2NetworkConfigurationList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Layer2NetworkConfiguration `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Layer2NetworkConfiguration{}, &Layer2NetworkConfigurationList{})
+}

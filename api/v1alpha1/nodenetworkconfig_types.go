@@ -1,0 +1,401 @@
+/*
+Copyright 2026 The network-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// NodeNetworkConfigSpec is the complete desired network state of one node, in the shape the node agent consumes.
+// The operator generates it from a NetworkConfigRevision, its own underlay configuration and Node annotations.
+type NodeNetworkConfigSpec struct {
+	// Revision is the NetworkConfigRevision content hash this configuration was generated from.
+	// +required
+	Revision string `json:"revision"`
+
+	// Underlay is the node's fabric-facing BGP configuration.
+	// +required
+	Underlay UnderlaySpec `json:"underlay"`
+
+	// VRFs configured on the node, sorted by name.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	VRFs []NodeVRF `json:"vrfs,omitempty"`
+
+	// Layer2s are the layer-2 networks on the node, sorted by name.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Layer2s []NodeLayer2 `json:"layer2s,omitempty"`
+
+	// BGPPeers are the workload BGP sessions of the node, sorted by name.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	BGPPeers []NodeBGPPeer `json:"bgpPeers,omitempty"`
+
+	// DataPlane is what the eBPF router attaches to and how it forwards.
+	// +optional
+	DataPlane DataPlaneSpec `json:"dataplane,omitempty"`
+
+	// ExpectedMapVersion is MapVersion() of this spec: the value the agent writes into the BPF version map. The
+	// agent reports what it reads back in status.mapVersion.
+	// +optional
+	ExpectedMapVersion string `json:"expectedMapVersion,omitempty"`
+}
+
+// UnderlaySpec is the node's fabric-facing (default VRF) BGP-EVPN configuration.
+type UnderlaySpec struct {
+	// ASN is the node's AS number.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4294967294
+	ASN int64 `json:"asn"`
+	// RouterID is the node's BGP router id (an IPv4 address).
+	// +required
+	RouterID string `json:"routerID"`
+	// VTEPAddress is the local VXLAN tunnel endpoint address.
+	// +required
+	VTEPAddress string `json:"vtepAddress"`
+	// Interfaces are the uplinks towards the fabric (BGP unnumbered sessions run on them).
+	// +optional
+	// +listType=atomic
+	Interfaces []string `json:"interfaces,omitempty"`
+	// Neighbors are the underlay BGP neighbours.
+	// +optional
+	// +listType=atomic
+	Neighbors []UnderlayNeighbor `json:"neighbors,omitempty"`
+}
+
+// UnderlayNeighbor is one underlay BGP neighbour, reached over an interface (unnumbered) or at an address.
+type UnderlayNeighbor struct {
+	// Interface for an unnumbered session.
+	// +optional
+	Interface string `json:"interface,omitempty"`
+	// Address for a numbered session.
+	// +optional
+	Address string `json:"address,omitempty"`
+	// RemoteASN is a number, "internal" or "external".
+	// +required
+	RemoteASN string `json:"remoteASN"`
+}
+
+// NodeVRF is one VRF on the node.
+type NodeVRF struct {
+	// Name of the VRF (at most MaxVRFNameLen bytes).
+	// +required
+	Name string `json:"name"`
+	// ID is the VRF's id in the BPF maps (vrf_table key, iface_table value); 0 is "unassigned".
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	ID int32 `json:"id"`
+	// TableID is the kernel routing table of the VRF.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	TableID int32 `json:"tableID"`
+	// VNI is the L3 VNI (0 for VRFs without one, e.g. "default").
+	// +optional
+	VNI int32 `json:"vni,omitempty"`
+	// RouteTargets for import and export.
+	// +optional
+	// +listType=atomic
+	RouteTargets []string `json:"routeTargets,omitempty"`
+	// MTU of the VRF's interfaces (0: the node's default).
+	// +optional
+	MTU int32 `json:"mtu,omitempty"`
+	// Leaks are the route leaking policies between this VRF and the cluster VRF, one per VRFRouteConfiguration,
+	// sorted by Seq.
+	// +optional
+	// +listType=atomic
+	Leaks []VRFLeak `json:"leaks,omitempty"`
+	// Aggregates announced from the VRF, sorted.
+	// +optional
+	// +listType=atomic
+	Aggregates []string `json:"aggregates,omitempty"`
+}
+
+// VRFLeak is the route-map entry generated from one VRFRouteConfiguration.
+type VRFLeak struct {
+	// Source is the name of the VRFRouteConfiguration.
+	// +required
+	Source string `json:"source"`
+	// Seq is the route-map sequence.
+	// +required
+	Seq int32 `json:"seq"`
+	// Import: routes of the VRF leaked into the cluster VRF.
+	// +optional
+	// +listType=atomic
+	Import []NodePrefixItem `json:"import,omitempty"`
+	// Export: routes of the cluster VRF leaked into the VRF.
+	// +optional
+	// +listType=atomic
+	Export []NodePrefixItem `json:"export,omitempty"`
+	// Communities set on exported routes.
+	// +optional
+	// +listType=atomic
+	Communities []string `json:"communities,omitempty"`
+}
+
+// NodePrefixItem is a prefix-list entry with its sequence number resolved (PrefixItem.EffectiveSeq).
+type NodePrefixItem struct {
+	// CIDR (network address).
+	CIDR string `json:"cidr"`
+	// Seq in the prefix-list.
+	Seq int64 `json:"seq"`
+	// GE is the minimum prefix length matched.
+	// +optional
+	GE *int32 `json:"ge,omitempty"`
+	// LE is the maximum prefix length matched.
+	// +optional
+	LE *int32 `json:"le,omitempty"`
+	// Action is permit or deny.
+	Action PrefixAction `json:"action"`
+}
+
+// NodeLayer2 is one layer-2 network on the node.
+type NodeLayer2 struct {
+	// Name of the Layer2NetworkConfiguration.
+	// +required
+	Name string `json:"name"`
+	// VLAN id.
+	// +required
+	VLAN int32 `json:"vlan"`
+	// VNI of the network.
+	// +required
+	VNI int32 `json:"vni"`
+	// MTU of the network's interfaces.
+	// +required
+	MTU int32 `json:"mtu"`
+	// VRF the network is routed in ("" = not routed).
+	// +optional
+	VRF string `json:"vrf,omitempty"`
+	// AnycastMAC of the gateway.
+	// +optional
+	AnycastMAC string `json:"anycastMac,omitempty"`
+	// AnycastGateways are the gateway addresses with prefix length.
+	// +optional
+	// +listType=atomic
+	AnycastGateways []string `json:"anycastGateways,omitempty"`
+	// NeighSuppression enables ARP/ND suppression.
+	// +optional
+	NeighSuppression bool `json:"neighSuppression,omitempty"`
+	// AdvertiseNeighbors advertises host routes of learnt neighbours.
+	// +optional
+	AdvertiseNeighbors bool `json:"advertiseNeighbors,omitempty"`
+}
+
+// NodeBGPPeer is one workload BGP peering on the node.
+type NodeBGPPeer struct {
+	// Name of the BGPPeering.
+	// +required
+	Name string `json:"name"`
+	// VRF the sessions run in.
+	// +optional
+	VRF string `json:"vrf,omitempty"`
+	// RemoteASN of the workloads.
+	// +required
+	RemoteASN int64 `json:"remoteASN"`
+	// ListenRanges accept sessions from any address within them (peeringVlan peerings: the Layer2 subnets).
+	// +optional
+	// +listType=atomic
+	ListenRanges []string `json:"listenRanges,omitempty"`
+	// Addresses of fixed peers (loopbackPeer peerings).
+	// +optional
+	// +listType=atomic
+	Addresses []string `json:"addresses,omitempty"`
+	// HoldTime of the sessions.
+	// +optional
+	HoldTime *metav1.Duration `json:"holdTime,omitempty"`
+	// KeepaliveTime of the sessions.
+	// +optional
+	KeepaliveTime *metav1.Duration `json:"keepaliveTime,omitempty"`
+	// MaximumPrefixes accepted per peer.
+	// +optional
+	MaximumPrefixes *int64 `json:"maximumPrefixes,omitempty"`
+	// EnableBFD on the sessions.
+	// +optional
+	EnableBFD bool `json:"enableBFD,omitempty"`
+	// Import: routes accepted from the peers.
+	// +optional
+	// +listType=atomic
+	Import []NodePrefixItem `json:"import,omitempty"`
+	// Export: routes announced to the peers.
+	// +optional
+	// +listType=atomic
+	Export []NodePrefixItem `json:"export,omitempty"`
+	// PasswordSecretRef is the Secret key with the session password; the agent reads the value.
+	// +optional
+	PasswordSecretRef *SecretKeyReference `json:"passwordSecretRef,omitempty"`
+}
+
+// InterfaceMode is what the eBPF router does with packets arriving on an interface.
+// +kubebuilder:validation:Enum=route;redirect;pass
+type InterfaceMode string
+
+const (
+	// ModeRoute: FIB lookup in the interface's VRF table and redirect to the next hop.
+	ModeRoute InterfaceMode = "route"
+	// ModeRedirect: redirect every packet to RedirectTarget.
+	ModeRedirect InterfaceMode = "redirect"
+	// ModePass: hand every packet to the kernel stack.
+	ModePass InterfaceMode = "pass"
+)
+
+// AttachHook is where the eBPF router is attached.
+// +kubebuilder:validation:Enum=auto;tc;xdp
+type AttachHook string
+
+const (
+	// HookAuto: the agent picks (tcx, else legacy tc; XDP where the driver table says it is better).
+	HookAuto AttachHook = "auto"
+	// HookTC: tc ingress (tcx when the kernel has it, else clsact + cls_bpf).
+	HookTC AttachHook = "tc"
+	// HookXDP: XDP (native when the driver supports it, else generic).
+	HookXDP AttachHook = "xdp"
+)
+
+// DataPlaneSpec is the eBPF router's configuration on the node.
+type DataPlaneSpec struct {
+	// Strict drops packets the router cannot forward instead of passing them to the kernel.
+	// +optional
+	Strict bool `json:"strict,omitempty"`
+	// Interfaces the router is attached to, sorted by name and VLAN.
+	// +optional
+	// +listType=atomic
+	Interfaces []DataPlaneInterface `json:"interfaces,omitempty"`
+}
+
+// DataPlaneInterface is one interface the eBPF router is attached to.
+type DataPlaneInterface struct {
+	// Name of the network interface (at most 15 bytes).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=15
+	Name string `json:"name"`
+	// VLAN matched on the interface (0: untagged).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=4094
+	VLAN int32 `json:"vlan,omitempty"`
+	// VRF (a NodeVRF name) whose table routes packets from this interface.
+	// +optional
+	VRF string `json:"vrf,omitempty"`
+	// Mode is route, redirect or pass.
+	// +optional
+	// +kubebuilder:default=route
+	Mode InterfaceMode `json:"mode,omitempty"`
+	// RedirectTarget is the egress interface for Mode redirect.
+	// +optional
+	RedirectTarget string `json:"redirectTarget,omitempty"`
+	// Hook is auto, tc or xdp.
+	// +optional
+	// +kubebuilder:default=auto
+	Hook AttachHook `json:"hook,omitempty"`
+}
+
+// AttachMode is how the agent actually attached the router to an interface.
+type AttachMode string
+
+const (
+	AttachTCX        AttachMode = "tcx"
+	AttachTCLegacy   AttachMode = "tc-clsact"
+	AttachXDPNative  AttachMode = "xdp-native"
+	AttachXDPGeneric AttachMode = "xdp-generic"
+	AttachNone       AttachMode = "none"
+)
+
+// Condition types of NodeNetworkConfig.status.conditions.
+const (
+	// ConditionReady: the node applied spec.revision and the BPF version map reads back spec.expectedMapVersion.
+	ConditionReady = "Ready"
+	// ConditionDegraded: the node runs, but something is off (an interface could not be attached, the last apply
+	// failed and the previous state is kept, ...).
+	ConditionDegraded = "Degraded"
+)
+
+// InterfaceStatus is the attach state of one data-plane interface.
+type InterfaceStatus struct {
+	// Name of the interface.
+	Name string `json:"name"`
+	// Mode the router is attached with.
+	// +optional
+	Mode AttachMode `json:"mode,omitempty"`
+	// Error of the last attach attempt.
+	// +optional
+	Error string `json:"error,omitempty"`
+}
+
+// NodeNetworkConfigStatus is written by the node agent.
+type NodeNetworkConfigStatus struct {
+	// AppliedRevision is the last revision the node applied completely.
+	// +optional
+	AppliedRevision string `json:"appliedRevision,omitempty"`
+	// FailedRevision is the last revision the node failed to apply (its previous state stays).
+	// +optional
+	FailedRevision string `json:"failedRevision,omitempty"`
+	// MapVersion is the version the agent read back from the BPF version map.
+	// +optional
+	MapVersion string `json:"mapVersion,omitempty"`
+	// Interfaces are the attach states, sorted by name.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Interfaces []InterfaceStatus `json:"interfaces,omitempty"`
+	// LastError of the last failed apply ("" after a success).
+	// +optional
+	LastError string `json:"lastError,omitempty"`
+	// LastUpdate is when the agent last wrote the status.
+	// +optional
+	LastUpdate *metav1.Time `json:"lastUpdate,omitempty"`
+	// Conditions: Ready, Degraded.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// NodeNetworkConfig is the desired network state of one node (named like the node) and the agent's report.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=nnc
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.spec.revision`
+// +kubebuilder:printcolumn:name="Applied",type=string,JSONPath=`.status.appliedRevision`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Degraded",type=string,JSONPath=`.status.conditions[?(@.type=="Degraded")].status`
+// +kubebuilder:printcolumn:name="Failed",type=string,JSONPath=`.status.failedRevision`,priority=1
+// +kubebuilder:printcolumn:name="MapVersion",type=string,JSONPath=`.status.mapVersion`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type NodeNetworkConfig struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   NodeNetworkConfigSpec   `json:"spec,omitempty"`
+	Status NodeNetworkConfigStatus `json:"status,omitempty"`
+}
+
+// NodeNetworkConfigList is a list of NodeNetworkConfig.
+// +kubebuilder:object:root=true
+type NodeNetworkConfigList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []NodeNetworkConfig `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&NodeNetworkConfig{}, &NodeNetworkConfigList{})
+}

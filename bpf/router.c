@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//go:build ignore
+
+/*
+ * The network-operator router: one tc program (tc_router) and one XDP program
+ * (xdp_router) compiled from the same inline function, specialised by hook.
+ *
+ * Per packet: read the live table slot from `version` once, look up the ingress
+ * {ifindex, vlan} in iface_table, then either
+ *   route mode:    bpf_fib_lookup in the VRF's kernel table and redirect, or
+ *   redirect mode: redirect to the egress interface from redirect_table.
+ * Everything the program does not forward goes to the kernel unchanged. Every
+ * exit is counted exactly once in vrf_counters (by VRF and reason).
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "router.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, IFACE_TABLE_SIZE);
+	__type(key, struct iface_key);
+	__type(value, struct iface_value);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} iface_table SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VRF_TABLE_SIZE);
+	__type(key, struct vrf_key);
+	__type(value, struct vrf_value);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} vrf_table SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, REDIRECT_TABLE_SIZE);
+	__type(key, struct redirect_key);
+	__type(value, struct redirect_value);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} redirect_table SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAX_VRFS);
+	__type(key, __u32);
+	__type(value, struct vrf_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} vrf_counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct version_info);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} version SEC(".maps");
+
+/* From linux/socket.h, which needs libc headers. */
+#define AF_INET 2
+#define AF_INET6 10
+
+#define HOOK_TC 0
+#define HOOK_XDP 1
+
+#define VLAN_HLEN 4
+#define VLAN_VID_MASK 0x0fff
+#define IP_MF 0x2000
+#define IP_OFFSET 0x1fff
+/* Enough linear data for Ethernet + 802.1Q + IPv6 + the first ICMPv6 bytes. */
+#define PULL_LEN 64
+
+struct vlanhdr {
+	__be16 tci;
+	__be16 encap_proto;
+};
+
+/* A parsed packet: what the forwarding step needs after classification. */
+struct pkt {
+	__u32 ifindex;
+	__u32 len;     /* bytes counted: skb->len (tc) or the frame length (XDP) */
+	__u32 l3off;   /* 14, or 18 with an inline 802.1Q tag */
+	__u16 vlan;
+	__u8 tagged;   /* any 802.1Q tag: inline, or in skb->vlan_tci (tc) */
+	__u8 inline_tag;
+	__be16 proto;  /* ETH_P_IP or ETH_P_IPV6 once classified */
+};
+
+/* One's complement sum of the 20-byte IPv4 header is 0xffff when valid. */
+static __always_inline int ipv4_csum_ok(const struct iphdr *iph)
+{
+	const __u32 *w = (const __u32 *)iph;
+	__u64 s = (__u64)w[0] + w[1] + w[2] + w[3] + w[4];
+
+	s = (s & 0xffffffff) + (s >> 32);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return s == 0xffff;
+}
+
+/* Decrement the TTL and patch the checksum incrementally (RFC 1624, as the
+ * kernel's ip_decrease_ttl). The header's one's complement sum is unchanged, so
+ * a CHECKSUM_COMPLETE skb->csum stays valid. */
+static __always_inline void ipv4_dec_ttl(struct iphdr *iph)
+{
+	__u32 check = (__u32)iph->check;
+
+	check += (__u32)bpf_htons(0x0100);
+	iph->check = (__u16)(check + (check >= 0xffff));
+	iph->ttl--;
+}
+
+static __always_inline void ipv6_dec_hop_limit(void *ctx, const int hook, struct ipv6hdr *ip6)
+{
+	/* payload_len, nexthdr, hop_limit: the 32-bit word the change lives in */
+	__u32 *word = (__u32 *)&ip6->payload_len;
+	__u32 old = *word;
+
+	ip6->hop_limit--;
+	if (hook == HOOK_TC) {
+		/* Keep a CHECKSUM_COMPLETE skb->csum (covers the IPv6 header)
+		 * valid: add new - old. Returns an error for other checksum
+		 * states, where there is nothing to fix. */
+		__u64 d = (__u64)(__u32)~old + *word;
+
+		d = (d & 0xffffffff) + (d >> 32);
+		bpf_csum_update(ctx, d);
+	}
+}
+
+static __always_inline void set_macs(void *dst, const __u8 *dmac, const __u8 *smac)
+{
+	__builtin_memcpy(dst, dmac, ETH_ALEN);
+	__builtin_memcpy(dst + ETH_ALEN, smac, ETH_ALEN);
+}
+
+/*
+ * After a forwarding decision: remove an 802.1Q tag, decrement TTL / hop limit
+ * (dec_ttl), and write new MACs (set_mac). Returns 0, or -1 when a helper
+ * failed before anything was changed. set_mac is a flag rather than a NULL
+ * dmac: clang turns a conditional pointer into a mask the verifier rejects.
+ */
+static __always_inline int rewrite(void *ctx, const int hook, const struct pkt *p,
+				   int dec_ttl, int set_mac, const __u8 *dmac, const __u8 *smac)
+{
+	void *data, *data_end;
+	__u32 l3off = p->l3off;
+
+	if (hook == HOOK_TC) {
+		struct __sk_buff *skb = ctx;
+
+		if (p->tagged) {
+			if (bpf_skb_vlan_pop(skb))
+				return -1;
+			l3off = ETH_HLEN;
+		}
+		data = (void *)(long)skb->data;
+		data_end = (void *)(long)skb->data_end;
+	} else {
+		struct xdp_md *xdp = ctx;
+
+		data = (void *)(long)xdp->data;
+		data_end = (void *)(long)xdp->data_end;
+	}
+
+	if (dec_ttl) {
+		if (p->proto == bpf_htons(ETH_P_IP)) {
+			struct iphdr *iph = data + l3off;
+
+			if ((void *)(iph + 1) > data_end)
+				return -1;
+			ipv4_dec_ttl(iph);
+		} else {
+			struct ipv6hdr *ip6 = data + l3off;
+
+			if ((void *)(ip6 + 1) > data_end)
+				return -1;
+			ipv6_dec_hop_limit(ctx, hook, ip6);
+		}
+	}
+
+	if (hook == HOOK_XDP && p->inline_tag) {
+		/* Drop the tag by writing the MACs 4 bytes later, over the old
+		 * source MAC and the tag, then moving the frame start. The inner
+		 * ethertype already sits right before the L3 header. */
+		__u8 macs[2 * ETH_ALEN];
+
+		if (data + ETH_HLEN + VLAN_HLEN > data_end)
+			return -1;
+		if (set_mac)
+			set_macs(macs, dmac, smac);
+		else
+			__builtin_memcpy(macs, data, sizeof(macs));
+		__builtin_memcpy(data + VLAN_HLEN, macs, sizeof(macs));
+		if (bpf_xdp_adjust_head(ctx, VLAN_HLEN))
+			return -1;
+		return 0;
+	}
+
+	if (set_mac) {
+		if (data + ETH_HLEN > data_end)
+			return -1;
+		set_macs(data, dmac, smac);
+	}
+	return 0;
+}
+
+static __always_inline __u32 fwd_route(void *ctx, const int hook, const struct pkt *p,
+				       void *l3, void *data_end, __u32 vrf_id, __u32 slot,
+				       int strict, long *ret)
+{
+	struct vrf_key vk = { .slot = slot, .vrf_id = vrf_id };
+	struct vrf_value *vv = bpf_map_lookup_elem(&vrf_table, &vk);
+	struct bpf_fib_lookup fib = {};
+	long rc;
+
+	if (!vv)
+		return strict ? REASON_DROP_NO_VRF : REASON_PASS_NO_VRF;
+
+	fib.ifindex = vv->lookup_ifindex ? vv->lookup_ifindex : p->ifindex;
+	fib.tbid = vv->table_id;
+
+	if (p->proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *iph = l3;
+		__be16 *ports = (void *)(iph + 1);
+
+		if ((void *)(iph + 1) > data_end)
+			return REASON_PASS_ERROR;
+		fib.family = AF_INET;
+		fib.tos = iph->tos;
+		fib.l4_protocol = iph->protocol;
+		fib.ipv4_src = iph->saddr;
+		fib.ipv4_dst = iph->daddr;
+		/* tc: a set tot_len makes GSO packets fail the MTU check. */
+		if (hook == HOOK_XDP)
+			fib.tot_len = bpf_ntohs(iph->tot_len);
+		/* Ports feed multipath hashing (fib_multipath_hash_policy). */
+		if ((iph->protocol == IPPROTO_TCP || iph->protocol == IPPROTO_UDP) &&
+		    (void *)(ports + 2) <= data_end) {
+			fib.sport = ports[0];
+			fib.dport = ports[1];
+		}
+	} else {
+		struct ipv6hdr *ip6 = l3;
+		__be16 *ports = (void *)(ip6 + 1);
+
+		if ((void *)(ip6 + 1) > data_end)
+			return REASON_PASS_ERROR;
+		fib.family = AF_INET6;
+		fib.flowinfo = *(__be32 *)ip6 & bpf_htonl(0x0fffffff);
+		fib.l4_protocol = ip6->nexthdr;
+		__builtin_memcpy(fib.ipv6_src, &ip6->saddr, sizeof(fib.ipv6_src));
+		__builtin_memcpy(fib.ipv6_dst, &ip6->daddr, sizeof(fib.ipv6_dst));
+		if (hook == HOOK_XDP)
+			fib.tot_len = bpf_ntohs(ip6->payload_len) + sizeof(*ip6);
+		if ((ip6->nexthdr == IPPROTO_TCP || ip6->nexthdr == IPPROTO_UDP) &&
+		    (void *)(ports + 2) <= data_end) {
+			fib.sport = ports[0];
+			fib.dport = ports[1];
+		}
+	}
+
+	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), BPF_FIB_LOOKUP_DIRECT | BPF_FIB_LOOKUP_TBID);
+	switch (rc) {
+	case BPF_FIB_LKUP_RET_SUCCESS:
+		if (rewrite(ctx, hook, p, 1, 1, fib.dmac, fib.smac))
+			return REASON_PASS_ERROR;
+		*ret = bpf_redirect(fib.ifindex, 0);
+		return REASON_FWD_FIB;
+	case BPF_FIB_LKUP_RET_NO_NEIGH:
+		if (hook == HOOK_TC) {
+			/* The lookup left the next hop (gateway or destination)
+			 * and its family in the params. */
+			struct bpf_redir_neigh nh = { .nh_family = fib.family };
+
+			if (fib.family == AF_INET)
+				nh.ipv4_nh = fib.ipv4_dst;
+			else
+				__builtin_memcpy(nh.ipv6_nh, fib.ipv6_dst, sizeof(nh.ipv6_nh));
+			if (rewrite(ctx, hook, p, 1, 0, fib.dmac, fib.smac))
+				return REASON_PASS_ERROR;
+			*ret = bpf_redirect_neigh(fib.ifindex, &nh, sizeof(nh), 0);
+			return REASON_FWD_NEIGH;
+		}
+		return REASON_PASS_NO_NEIGH;
+	case BPF_FIB_LKUP_RET_NOT_FWDED:
+		/* Local addresses (local routes in the VRF table) and missing
+		 * tables: the kernel decides, even on strict interfaces. */
+		return REASON_PASS_NOT_FWDED;
+	case BPF_FIB_LKUP_RET_FWD_DISABLED:
+		return strict ? REASON_DROP_FWD_DISABLED : REASON_PASS_FWD_DISABLED;
+	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
+		return REASON_PASS_FRAG_NEEDED;
+	default:
+		return strict ? REASON_DROP_FIB : REASON_PASS_FIB_OTHER;
+	}
+}
+
+static __always_inline __u32 fwd_redirect(void *ctx, const int hook, const struct pkt *p,
+					  __u32 slot, int strict, long *ret)
+{
+	struct redirect_key rk = { .slot = slot, .ifindex = p->ifindex };
+	struct redirect_value *rv = bpf_map_lookup_elem(&redirect_table, &rk);
+	__u32 egress, flags;
+	__u8 macs[2 * ETH_ALEN];
+
+	if (!rv)
+		return strict ? REASON_DROP_NO_REDIRECT : REASON_PASS_NO_REDIRECT;
+	egress = rv->egress_ifindex;
+	flags = rv->flags;
+	__builtin_memcpy(macs, rv->dmac, ETH_ALEN);
+	__builtin_memcpy(macs + ETH_ALEN, rv->smac, ETH_ALEN);
+
+	if (rewrite(ctx, hook, p, 0, flags & REDIRECT_F_REWRITE_MAC, macs, macs + ETH_ALEN))
+		return REASON_PASS_ERROR;
+	if (hook == HOOK_TC && (flags & REDIRECT_F_PEER)) {
+		*ret = bpf_redirect_peer(egress, 0);
+		return REASON_REDIRECT_PEER;
+	}
+	*ret = bpf_redirect(egress, 0);
+	return REASON_REDIRECT;
+}
+
+/*
+ * IPv4 checks before forwarding. Returns REASON_MAX when the packet may be
+ * forwarded. The order of the checks defines the reason a packet is counted
+ * under; the Go model in the tests follows the same order.
+ */
+static __always_inline __u32 classify_ipv4(const int hook, const struct pkt *p, struct iphdr *iph,
+					   void *data_end, int route, int strict)
+{
+	__u32 tot;
+	__u8 s0, d0;
+
+	if ((void *)(iph + 1) > data_end || iph->version != 4 || iph->ihl < 5)
+		goto malformed;
+	tot = bpf_ntohs(iph->tot_len);
+	/* BIG TCP: GSO packets above 64 KiB carry tot_len 0 (see iph_totlen()). */
+	if (hook == HOOK_TC && tot == 0 && p->len - p->l3off > 0xffff)
+		tot = p->len - p->l3off;
+	if (tot < (__u32)iph->ihl * 4 || tot > p->len - p->l3off)
+		goto malformed;
+	if (iph->ihl != 5)
+		return REASON_PASS_OPTIONS;
+	if (!ipv4_csum_ok(iph))
+		goto malformed;
+
+	d0 = ((__u8 *)&iph->daddr)[0];
+	s0 = ((__u8 *)&iph->saddr)[0];
+	if (d0 >= 224)
+		return REASON_PASS_NOT_UNICAST; /* multicast, reserved, broadcast */
+	if (d0 == 0 || d0 == 127 || s0 == 0 || s0 == 127 || s0 >= 224)
+		return REASON_PASS_MARTIAN;
+	if (iph->frag_off & bpf_htons(IP_MF | IP_OFFSET))
+		return REASON_PASS_FRAGMENT;
+	if (route && iph->ttl <= 1)
+		return REASON_PASS_TTL;
+	return REASON_MAX;
+malformed:
+	return strict ? REASON_DROP_MALFORMED : REASON_PASS_MALFORMED;
+}
+
+static __always_inline int ipv6_is_loopback(const struct in6_addr *a)
+{
+	return (a->in6_u.u6_addr32[0] | a->in6_u.u6_addr32[1] | a->in6_u.u6_addr32[2]) == 0 &&
+	       a->in6_u.u6_addr32[3] == bpf_htonl(1);
+}
+
+static __always_inline int ipv6_is_unspecified(const struct in6_addr *a)
+{
+	return (a->in6_u.u6_addr32[0] | a->in6_u.u6_addr32[1] | a->in6_u.u6_addr32[2] |
+		a->in6_u.u6_addr32[3]) == 0;
+}
+
+static __always_inline int ipv6_is_link_local(const struct in6_addr *a)
+{
+	return a->in6_u.u6_addr8[0] == 0xfe && (a->in6_u.u6_addr8[1] & 0xc0) == 0x80;
+}
+
+static __always_inline __u32 classify_ipv6(const struct pkt *p, struct ipv6hdr *ip6,
+					   void *data_end, int route, int strict)
+{
+	__u32 plen;
+
+	if ((void *)(ip6 + 1) > data_end || ip6->version != 6)
+		goto malformed;
+	plen = bpf_ntohs(ip6->payload_len);
+	if (plen + sizeof(*ip6) > p->len - p->l3off)
+		goto malformed;
+
+	if (ip6->daddr.in6_u.u6_addr8[0] == 0xff)
+		return REASON_PASS_NOT_UNICAST;
+	if (ipv6_is_loopback(&ip6->daddr) || ipv6_is_unspecified(&ip6->daddr) ||
+	    ipv6_is_loopback(&ip6->saddr) || ip6->saddr.in6_u.u6_addr8[0] == 0xff)
+		return REASON_PASS_MARTIAN;
+	if (ipv6_is_link_local(&ip6->daddr) || ipv6_is_link_local(&ip6->saddr))
+		return REASON_PASS_LINK_LOCAL;
+
+	switch (ip6->nexthdr) {
+	case IPPROTO_HOPOPTS:
+	case IPPROTO_ROUTING:
+	case IPPROTO_DSTOPTS:
+	case IPPROTO_MH:
+	case 139: /* HIP */
+	case 140: /* Shim6 */
+	case 253: /* experimental */
+	case 254:
+		return REASON_PASS_EXT_HEADER;
+	case IPPROTO_FRAGMENT:
+		return REASON_PASS_FRAGMENT;
+	case IPPROTO_ICMPV6: {
+		__u8 *icmp = (void *)(ip6 + 1);
+
+		/* type, code, checksum */
+		if ((void *)(icmp + 4) > data_end || plen < 4)
+			goto malformed;
+		if (icmp[0] >= 133 && icmp[0] <= 137)
+			return REASON_PASS_ND;
+		break;
+	}
+	}
+	if (route && ip6->hop_limit <= 1)
+		return REASON_PASS_TTL;
+	return REASON_MAX;
+malformed:
+	return strict ? REASON_DROP_MALFORMED : REASON_PASS_MALFORMED;
+}
+
+static __always_inline __u32 decide(void *ctx, const int hook, __u32 *vrf_out, __u32 *len_out,
+				    long *ret)
+{
+	void *data, *data_end;
+	struct pkt p = {};
+	struct version_info *ver;
+	struct iface_key ik = {};
+	struct iface_value *iv;
+	struct ethhdr *eth;
+	__u32 zero = 0, slot, vrf_id, reason;
+	int strict, route, l2_ok = 0, s_tag = 0;
+	__u8 mode;
+
+	if (hook == HOOK_TC) {
+		struct __sk_buff *skb = ctx;
+
+		p.ifindex = skb->ifindex;
+		p.len = skb->len;
+		data = (void *)(long)skb->data;
+		data_end = (void *)(long)skb->data_end;
+		if (data + PULL_LEN > data_end && p.len > data_end - data) {
+			/* Headers outside the linear area: pull them in. */
+			bpf_skb_pull_data(skb, p.len < PULL_LEN ? p.len : PULL_LEN);
+			data = (void *)(long)skb->data;
+			data_end = (void *)(long)skb->data_end;
+		}
+		if (skb->vlan_present) {
+			/* Tag already removed from the frame by the stack. An
+			 * 802.1ad S-tag is not ours: such frames pass as not-IP. */
+			p.vlan = skb->vlan_tci & VLAN_VID_MASK;
+			p.tagged = 1;
+			s_tag = skb->vlan_proto != bpf_htons(ETH_P_8021Q);
+		}
+	} else {
+		struct xdp_md *xdp = ctx;
+
+		p.ifindex = xdp->ingress_ifindex;
+		data = (void *)(long)xdp->data;
+		data_end = (void *)(long)xdp->data_end;
+		p.len = data_end - data;
+	}
+	*len_out = p.len;
+
+	ver = bpf_map_lookup_elem(&version, &zero);
+	if (!ver)
+		return REASON_PASS_ERROR;
+	/* Read once: every lookup of this packet uses the same generation. */
+	slot = *(volatile __u32 *)&ver->slot;
+
+	eth = data;
+	p.l3off = ETH_HLEN;
+	if ((void *)(eth + 1) <= data_end) {
+		l2_ok = 1;
+		p.proto = eth->h_proto;
+		if (p.proto == bpf_htons(ETH_P_8021Q) && !p.tagged) {
+			struct vlanhdr *vh = (void *)(eth + 1);
+
+			if ((void *)(vh + 1) > data_end) {
+				l2_ok = 0;
+			} else {
+				p.vlan = bpf_ntohs(vh->tci) & VLAN_VID_MASK;
+				p.proto = vh->encap_proto;
+				p.tagged = 1;
+				p.inline_tag = 1;
+				p.l3off = ETH_HLEN + VLAN_HLEN;
+			}
+		}
+	}
+
+	ik.slot = slot;
+	ik.ifindex = p.ifindex;
+	ik.vlan = p.vlan;
+	iv = bpf_map_lookup_elem(&iface_table, &ik);
+	if (!iv)
+		return REASON_PASS_NO_IFACE;
+	vrf_id = iv->vrf_id;
+	*vrf_out = vrf_id;
+	mode = iv->mode;
+	strict = iv->flags & IFACE_F_STRICT;
+	route = mode == IFACE_MODE_ROUTE;
+	if (!route && mode != IFACE_MODE_REDIRECT)
+		return REASON_PASS_MODE;
+
+	if (!l2_ok || (void *)(eth + 1) > data_end)
+		return strict ? REASON_DROP_MALFORMED : REASON_PASS_MALFORMED;
+	if (eth->h_dest[0] & 1)
+		return REASON_PASS_NOT_UNICAST;
+	if (hook == HOOK_TC && ((struct __sk_buff *)ctx)->pkt_type != PACKET_HOST)
+		return REASON_PASS_NOT_UNICAST;
+
+	if (s_tag)
+		return REASON_PASS_NOT_IP;
+	if (p.proto == bpf_htons(ETH_P_IP))
+		reason = classify_ipv4(hook, &p, data + p.l3off, data_end, route, strict);
+	else if (p.proto == bpf_htons(ETH_P_IPV6))
+		reason = classify_ipv6(&p, data + p.l3off, data_end, route, strict);
+	else
+		return REASON_PASS_NOT_IP;
+	if (reason != REASON_MAX)
+		return reason;
+
+	if (route)
+		return fwd_route(ctx, hook, &p, data + p.l3off, data_end, vrf_id, slot, strict, ret);
+	return fwd_redirect(ctx, hook, &p, slot, strict, ret);
+}
+
+static __always_inline void count(__u32 vrf_id, __u32 reason, __u32 len)
+{
+	__u32 key = vrf_id < MAX_VRFS ? vrf_id : 0;
+	struct vrf_stats *st = bpf_map_lookup_elem(&vrf_counters, &key);
+
+	if (!st || reason >= REASON_MAX)
+		return;
+	st->reasons[reason].packets++;
+	st->reasons[reason].bytes += len;
+}
+
+static __always_inline int run(void *ctx, const int hook)
+{
+	__u32 vrf_id = 0, len = 0, reason;
+	long ret = 0;
+
+	reason = decide(ctx, hook, &vrf_id, &len, &ret);
+	count(vrf_id, reason, len);
+	if (reason <= REASON_REDIRECT_PEER)
+		return ret;
+	if (reason >= REASON_DROP_MALFORMED)
+		return hook == HOOK_TC ? TC_ACT_SHOT : XDP_DROP;
+	/* TC_ACT_UNSPEC (== TCX_NEXT): later tcx programs / cls_bpf filters run. */
+	return hook == HOOK_TC ? TC_ACT_UNSPEC : XDP_PASS;
+}
+
+SEC("tc")
+int tc_router(struct __sk_buff *skb)
+{
+	return run(skb, HOOK_TC);
+}
+
+SEC("xdp")
+int xdp_router(struct xdp_md *ctx)
+{
+	return run(ctx, HOOK_XDP);
+}

@@ -1,0 +1,531 @@
+package maps
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/network-operator/network-operator/bpf"
+)
+
+// ErrIncompatible is returned when a map does not have the layout this
+// package was built for (e.g. pinned by an older program version).
+var ErrIncompatible = errors.New("incompatible map")
+
+// ErrStaleCleanup is wrapped in the error Apply returns when the new generation
+// is live but deleting the old slot's entries failed. The next Apply removes
+// them; forwarding is not affected.
+var ErrStaleCleanup = errors.New("old generation not fully deleted")
+
+// Set is the router's maps. It does not serialise Apply calls of different
+// processes: one writer (the agent) owns the tables.
+type Set struct {
+	maps  bpf.RouterMaps
+	owned bool // Close closes the maps (OpenPinned)
+	ncpu  int
+	grace *graceWaiter
+
+	mu sync.Mutex // serialises Apply within the process
+}
+
+// Option changes how a Set works.
+type Option func(*Set)
+
+// WithGracePeriod replaces how Apply waits for packets that may still use the
+// old slot (default: membarrier(MEMBARRIER_CMD_GLOBAL), falling back to an
+// ARRAY_OF_MAPS update). For tests.
+func WithGracePeriod(wait func(context.Context) error) Option {
+	return func(s *Set) { s.grace = &graceWaiter{custom: wait} }
+}
+
+// New wraps maps that are already loaded (e.g. &objs.RouterMaps after
+// bpf.LoadRouterObjects). The caller keeps ownership: Close does not close them.
+// A generation that is already live in the maps is adopted, not reset.
+func New(m *bpf.RouterMaps, opts ...Option) (*Set, error) {
+	s := &Set{maps: *m}
+	if err := s.init(opts); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// FromCollection wraps the router maps of a loaded collection (e.g. in
+// pkg/loader's Rebuild callback). The collection keeps ownership.
+func FromCollection(coll *ebpf.Collection, opts ...Option) (*Set, error) {
+	m := bpf.RouterMaps{
+		IfaceTable:    coll.Maps[MapIfaceTable],
+		VrfTable:      coll.Maps[MapVRFTable],
+		RedirectTable: coll.Maps[MapRedirectTable],
+		VrfCounters:   coll.Maps[MapVRFCounters],
+		Version:       coll.Maps[MapVersion],
+	}
+	return New(&m, opts...)
+}
+
+// OpenPinned opens the maps pinned by name in dir (pkg/loader pins them
+// there). The Set owns them: Close closes them. A generation that is already
+// live is adopted: the next Apply continues from it.
+func OpenPinned(dir string, opts ...Option) (*Set, error) {
+	s := &Set{owned: true}
+	ptrs := map[string]**ebpf.Map{
+		MapIfaceTable:    &s.maps.IfaceTable,
+		MapVRFTable:      &s.maps.VrfTable,
+		MapRedirectTable: &s.maps.RedirectTable,
+		MapVRFCounters:   &s.maps.VrfCounters,
+		MapVersion:       &s.maps.Version,
+	}
+	for _, name := range MapNames {
+		m, err := ebpf.LoadPinnedMap(filepath.Join(dir, name), nil)
+		if err != nil {
+			s.maps.Close()
+			return nil, fmt.Errorf("open pinned map %s in %s: %w", name, dir, err)
+		}
+		*ptrs[name] = m
+	}
+	if err := s.init(opts); err != nil {
+		s.maps.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Set) init(opts []Option) error {
+	if err := checkMaps(&s.maps); err != nil {
+		return err
+	}
+	n, err := ebpf.PossibleCPU()
+	if err != nil {
+		return fmt.Errorf("possible CPUs: %w", err)
+	}
+	s.ncpu = n
+	s.grace = &graceWaiter{}
+	for _, o := range opts {
+		o(s)
+	}
+	return nil
+}
+
+// checkMaps compares type, key and value size of every map with the embedded
+// program's spec. max_entries of the tables may differ (tests shrink them).
+func checkMaps(m *bpf.RouterMaps) error {
+	spec, err := bpf.LoadRouter()
+	if err != nil {
+		return err
+	}
+	have := map[string]*ebpf.Map{
+		MapIfaceTable: m.IfaceTable, MapVRFTable: m.VrfTable, MapRedirectTable: m.RedirectTable,
+		MapVRFCounters: m.VrfCounters, MapVersion: m.Version,
+	}
+	for _, name := range MapNames {
+		got, want := have[name], spec.Maps[name]
+		if got == nil {
+			return fmt.Errorf("map %s: missing", name)
+		}
+		info, err := got.Info()
+		if err != nil {
+			return fmt.Errorf("map %s: info: %w", name, err)
+		}
+		if got.Type() != want.Type || got.KeySize() != want.KeySize || got.ValueSize() != want.ValueSize {
+			return fmt.Errorf("map %s: %s key %d value %d, want %s key %d value %d: %w", name,
+				got.Type(), got.KeySize(), got.ValueSize(), want.Type, want.KeySize, want.ValueSize, ErrIncompatible)
+		}
+		if (name == MapVRFCounters || name == MapVersion) && info.MaxEntries != want.MaxEntries {
+			return fmt.Errorf("map %s: max_entries %d, want %d: %w", name, info.MaxEntries, want.MaxEntries, ErrIncompatible)
+		}
+	}
+	return nil
+}
+
+// Maps returns the underlying maps (owned by the Set or by the caller of New).
+func (s *Set) Maps() *bpf.RouterMaps { return &s.maps }
+
+// Close releases the maps when the Set opened them, and the grace-period map.
+func (s *Set) Close() error {
+	errs := []error{s.grace.close()}
+	if s.owned {
+		errs = append(errs, s.maps.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Version is the decoded content of the version map.
+type Version struct {
+	Generation uint64   `json:"generation"` // 0: nothing applied yet
+	Slot       uint32   `json:"slot"`
+	Revision   string   `json:"revision"`
+	TablesHash [32]byte `json:"tablesHash"`
+}
+
+func (s *Set) readVersion() (VersionInfo, error) {
+	var v VersionInfo
+	if err := s.maps.Version.Lookup(uint32(0), &v); err != nil {
+		return v, fmt.Errorf("read %s: %w", MapVersion, err)
+	}
+	if v.Slot > 1 {
+		return v, fmt.Errorf("read %s: slot %d is not 0 or 1: %w", MapVersion, v.Slot, ErrIncompatible)
+	}
+	return v, nil
+}
+
+func decodeVersion(v VersionInfo) Version {
+	return Version{Generation: v.Generation, Slot: v.Slot, Revision: v.RevisionString(), TablesHash: v.TablesHash}
+}
+
+// Version returns the live generation.
+func (s *Set) Version() (Version, error) {
+	v, err := s.readVersion()
+	if err != nil {
+		return Version{}, err
+	}
+	return decodeVersion(v), nil
+}
+
+// slotEntries are the raw entries of one slot.
+type slotEntries struct {
+	ifaceKeys    []IfaceKey
+	ifaceVals    []IfaceValue
+	vrfKeys      []VRFKey
+	vrfVals      []VRFValue
+	redirectKeys []RedirectKey
+	redirectVals []RedirectValue
+}
+
+func (e *slotEntries) tables() Tables {
+	var t Tables
+	for i, k := range e.ifaceKeys {
+		t.Interfaces = append(t.Interfaces, interfaceFrom(k, e.ifaceVals[i]))
+	}
+	for i, k := range e.vrfKeys {
+		t.VRFs = append(t.VRFs, vrfFrom(k, e.vrfVals[i]))
+	}
+	for i, k := range e.redirectKeys {
+		t.Redirects = append(t.Redirects, redirectFrom(k, e.redirectVals[i]))
+	}
+	return t.Normalize()
+}
+
+func entriesOf(t Tables, slot uint32) *slotEntries {
+	e := &slotEntries{}
+	for _, in := range t.Interfaces {
+		k, v := in.entry(slot)
+		e.ifaceKeys, e.ifaceVals = append(e.ifaceKeys, k), append(e.ifaceVals, v)
+	}
+	for _, vrf := range t.VRFs {
+		k, v := vrf.entry(slot)
+		e.vrfKeys, e.vrfVals = append(e.vrfKeys, k), append(e.vrfVals, v)
+	}
+	for _, r := range t.Redirects {
+		k, v := r.entry(slot)
+		e.redirectKeys, e.redirectVals = append(e.redirectKeys, k), append(e.redirectVals, v)
+	}
+	return e
+}
+
+// readSlots reads all three tables and splits them by slot.
+func (s *Set) readSlots() ([2]*slotEntries, error) {
+	out := [2]*slotEntries{{}, {}}
+	ik, iv, err := readAll[IfaceKey, IfaceValue](s.maps.IfaceTable)
+	if err != nil {
+		return out, fmt.Errorf("read %s: %w", MapIfaceTable, err)
+	}
+	for i, k := range ik {
+		if k.Slot > 1 {
+			continue // not ours; never read by the program
+		}
+		e := out[k.Slot]
+		e.ifaceKeys, e.ifaceVals = append(e.ifaceKeys, k), append(e.ifaceVals, iv[i])
+	}
+	vk, vv, err := readAll[VRFKey, VRFValue](s.maps.VrfTable)
+	if err != nil {
+		return out, fmt.Errorf("read %s: %w", MapVRFTable, err)
+	}
+	for i, k := range vk {
+		if k.Slot > 1 {
+			continue
+		}
+		e := out[k.Slot]
+		e.vrfKeys, e.vrfVals = append(e.vrfKeys, k), append(e.vrfVals, vv[i])
+	}
+	rk, rv, err := readAll[RedirectKey, RedirectValue](s.maps.RedirectTable)
+	if err != nil {
+		return out, fmt.Errorf("read %s: %w", MapRedirectTable, err)
+	}
+	for i, k := range rk {
+		if k.Slot > 1 {
+			continue
+		}
+		e := out[k.Slot]
+		e.redirectKeys, e.redirectVals = append(e.redirectKeys, k), append(e.redirectVals, rv[i])
+	}
+	return out, nil
+}
+
+func (s *Set) writeEntries(e *slotEntries) error {
+	if err := writeAll(s.maps.IfaceTable, e.ifaceKeys, e.ifaceVals); err != nil {
+		return fmt.Errorf("write %s: %w", MapIfaceTable, err)
+	}
+	if err := writeAll(s.maps.VrfTable, e.vrfKeys, e.vrfVals); err != nil {
+		return fmt.Errorf("write %s: %w", MapVRFTable, err)
+	}
+	if err := writeAll(s.maps.RedirectTable, e.redirectKeys, e.redirectVals); err != nil {
+		return fmt.Errorf("write %s: %w", MapRedirectTable, err)
+	}
+	return nil
+}
+
+func (s *Set) deleteEntries(e *slotEntries) error {
+	return errors.Join(
+		wrapIf(deleteAll(s.maps.IfaceTable, e.ifaceKeys), "delete from "+MapIfaceTable),
+		wrapIf(deleteAll(s.maps.VrfTable, e.vrfKeys), "delete from "+MapVRFTable),
+		wrapIf(deleteAll(s.maps.RedirectTable, e.redirectKeys), "delete from "+MapRedirectTable),
+	)
+}
+
+func wrapIf(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// Report describes what an Apply did.
+type Report struct {
+	NoOp       bool          `json:"noOp"` // desired tables and revision were already live
+	Generation uint64        `json:"generation"`
+	Slot       uint32        `json:"slot"`
+	Revision   string        `json:"revision"`
+	Changes    Diff          `json:"changes"`
+	Duration   time.Duration `json:"duration"`
+	Phases     Phases        `json:"phases"`
+}
+
+// Phases are the durations of Apply's steps.
+type Phases struct {
+	Read    time.Duration `json:"read"`    // validate, read live tables, diff
+	Write   time.Duration `json:"write"`   // write the inactive slot
+	Flip    time.Duration `json:"flip"`    // update version
+	Grace   time.Duration `json:"grace"`   // RCU grace period
+	Cleanup time.Duration `json:"cleanup"` // delete the old slot
+}
+
+func (r Report) String() string {
+	if r.NoOp {
+		return fmt.Sprintf("generation %d (%q) unchanged, %v", r.Generation, r.Revision, r.Duration)
+	}
+	return fmt.Sprintf("generation %d (%q) slot %d: interfaces %s vrfs %s redirects %s in %v "+
+		"(read %v write %v flip %v grace %v cleanup %v)", r.Generation, r.Revision, r.Slot,
+		r.Changes.Interfaces, r.Changes.VRFs, r.Changes.Redirects, r.Duration,
+		r.Phases.Read, r.Phases.Write, r.Phases.Flip, r.Phases.Grace, r.Phases.Cleanup)
+}
+
+// ErrRevisionTooLong is returned for revisions that do not fit the version map
+// (64 bytes; a 64-byte revision is stored without NUL terminator).
+var ErrRevisionTooLong = errors.New("revision too long")
+
+// Apply makes desired the live generation. It validates first (nothing is
+// written for invalid tables), does nothing when desired and revision are
+// already live, and otherwise writes the inactive slot, flips version in one
+// update, waits for an RCU grace period and deletes the old slot. When writing
+// fails, what was written is removed and the old generation stays live. The
+// revision is at most 64 bytes without NUL (e.g. a SHA-256 in hex).
+func (s *Set) Apply(ctx context.Context, desired Tables, revision string) (Report, error) {
+	start := time.Now()
+	var rep Report
+	if err := desired.Validate(); err != nil {
+		return rep, err
+	}
+	var rev [len(VersionInfo{}.Revision)]int8
+	if len(revision) > len(rev) {
+		return rep, fmt.Errorf("revision %q: %d bytes, max %d: %w", revision, len(revision), len(rev), ErrRevisionTooLong)
+	}
+	if strings.IndexByte(revision, 0) >= 0 {
+		return rep, &FieldError{Field: "revision", Value: fmt.Sprintf("%q", revision), Msg: "contains a NUL byte"}
+	}
+	for i := range len(revision) {
+		rev[i] = int8(revision[i])
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return rep, err
+	}
+
+	live, err := s.readVersion()
+	if err != nil {
+		return rep, err
+	}
+	slots, err := s.readSlots()
+	if err != nil {
+		return rep, err
+	}
+	want := desired.Normalize()
+	liveTables := slots[live.Slot].tables()
+	hash := want.Hash()
+	rep.Changes = DiffTables(liveTables, want)
+	rep.Revision = revision
+	if rep.Changes.Zero() && live.RevisionString() == revision && live.TablesHash == hash &&
+		live.Reasons == bpf.RouterReasonREASON_MAX {
+		rep.NoOp = true
+		rep.Generation, rep.Slot = live.Generation, live.Slot
+		rep.Phases.Read = time.Since(start)
+		rep.Duration = rep.Phases.Read
+		return rep, nil
+	}
+	next := 1 - live.Slot
+	rep.Phases.Read = time.Since(start)
+
+	// Leftovers of an interrupted Apply in the inactive slot go first.
+	t := time.Now()
+	if err := s.deleteEntries(slots[next]); err != nil {
+		return rep, fmt.Errorf("clear inactive slot %d: %w", next, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return rep, err
+	}
+	newEntries := entriesOf(want, next)
+	if err := s.writeEntries(newEntries); err != nil {
+		return rep, s.rollback(newEntries, fmt.Errorf("write generation %d to slot %d: %w", live.Generation+1, next, err))
+	}
+	if err := ctx.Err(); err != nil {
+		return rep, s.rollback(newEntries, err)
+	}
+	rep.Phases.Write = time.Since(t)
+
+	t = time.Now()
+	ver := VersionInfo{Generation: live.Generation + 1, Slot: next, Reasons: bpf.RouterReasonREASON_MAX,
+		TablesHash: hash, Revision: rev}
+	if err := s.maps.Version.Update(uint32(0), ver, ebpf.UpdateAny); err != nil {
+		return rep, s.rollback(newEntries, fmt.Errorf("flip %s to generation %d: %w", MapVersion, ver.Generation, err))
+	}
+	rep.Phases.Flip = time.Since(t)
+	rep.Generation, rep.Slot = ver.Generation, ver.Slot
+
+	// From here on the new generation is live; finish even if ctx ends.
+	t = time.Now()
+	if err := s.grace.wait(context.WithoutCancel(ctx)); err != nil {
+		rep.Duration = time.Since(start)
+		return rep, fmt.Errorf("generation %d is live, but waiting for the RCU grace period failed, old slot %d kept: %w: %w",
+			ver.Generation, live.Slot, err, ErrStaleCleanup)
+	}
+	rep.Phases.Grace = time.Since(t)
+
+	t = time.Now()
+	err = s.deleteEntries(slots[live.Slot])
+	rep.Phases.Cleanup = time.Since(t)
+	rep.Duration = time.Since(start)
+	if err != nil {
+		return rep, fmt.Errorf("generation %d is live: %w: %w", ver.Generation, err, ErrStaleCleanup)
+	}
+	return rep, nil
+}
+
+func (s *Set) rollback(written *slotEntries, cause error) error {
+	if err := s.deleteEntries(written); err != nil {
+		return fmt.Errorf("%w (and removing the partial generation failed: %v)", cause, err)
+	}
+	return cause
+}
+
+// VRFCounters are the counters of one VRF, summed over CPUs. Reasons with zero
+// packets are left out.
+type VRFCounters struct {
+	VRF      uint32             `json:"vrf"`
+	ByReason map[Reason]Counter `json:"byReason"`
+}
+
+// Total sums all reasons.
+func (c VRFCounters) Total() Counter {
+	var t Counter
+	for _, v := range c.ByReason {
+		t = t.Add(v)
+	}
+	return t
+}
+
+// Snapshot is the live state of the maps.
+type Snapshot struct {
+	Version  Version       `json:"version"`
+	Tables   Tables        `json:"tables"`
+	Counters []VRFCounters `json:"counters"` // VRFs with any packet, by VRF id
+}
+
+// Dump reads the live generation and the counters.
+func (s *Set) Dump(ctx context.Context) (Snapshot, error) {
+	var snap Snapshot
+	if err := ctx.Err(); err != nil {
+		return snap, err
+	}
+	s.mu.Lock()
+	v, slots, err := s.readLive()
+	s.mu.Unlock()
+	if err != nil {
+		return snap, err
+	}
+	snap.Version = decodeVersion(v)
+	snap.Tables = slots[v.Slot].tables()
+	if err := ctx.Err(); err != nil {
+		return snap, err
+	}
+	snap.Counters, err = s.Counters()
+	return snap, err
+}
+
+// readLive reads version and tables; when another process flipped the
+// version meanwhile, it reads again so that tables and version match.
+func (s *Set) readLive() (VersionInfo, [2]*slotEntries, error) {
+	for attempt := 0; ; attempt++ {
+		v, err := s.readVersion()
+		if err != nil {
+			return v, [2]*slotEntries{}, err
+		}
+		slots, err := s.readSlots()
+		if err != nil {
+			return v, slots, err
+		}
+		again, err := s.readVersion()
+		if err != nil {
+			return v, slots, err
+		}
+		if again == v || attempt == 2 {
+			return again, slots, nil
+		}
+	}
+}
+
+// Counters returns the counters of every VRF with traffic, summed over CPUs.
+func (s *Set) Counters() ([]VRFCounters, error) {
+	keys, vals, err := readPerCPU[VRFStats](s.maps.VrfCounters, s.ncpu)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", MapVRFCounters, err)
+	}
+	var out []VRFCounters
+	for i, k := range keys {
+		var c VRFCounters
+		for _, percpu := range vals[i] {
+			for r, rc := range percpu.Reasons {
+				if rc.Packets == 0 && rc.Bytes == 0 {
+					continue
+				}
+				if c.ByReason == nil {
+					c.ByReason = make(map[Reason]Counter)
+				}
+				c.ByReason[Reason(r)] = c.ByReason[Reason(r)].Add(Counter{rc.Packets, rc.Bytes})
+			}
+		}
+		if c.ByReason != nil {
+			c.VRF = k
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b VRFCounters) int { return cmp.Compare(a.VRF, b.VRF) })
+	return out, nil
+}

@@ -1,0 +1,425 @@
+package maps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/network-operator/network-operator/bpf"
+)
+
+// requireBPF skips unless the test can create BPF maps.
+func requireBPF(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create BPF maps")
+	}
+}
+
+// newMaps creates the router's maps unpinned (or pinned in pinDir when set),
+// letting the test change specs first (e.g. shrink a table).
+func newMaps(t testing.TB, pinDir string, mutate func(map[string]*ebpf.MapSpec)) *bpf.RouterMaps {
+	t.Helper()
+	requireBPF(t)
+	spec, err := bpf.LoadRouter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := map[string]*ebpf.MapSpec{}
+	for _, name := range MapNames {
+		specs[name] = spec.Maps[name].Copy()
+		if pinDir == "" {
+			specs[name].Pinning = ebpf.PinNone
+		}
+	}
+	if mutate != nil {
+		mutate(specs)
+	}
+	var m bpf.RouterMaps
+	ptrs := map[string]**ebpf.Map{MapIfaceTable: &m.IfaceTable, MapVRFTable: &m.VrfTable,
+		MapRedirectTable: &m.RedirectTable, MapVRFCounters: &m.VrfCounters, MapVersion: &m.Version}
+	for _, name := range MapNames {
+		mp, err := ebpf.NewMapWithOptions(specs[name], ebpf.MapOptions{PinPath: pinDir})
+		if errors.Is(err, ebpf.ErrNotSupported) || errors.Is(err, os.ErrPermission) {
+			t.Skipf("cannot create BPF map %s: %v", name, err)
+		}
+		if err != nil {
+			t.Fatalf("create map %s: %v", name, err)
+		}
+		*ptrs[name] = mp
+	}
+	t.Cleanup(func() { m.Close() })
+	return &m
+}
+
+func newSet(t testing.TB, m *bpf.RouterMaps) *Set {
+	t.Helper()
+	s, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// rawSlots counts the entries per slot in all three tables.
+func rawSlots(t *testing.T, s *Set) [2]int {
+	t.Helper()
+	slots, err := s.readSlots()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n [2]int
+	for i, e := range slots {
+		n[i] = len(e.ifaceKeys) + len(e.vrfKeys) + len(e.redirectKeys)
+	}
+	return n
+}
+
+func mustDump(t *testing.T, s *Set) Snapshot {
+	t.Helper()
+	snap, err := s.Dump(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
+
+func TestApplyDiffNoOpAndSwap(t *testing.T) {
+	s := newSet(t, newMaps(t, "", nil))
+	ctx := context.Background()
+
+	v, err := s.Version()
+	if err != nil || v.Generation != 0 {
+		t.Fatalf("fresh maps: version %+v, %v", v, err)
+	}
+
+	a := validTables()
+	rep, err := s.Apply(ctx, a, "rev-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(rep)
+	want := Diff{Interfaces: Change{Added: 4}, VRFs: Change{Added: 2}, Redirects: Change{Added: 2}}
+	if rep.NoOp || rep.Generation != 1 || rep.Slot != 1 || rep.Changes != want {
+		t.Fatalf("first apply: %+v", rep)
+	}
+	snap := mustDump(t, s)
+	if !snap.Tables.Equal(a) || snap.Version.Generation != 1 || snap.Version.Revision != "rev-a" ||
+		snap.Version.TablesHash != a.Hash() {
+		t.Fatalf("dump after first apply: %+v", snap)
+	}
+	if n := rawSlots(t, s); n != [2]int{0, 8} {
+		t.Fatalf("entries per slot %v, want [0 8]", n)
+	}
+
+	// Same tables in another order, same revision: nothing to do.
+	b := validTables()
+	b.Interfaces[0], b.Interfaces[2] = b.Interfaces[2], b.Interfaces[0]
+	rep, err = s.Apply(ctx, b, "rev-a")
+	if err != nil || !rep.NoOp || rep.Generation != 1 || !rep.Changes.Zero() {
+		t.Fatalf("repeat apply: %+v, %v", rep, err)
+	}
+
+	// Only the revision changes: a new generation with zero changes.
+	rep, err = s.Apply(ctx, b, "rev-b")
+	if err != nil || rep.NoOp || rep.Generation != 2 || rep.Slot != 0 || !rep.Changes.Zero() {
+		t.Fatalf("revision-only apply: %+v, %v", rep, err)
+	}
+
+	c := validTables()
+	c.Interfaces = c.Interfaces[:3]                   // -1 (ifindex 5)
+	c.Interfaces[0].Strict = true                     // ~1
+	c.Redirects = c.Redirects[1:]                     // -1
+	c.VRFs = append(c.VRFs, VRF{ID: 3, TableID: 300}) // +1
+	rep, err = s.Apply(ctx, c, "rev-c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = Diff{Interfaces: Change{Removed: 1, Changed: 1}, VRFs: Change{Added: 1}, Redirects: Change{Removed: 1}}
+	if rep.Generation != 3 || rep.Slot != 1 || rep.Changes != want {
+		t.Fatalf("third apply: %+v", rep)
+	}
+	if rep.Duration <= 0 || rep.Phases.Write <= 0 || rep.Phases.Grace <= 0 {
+		t.Errorf("phase durations not measured: %+v", rep.Phases)
+	}
+	snap = mustDump(t, s)
+	if !snap.Tables.Equal(c) || snap.Version.Generation != 3 {
+		t.Fatalf("dump after third apply: %+v", snap)
+	}
+	if n := rawSlots(t, s); n != [2]int{0, 3 + 3 + 1} {
+		t.Fatalf("entries per slot %v, want [0 7]", n)
+	}
+
+	// A full 64-byte revision (a SHA-256 in hex) fits without NUL.
+	full := strings.Repeat("0123456789abcdef", 4)
+	if rep, err = s.Apply(ctx, c, full); err != nil {
+		t.Fatalf("64-byte revision: %v", err)
+	}
+	if v, err := s.Version(); err != nil || v.Revision != full || v.Generation != rep.Generation {
+		t.Fatalf("64-byte revision read back as %+v, %v", v, err)
+	}
+	if rep, err = s.Apply(ctx, c, full); err != nil || !rep.NoOp {
+		t.Fatalf("same 64-byte revision again: %+v, %v", rep, err)
+	}
+
+	// Empty tables are a real generation, too.
+	rep, err = s.Apply(ctx, Tables{}, "empty")
+	if err != nil || rep.Generation != 5 {
+		t.Fatalf("empty apply: %+v, %v", rep, err)
+	}
+	if n := rawSlots(t, s); n != [2]int{0, 0} {
+		t.Fatalf("entries per slot %v after emptying", n)
+	}
+}
+
+func TestApplyInvalidWritesNothing(t *testing.T) {
+	s := newSet(t, newMaps(t, "", nil))
+	ctx := context.Background()
+	if _, err := s.Apply(ctx, validTables(), "good"); err != nil {
+		t.Fatal(err)
+	}
+	before := mustDump(t, s)
+
+	bad := validTables()
+	bad.VRFs[1].TableID = 0
+	bad.Interfaces = append(bad.Interfaces, Interface{Ifindex: 20, VRF: 42, Mode: ModeRoute})
+	_, err := s.Apply(ctx, bad, "bad")
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("invalid tables: err %v, want ErrInvalid", err)
+	}
+	for _, want := range []string{"vrfs[1].tableID: 0 is reserved", "interfaces[4].vrf: 42 is not in vrfs"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	_, err = s.Apply(ctx, validTables(), strings.Repeat("a", 65))
+	if !errors.Is(err, ErrRevisionTooLong) {
+		t.Errorf("65-byte revision: err %v", err)
+	}
+	_, err = s.Apply(ctx, validTables(), "a\x00b")
+	if !errors.Is(err, ErrInvalid) {
+		t.Errorf("revision with NUL: err %v", err)
+	}
+	after := mustDump(t, s)
+	if !after.Tables.Equal(before.Tables) || after.Version != before.Version {
+		t.Fatalf("invalid apply changed live state:\n%+v\n%+v", before, after)
+	}
+	if n := rawSlots(t, s); n[1-after.Version.Slot] != 0 {
+		t.Fatalf("inactive slot has %d entries", n[1-after.Version.Slot])
+	}
+}
+
+func TestApplyWriteFailureKeepsOldGeneration(t *testing.T) {
+	// redirect_table holds 3 entries: the live generation's 2 plus 1 more, so
+	// writing a second generation of 2 fails after iface and vrf entries and
+	// one redirect were written.
+	m := newMaps(t, "", func(specs map[string]*ebpf.MapSpec) { specs[MapRedirectTable].MaxEntries = 3 })
+	s := newSet(t, m)
+	ctx := context.Background()
+	a := validTables()
+	if _, err := s.Apply(ctx, a, "a"); err != nil {
+		t.Fatal(err)
+	}
+	before := mustDump(t, s)
+
+	b := validTables()
+	b.VRFs[0].VNI = 99
+	b.Redirects[0].EgressIfindex = 11
+	b.Redirects[1].EgressIfindex = 12
+	rep, err := s.Apply(ctx, b, "b")
+	if err == nil {
+		t.Fatalf("apply into a full map succeeded: %+v", rep)
+	}
+	if errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), MapRedirectTable) ||
+		!strings.Contains(err.Error(), "map full (max_entries 3)") {
+		t.Errorf("error does not name the failing table: %v", err)
+	}
+	t.Log(err)
+	after := mustDump(t, s)
+	if after.Version != before.Version || !after.Tables.Equal(a) {
+		t.Fatalf("failed apply changed the live generation:\n%+v\n%+v", before, after)
+	}
+	if n := rawSlots(t, s); n[1-after.Version.Slot] != 0 {
+		t.Fatalf("partial generation left behind: %v entries per slot", n)
+	}
+
+	// With room again the same Apply works and continues the generation.
+	b.Redirects = b.Redirects[:1]
+	b.Interfaces = b.Interfaces[:3]
+	rep, err = s.Apply(ctx, b, "b")
+	if err != nil || rep.Generation != before.Version.Generation+1 {
+		t.Fatalf("apply after failure: %+v, %v", rep, err)
+	}
+}
+
+func TestApplyCancelledWritesNothing(t *testing.T) {
+	s := newSet(t, newMaps(t, "", nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Apply(ctx, validTables(), "x"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled apply: %v", err)
+	}
+	if n := rawSlots(t, s); n != [2]int{} {
+		t.Fatalf("cancelled apply wrote %v", n)
+	}
+}
+
+func TestAdoptPinnedGeneration(t *testing.T) {
+	requireBPF(t)
+	dir, err := os.MkdirTemp("/sys/fs/bpf", "maps-test-")
+	if err != nil {
+		t.Skipf("bpffs not usable at /sys/fs/bpf: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	m := newMaps(t, dir, nil)
+	s := newSet(t, m)
+	ctx := context.Background()
+	for i := range 3 {
+		if _, err := s.Apply(ctx, validTables(), fmt.Sprintf("r%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live := mustDump(t, s)
+
+	// A new process: open the pins, see the same generation, continue from it.
+	s2, err := OpenPinned(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	adopted := mustDump(t, s2)
+	if adopted.Version != live.Version || !adopted.Tables.Equal(live.Tables) {
+		t.Fatalf("adopted %+v, live %+v", adopted, live)
+	}
+	rep, err := s2.Apply(ctx, validTables(), "r2")
+	if err != nil || !rep.NoOp {
+		t.Fatalf("re-apply of the live state after reopen: %+v, %v", rep, err)
+	}
+	next := validTables()
+	next.VRFs[0].VNI = 5
+	rep, err = s2.Apply(ctx, next, "r3")
+	if err != nil || rep.Generation != live.Version.Generation+1 || rep.Slot != 1-live.Version.Slot {
+		t.Fatalf("apply after reopen: %+v, %v (live was %+v)", rep, err, live.Version)
+	}
+	if _, err := OpenPinned(filepath.Join(dir, "missing")); err == nil {
+		t.Error("OpenPinned of a missing directory succeeded")
+	}
+}
+
+func TestIncompatibleMapRejected(t *testing.T) {
+	m := newMaps(t, "", func(specs map[string]*ebpf.MapSpec) {
+		specs[MapVersion].ValueSize += 8
+		specs[MapVersion].Value = nil
+	})
+	if _, err := New(m); !errors.Is(err, ErrIncompatible) {
+		t.Fatalf("New with a wrong version layout: %v", err)
+	}
+}
+
+func TestCountersSumCPUs(t *testing.T) {
+	m := newMaps(t, "", nil)
+	s := newSet(t, m)
+	vals := make([]VRFStats, s.ncpu)
+	for cpu := range vals {
+		vals[cpu].Reasons[ReasonForwardedFib] = bpf.RouterCounter{Packets: 2, Bytes: 200}
+		vals[cpu].Reasons[ReasonDroppedFib] = bpf.RouterCounter{Packets: 1, Bytes: 60}
+	}
+	if err := m.VrfCounters.Update(uint32(7), vals, ebpf.UpdateAny); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Counters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := uint64(s.ncpu)
+	if len(got) != 1 || got[0].VRF != 7 || len(got[0].ByReason) != 2 ||
+		got[0].ByReason[ReasonForwardedFib] != (Counter{2 * n, 200 * n}) ||
+		got[0].ByReason[ReasonDroppedFib] != (Counter{n, 60 * n}) {
+		t.Fatalf("counters %+v", got)
+	}
+	if got[0].Total() != (Counter{3 * n, 260 * n}) {
+		t.Errorf("total %v", got[0].Total())
+	}
+}
+
+func TestGracePeriodWaiters(t *testing.T) {
+	requireBPF(t)
+	var g graceWaiter
+	defer g.close()
+	if err := g.waitMapOfMaps(); err != nil {
+		t.Fatalf("map-of-maps grace period: %v", err)
+	}
+	if err := g.waitMapOfMaps(); err != nil {
+		t.Fatalf("second map-of-maps grace period: %v", err)
+	}
+	if !membarrierGlobal() {
+		t.Skip("membarrier(MEMBARRIER_CMD_GLOBAL) not available here")
+	}
+	if err := WaitGracePeriod(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// bpftool prints every map with BTF field names (and enum names), which is
+// what operators see when they debug a node.
+func TestBpftoolShowsFieldNames(t *testing.T) {
+	requireBPF(t)
+	bpftool, err := exec.LookPath("bpftool")
+	if err != nil {
+		t.Skip("bpftool not installed")
+	}
+	dir, err := os.MkdirTemp("/sys/fs/bpf", "maps-test-")
+	if err != nil {
+		t.Skipf("bpffs not usable at /sys/fs/bpf: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	s := newSet(t, newMaps(t, dir, nil))
+	if _, err := s.Apply(context.Background(), validTables(), "bpftool"); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		MapIfaceTable:    {`"slot"`, `"ifindex"`, `"vlan"`, `"vrf_id"`, `"mode": "IFACE_MODE_ROUTE"`, `"flags"`},
+		MapVRFTable:      {`"vrf_id"`, `"table_id": 100`, `"vni": 1000`, `"lookup_ifindex": 7`},
+		MapRedirectTable: {`"egress_ifindex": 6`, `"flags": "REDIRECT_F_REWRITE_MAC"`, `"smac"`, `"dmac"`},
+		MapVersion:       {`"generation": 1`, `"slot": 1`, `"revision": "bpftool"`, `"tables_hash"`},
+	}
+	for name, fields := range want {
+		out, err := exec.Command(bpftool, "map", "dump", "pinned", filepath.Join(dir, name)).CombinedOutput()
+		if err != nil {
+			t.Fatalf("bpftool map dump %s: %v\n%s", name, err, out)
+		}
+		for _, f := range fields {
+			if !strings.Contains(string(out), f) {
+				t.Errorf("bpftool dump of %s lacks %s:\n%s", name, f, out)
+			}
+		}
+	}
+}
+
+func TestFromCollection(t *testing.T) {
+	m := newMaps(t, "", nil)
+	coll := &ebpf.Collection{Maps: map[string]*ebpf.Map{
+		MapIfaceTable: m.IfaceTable, MapVRFTable: m.VrfTable, MapRedirectTable: m.RedirectTable,
+		MapVRFCounters: m.VrfCounters, MapVersion: m.Version,
+	}}
+	s, err := FromCollection(coll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Apply(context.Background(), validTables(), "c"); err != nil {
+		t.Fatal(err)
+	}
+	delete(coll.Maps, MapVersion)
+	if _, err := FromCollection(coll); err == nil {
+		t.Error("FromCollection without the version map succeeded")
+	}
+}

@@ -1,0 +1,198 @@
+package maps
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func validTables() Tables {
+	return Tables{
+		VRFs: []VRF{
+			{ID: 1, TableID: 100, VNI: 1000},
+			{ID: 2, TableID: 200, LookupIfindex: 7},
+		},
+		Interfaces: []Interface{
+			{Ifindex: 3, VRF: 1, Mode: ModeRoute},
+			{Ifindex: 3, VLAN: 10, VRF: 2, Mode: ModeRoute, Strict: true},
+			{Ifindex: 4, Mode: ModePass},
+			{Ifindex: 5, VRF: 1, Mode: ModeRedirect},
+		},
+		Redirects: []Redirect{
+			{Ifindex: 5, EgressIfindex: 6, SrcMAC: MAC{2, 0, 0, 0, 0, 1}, DstMAC: MAC{2, 0, 0, 0, 0, 2}},
+			{Ifindex: 9, EgressIfindex: 10, Peer: true},
+		},
+	}
+}
+
+func TestValidate(t *testing.T) {
+	if err := validTables().Validate(); err != nil {
+		t.Fatalf("valid tables: %v", err)
+	}
+	tests := []struct {
+		name   string
+		mutate func(*Tables)
+		want   []string // every message must appear
+	}{
+		{"reserved table id", func(t *Tables) { t.VRFs[1].TableID = 0 }, []string{"vrfs[1].tableID: 0 is reserved"}},
+		{"vrf id 0", func(t *Tables) { t.VRFs[0].ID = 0 }, []string{"vrfs[0].id: 0 is reserved",
+			"interfaces[0].vrf: 1 is not in vrfs", "interfaces[3].vrf: 1 is not in vrfs"}},
+		{"vrf id too large", func(t *Tables) { t.VRFs[0].ID = 4096 }, []string{"vrfs[0].id: 4096 is out of range",
+			"interfaces[0].vrf: 1 is not in vrfs", "interfaces[3].vrf: 1 is not in vrfs"}},
+		{"duplicate vrf", func(t *Tables) { t.VRFs[1].ID = 1 }, []string{"vrfs[1].id: 1 is a duplicate of vrfs[0]",
+			"interfaces[1].vrf: 2 is not in vrfs"}},
+		{"vni", func(t *Tables) { t.VRFs[0].VNI = 1 << 24 }, []string{"vrfs[0].vni: 16777216 does not fit in 24 bits"}},
+		{"unknown vrf", func(t *Tables) { t.Interfaces[0].VRF = 9 }, []string{"interfaces[0].vrf: 9 is not in vrfs"}},
+		{"route without vrf", func(t *Tables) { t.Interfaces[0].VRF = 0 }, []string{"interfaces[0].vrf: 0 is required for mode route"}},
+		{"ifindex 0", func(t *Tables) { t.Interfaces[2].Ifindex = 0 }, []string{"interfaces[2].ifindex: 0 is not a valid ifindex"}},
+		{"vlan range", func(t *Tables) { t.Interfaces[1].VLAN = 4095 }, []string{"interfaces[1].vlan: 4095 is out of range"}},
+		{"duplicate interface", func(t *Tables) { t.Interfaces[1].VLAN = 0 },
+			[]string{"interfaces[1]: {ifindex 3 vlan 0} is a duplicate of interfaces[0]"}},
+		{"bad mode", func(t *Tables) { t.Interfaces[2].Mode = 7 }, []string{"interfaces[2].mode: 7 is not a known mode"}},
+		{"redirect mode without entry", func(t *Tables) { t.Redirects = t.Redirects[1:] },
+			[]string{"interfaces[3].ifindex: 5 has mode redirect but no redirects entry"}},
+		{"redirect to ifindex 0", func(t *Tables) { t.Redirects[1].EgressIfindex = 0 },
+			[]string{"redirects[1].egressIfindex: 0 is not a valid ifindex"}},
+		{"redirect from ifindex 0", func(t *Tables) { t.Redirects[1].Ifindex = 0 },
+			[]string{"redirects[1].ifindex: 0 is not a valid ifindex"}},
+		{"duplicate redirect", func(t *Tables) { t.Redirects[1].Ifindex = 5 },
+			[]string{"redirects[1].ifindex: 5 is a duplicate of redirects[0]"}},
+		{"dst mac without src", func(t *Tables) { t.Redirects[0].SrcMAC = MAC{} },
+			[]string{"redirects[0].srcMAC: 00:00:00:00:00:00 must be set when dstMAC is set"}},
+		{"group src mac", func(t *Tables) { t.Redirects[0].SrcMAC = MAC{1, 0, 0x5e, 0, 0, 1} },
+			[]string{"redirects[0].srcMAC: 01:00:5e:00:00:01 is a group address"}},
+		{"several at once", func(t *Tables) { t.VRFs[0].TableID = 0; t.Interfaces[2].Ifindex = 0 },
+			[]string{"vrfs[0].tableID: 0 is reserved", "interfaces[2].ifindex: 0 is not a valid ifindex"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tables := validTables()
+			tt.mutate(&tables)
+			err := tables.Validate()
+			if err == nil {
+				t.Fatal("Validate accepted invalid tables")
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("error %v does not wrap ErrInvalid", err)
+			}
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field == "" {
+				t.Errorf("error %v has no FieldError", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			if n := len(strings.Split(err.Error(), "\n")); n != len(tt.want) {
+				t.Errorf("got %d errors, want %d: %v", n, len(tt.want), err)
+			}
+		})
+	}
+}
+
+func TestHashIsOrderIndependentAndContentSensitive(t *testing.T) {
+	a := validTables()
+	b := validTables()
+	b.Interfaces[0], b.Interfaces[3] = b.Interfaces[3], b.Interfaces[0]
+	b.VRFs[0], b.VRFs[1] = b.VRFs[1], b.VRFs[0]
+	b.Redirects[0], b.Redirects[1] = b.Redirects[1], b.Redirects[0]
+	if a.Hash() != b.Hash() || !a.Equal(b) {
+		t.Fatal("reordered tables hash or compare differently")
+	}
+	if (Tables{}).Hash() != (Tables{Interfaces: []Interface{}}).Hash() {
+		t.Error("nil and empty tables hash differently")
+	}
+	mutations := []func(*Tables){
+		func(t *Tables) { t.Interfaces[1].Strict = false },
+		func(t *Tables) { t.Interfaces[1].VLAN = 11 },
+		func(t *Tables) { t.VRFs[0].VNI++ },
+		func(t *Tables) { t.VRFs[1].LookupIfindex = 0 },
+		func(t *Tables) { t.Redirects[0].DstMAC[5]++ },
+		func(t *Tables) { t.Redirects[1].Peer = false },
+		func(t *Tables) { t.Redirects = t.Redirects[:1] },
+	}
+	seen := map[[32]byte]int{a.Hash(): -1}
+	for i, m := range mutations {
+		c := validTables()
+		m(&c)
+		h := c.Hash()
+		if j, dup := seen[h]; dup {
+			t.Errorf("mutation %d hashes like %d", i, j)
+		}
+		seen[h] = i
+		if c.Equal(a) {
+			t.Errorf("mutation %d compares equal", i)
+		}
+	}
+}
+
+func TestDiffTables(t *testing.T) {
+	old := validTables()
+	new := validTables()
+	new.Interfaces = append(new.Interfaces[:2], Interface{Ifindex: 8, VRF: 2, Mode: ModeRoute}) // -2 (4, 5), +1 (8)
+	new.Interfaces[1].Strict = false                                                            // ~1
+	new.VRFs[0].VNI = 7                                                                         // ~1
+	new.Redirects = nil                                                                         // -2
+	got := DiffTables(old, new)
+	want := Diff{
+		Interfaces: Change{Added: 1, Removed: 2, Changed: 1},
+		VRFs:       Change{Changed: 1},
+		Redirects:  Change{Removed: 2},
+	}
+	if got != want {
+		t.Fatalf("diff %+v, want %+v", got, want)
+	}
+	if !DiffTables(old, old).Zero() {
+		t.Error("diff of equal tables is not zero")
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	in := validTables()
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"mode":"route"`, `"dstMAC":"02:00:00:00:00:02"`, `"tableID":100`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JSON %s lacks %s", b, want)
+		}
+	}
+	var out Tables
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !out.Equal(in) {
+		t.Fatalf("round trip changed tables:\n%+v\n%+v", in, out)
+	}
+	if err := json.Unmarshal([]byte(`{"interfaces":[{"ifindex":1,"mode":"bridge"}]}`), &out); err == nil {
+		t.Error("unknown mode accepted")
+	}
+}
+
+func TestReasonNames(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range Reasons() {
+		n := r.String()
+		if n == "" || strings.HasPrefix(n, "reason(") || seen[n] {
+			t.Errorf("reason %d: bad or duplicate name %q", uint32(r), n)
+		}
+		seen[n] = true
+		back, err := ParseReason(n)
+		if err != nil || back != r {
+			t.Errorf("ParseReason(%q) = %v, %v", n, back, err)
+		}
+		want := ActionForwarded
+		switch {
+		case strings.HasPrefix(n, "passed-"):
+			want = ActionPassed
+		case strings.HasPrefix(n, "dropped-"):
+			want = ActionDropped
+		}
+		if r.Action() != want {
+			t.Errorf("reason %q has action %q, want %q", n, r.Action(), want)
+		}
+	}
+}

@@ -1,0 +1,230 @@
+/*
+Copyright 2026 The network-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package validation checks network.network-operator.io resources. It is pure: every function takes the object
+// (and, for the cross-object rules, a Snapshot of the other objects) and returns a field.ErrorList whose errors
+// name the field path and the offending value, e.g.
+//
+//	spec.import[2].cidr: Invalid value: "10.0.0.1/24": not a network address (did you mean 10.0.0.0/24?)
+//
+// The CRD schemas (CEL rules in api/v1alpha1) repeat the checks they can express; the admission webhook
+// (operator/webhook) runs all of them, including the cross-object ones.
+package validation
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+)
+
+var vrfNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$`)
+
+// validateVRFName checks a VRF name: the node agent names interfaces "<3-byte prefix>" + name, and Linux
+// interface names have at most 15 bytes.
+func validateVRFName(path *field.Path, name string) field.ErrorList {
+	var errs field.ErrorList
+	if name == "" {
+		return append(errs, field.Required(path, "the VRF name"))
+	}
+	if len(name) > v1.MaxVRFNameLen {
+		errs = append(errs, field.Invalid(path, name, fmt.Sprintf(
+			"VRF name has %d bytes, at most %d are allowed: interface names like %q must fit %d bytes",
+			len(name), v1.MaxVRFNameLen, v1.BridgePrefix+name, v1.MaxInterfaceNameLen)))
+	}
+	if !vrfNameRE.MatchString(name) {
+		errs = append(errs, field.Invalid(path, name,
+			"VRF name must consist of lower-case letters, digits, '-' and '_', starting and ending with a letter or digit"))
+	}
+	return errs
+}
+
+func validateRange(path *field.Path, v, lo, hi int64, what string) field.ErrorList {
+	if v < lo || v > hi {
+		return field.ErrorList{field.Invalid(path, v, fmt.Sprintf("%s must be within %d..%d", what, lo, hi))}
+	}
+	return nil
+}
+
+// parseCIDR parses a prefix as the prefix-lists want it: no zone, no IPv4-mapped IPv6.
+func parseCIDR(path *field.Path, s string) (netip.Prefix, *field.Error) {
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return netip.Prefix{}, field.Invalid(path, s, "not a CIDR (address/prefix-length)")
+	}
+	if p.Addr().Is4In6() {
+		return netip.Prefix{}, field.Invalid(path, s, "IPv4-mapped IPv6 prefix: write the IPv4 form")
+	}
+	return p, nil
+}
+
+// parseNetwork parses a CIDR that must be a network address (host bits zero).
+func parseNetwork(path *field.Path, s string) (netip.Prefix, *field.Error) {
+	p, ferr := parseCIDR(path, s)
+	if ferr != nil {
+		return p, ferr
+	}
+	if m := p.Masked(); m != p {
+		return netip.Prefix{}, field.Invalid(path, s, fmt.Sprintf("not a network address (did you mean %s?)", m))
+	}
+	return p, nil
+}
+
+// validatePrefixList checks prefix-list entries: network addresses, ge/le within the family and the prefix,
+// ge <= le, unique (effective) sequence numbers.
+func validatePrefixList(path *field.Path, items []v1.PrefixItem) field.ErrorList {
+	var errs field.ErrorList
+	seqs := map[int64]int{}
+	for i, it := range items {
+		ip := path.Index(i)
+		p, ferr := parseNetwork(ip.Child("cidr"), it.CIDR)
+		if ferr != nil {
+			errs = append(errs, ferr)
+		}
+		if it.Action != v1.PrefixActionPermit && it.Action != v1.PrefixActionDeny {
+			errs = append(errs, field.NotSupported(ip.Child("action"), it.Action,
+				[]v1.PrefixAction{v1.PrefixActionPermit, v1.PrefixActionDeny}))
+		}
+		if it.Seq < 0 || it.Seq > 4294967295 {
+			errs = append(errs, field.Invalid(ip.Child("seq"), it.Seq, "sequence must be within 1..4294967295"))
+		}
+		seq := it.EffectiveSeq(i)
+		if j, dup := seqs[seq]; dup {
+			errs = append(errs, field.Invalid(ip.Child("seq"), seq,
+				fmt.Sprintf("duplicate sequence number, also used by %s", path.Index(j))))
+		} else {
+			seqs[seq] = i
+		}
+		if ferr == nil {
+			errs = append(errs, validateGeLe(ip, p, it.GE, it.LE)...)
+		}
+	}
+	return errs
+}
+
+func validateGeLe(path *field.Path, p netip.Prefix, ge, le *int32) field.ErrorList {
+	var errs field.ErrorList
+	bits := p.Addr().BitLen()
+	family := "IPv4"
+	if bits == 128 {
+		family = "IPv6"
+	}
+	check := func(name string, v *int32) bool {
+		if v == nil {
+			return true
+		}
+		switch {
+		case int(*v) < p.Bits():
+			errs = append(errs, field.Invalid(path.Child(name), int64(*v),
+				fmt.Sprintf("must be at least the prefix length %d of %s", p.Bits(), p)))
+		case int(*v) > bits:
+			errs = append(errs, field.Invalid(path.Child(name), int64(*v),
+				fmt.Sprintf("must be at most %d for the %s prefix %s", bits, family, p)))
+		default:
+			return true
+		}
+		return false
+	}
+	geOK, leOK := check("ge", ge), check("le", le)
+	if geOK && leOK && ge != nil && le != nil && *ge > *le {
+		errs = append(errs, field.Invalid(path.Child("ge"), int64(*ge), fmt.Sprintf("must not be greater than le %d", *le)))
+	}
+	return errs
+}
+
+func validateNodeSelector(path *field.Path, sel *metav1.LabelSelector) field.ErrorList {
+	if sel == nil {
+		return nil
+	}
+	return metav1validation.ValidateLabelSelector(sel, metav1validation.LabelSelectorValidationOptions{}, path)
+}
+
+var (
+	standardCommunityRE = regexp.MustCompile(`^([0-9]+):([0-9]+)$`)
+	largeCommunityRE    = regexp.MustCompile(`^([0-9]+):([0-9]+):([0-9]+)$`)
+	wellKnownCommunity  = map[string]bool{
+		"no-export": true, "no-advertise": true, "local-AS": true, "no-peer": true, "blackhole": true,
+		"graceful-shutdown": true, "accept-own": true, "internet": true,
+	}
+)
+
+// validateCommunity accepts standard (AA:NN, 16 bits each), large (A:B:C, 32 bits each) and well-known
+// communities, in FRR's spelling.
+func validateCommunity(path *field.Path, c string) *field.Error {
+	if wellKnownCommunity[c] {
+		return nil
+	}
+	if m := standardCommunityRE.FindStringSubmatch(c); m != nil {
+		if fitsBits(m[1], 16) && fitsBits(m[2], 16) {
+			return nil
+		}
+		return field.Invalid(path, c, "standard community parts must be within 0..65535")
+	}
+	if m := largeCommunityRE.FindStringSubmatch(c); m != nil {
+		if fitsBits(m[1], 32) && fitsBits(m[2], 32) && fitsBits(m[3], 32) {
+			return nil
+		}
+		return field.Invalid(path, c, "large community parts must be within 0..4294967295")
+	}
+	return field.Invalid(path, c, "not a BGP community: want AA:NN, A:B:C or a well-known name such as no-export")
+}
+
+func fitsBits(s string, bits int) bool {
+	_, err := strconv.ParseUint(s, 10, bits)
+	return err == nil
+}
+
+// validateRouteTarget accepts "<asn>:<nn>" (2-byte ASN with 4-byte number or 4-byte ASN with 2-byte number) and
+// "<ipv4>:<nn>" (2-byte number).
+func validateRouteTarget(path *field.Path, rt string) *field.Error {
+	admin, num, ok := strings.Cut(rt, ":")
+	if !ok || strings.Contains(num, ":") {
+		return field.Invalid(path, rt, "route target must be <asn>:<nn> or <ipv4>:<nn>")
+	}
+	if a, err := netip.ParseAddr(admin); err == nil {
+		if a.Is4() && fitsBits(num, 16) {
+			return nil
+		}
+		return field.Invalid(path, rt, "route target <ipv4>:<nn> needs an IPv4 address and nn within 0..65535")
+	}
+	switch {
+	case fitsBits(admin, 16) && fitsBits(num, 32):
+		return nil
+	case fitsBits(admin, 32) && fitsBits(num, 16):
+		return nil
+	}
+	return field.Invalid(path, rt,
+		"route target must be <0-65535>:<0-4294967295>, <0-4294967295>:<0-65535> or <ipv4>:<0-65535>")
+}
+
+func validateMAC(path *field.Path, s string) *field.Error {
+	hw, err := net.ParseMAC(s)
+	if err != nil || len(hw) != 6 || strings.Count(s, ":") != 5 {
+		return field.Invalid(path, s, "not a MAC address (xx:xx:xx:xx:xx:xx)")
+	}
+	if hw[0]&1 != 0 {
+		return field.Invalid(path, s, "multicast MAC address: an anycast gateway needs a unicast address")
+	}
+	return nil
+}
