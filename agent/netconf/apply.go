@@ -1,0 +1,408 @@
+package netconf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/network-operator/network-operator/api/v1alpha1"
+)
+
+// Manager plans and applies node network configuration in one network namespace.
+type Manager struct {
+	h *netlink.Handle
+	s Settings
+
+	mu       sync.Mutex
+	features *Features
+}
+
+// New returns a Manager working through h (a handle of the target namespace; nil: a new handle in the calling
+// thread's namespace). Settings are checked and defaulted here.
+func New(h *netlink.Handle, s Settings) (*Manager, error) {
+	s, err := s.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if h == nil {
+		if h, err = netlink.NewHandle(); err != nil {
+			return nil, fmt.Errorf("netlink handle: %w", err)
+		}
+	}
+	return &Manager{h: h, s: s}, nil
+}
+
+// Settings returns the defaulted settings.
+func (m *Manager) Settings() Settings { return m.s }
+
+// Features probes the kernel once and caches the answer.
+func (m *Manager) Features(ctx context.Context) (Features, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.features != nil {
+		return *m.features, nil
+	}
+	f, err := Probe(ctx, m.h)
+	if err != nil {
+		return f, err
+	}
+	m.features = &f
+	return f, nil
+}
+
+// Desired builds the desired state of a spec with the manager's settings and the kernel's features.
+func (m *Manager) Desired(ctx context.Context, spec *v1alpha1.NodeNetworkConfigSpec) (*Desired, error) {
+	f, err := m.Features(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return BuildDesired(spec, m.s, f)
+}
+
+// Observe reads the namespace's current state.
+func (m *Manager) Observe(ctx context.Context) (*Observed, error) {
+	return Observe(ctx, m.h, m.s.RouteProtocol)
+}
+
+// Plan computes the actions that bring the namespace to spec; it changes nothing.
+func (m *Manager) Plan(ctx context.Context, spec *v1alpha1.NodeNetworkConfigSpec) (*Plan, error) {
+	d, err := m.Desired(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	o, err := m.Observe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return ComputePlan(d, o), nil
+}
+
+// Result says what one Apply call did.
+type Result struct {
+	Phase Phase
+	// Done are the actions that succeeded, in order.
+	Done []Action
+	// Failed is the action that failed (nil on success); the actions after it were not attempted.
+	Failed Action
+}
+
+// Apply executes the plan's actions of one phase, in order, and stops at the first failure, returning an
+// *ActionError that names the object. A plan with conflicts is refused before anything is changed. To recover
+// from a failure, plan the last good spec again and apply every phase.
+func (m *Manager) Apply(ctx context.Context, p *Plan, ph Phase) (*Result, error) {
+	res := &Result{Phase: ph}
+	if err := p.Err(); err != nil {
+		return res, fmt.Errorf("apply phase %s: plan has conflicts, nothing applied: %w", ph, err)
+	}
+	a := &applier{h: m.h, proto: p.Desired.RouteProtocol}
+	if a.proto == 0 {
+		a.proto = m.s.RouteProtocol
+	}
+	for _, act := range p.PhaseActions(ph) {
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("apply phase %s: %w", ph, err)
+		}
+		if err := act.apply(a); err != nil {
+			res.Failed = act
+			return res, &ActionError{Action: act, Err: err}
+		}
+		res.Done = append(res.Done, act)
+	}
+	return res, nil
+}
+
+// applier runs actions against one namespace.
+type applier struct {
+	h     *netlink.Handle
+	proto uint8
+}
+
+func (a *applier) link(name string) (netlink.Link, error) {
+	l, err := a.h.LinkByName(name)
+	if err != nil {
+		return nil, fmt.Errorf("link %s: %w", name, err)
+	}
+	return l, nil
+}
+
+func (a *applier) index(name string) (int, error) {
+	if name == "" {
+		return 0, nil
+	}
+	l, err := a.link(name)
+	if err != nil {
+		return 0, err
+	}
+	return l.Attrs().Index, nil
+}
+
+// ownedLink returns the named link after checking netconf still owns it.
+func (a *applier) ownedLink(name string) (netlink.Link, error) {
+	l, err := a.link(name)
+	if err != nil {
+		return nil, err
+	}
+	if OwnedAlias(l.Attrs().Alias) {
+		return l, nil
+	}
+	if v, ok := l.(*netlink.Veth); ok && v.Attrs().ParentIndex != 0 {
+		if peer, err := a.h.LinkByIndex(v.Attrs().ParentIndex); err == nil && OwnedAlias(peer.Attrs().Alias) {
+			return l, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %s has alias %q", ErrNotOwned, name, l.Attrs().Alias)
+}
+
+func (c *CreateLink) apply(a *applier) error {
+	s := c.Link
+	attrs := netlink.NewLinkAttrs()
+	attrs.Name, attrs.Alias, attrs.MTU = s.Name, s.Alias, s.MTU
+	if s.MAC != nil {
+		attrs.HardwareAddr = s.MAC
+	}
+	var err error
+	if attrs.MasterIndex, err = a.index(s.Master); err != nil {
+		return fmt.Errorf("master: %w", err)
+	}
+	var l netlink.Link
+	switch s.Kind {
+	case KindVRF:
+		l = &netlink.Vrf{LinkAttrs: attrs, Table: s.Table}
+	case KindBridge:
+		l = &netlink.Bridge{LinkAttrs: attrs}
+	case KindVXLAN:
+		v := s.VXLAN
+		if v == nil {
+			return fmt.Errorf("vxlan %s: no vxlan attributes", s.Name)
+		}
+		dev, err := a.index(v.Dev)
+		if err != nil {
+			return fmt.Errorf("vtep device: %w", err)
+		}
+		l = &netlink.Vxlan{LinkAttrs: attrs, VxlanId: int(v.VNI), SrcAddr: net.IP(v.Local.AsSlice()), Port: v.Port,
+			Learning: v.Learning, VtepDevIndex: dev}
+	case KindVeth:
+		l = &netlink.Veth{LinkAttrs: attrs, PeerName: s.Peer, PeerMTU: uint32(s.MTU)}
+	case KindVLAN:
+		if s.VLAN == nil {
+			return fmt.Errorf("vlan %s: no vlan attributes", s.Name)
+		}
+		if attrs.ParentIndex, err = a.index(s.VLAN.Parent); err != nil {
+			return fmt.Errorf("parent: %w", err)
+		}
+		l = &netlink.Vlan{LinkAttrs: attrs, VlanId: s.VLAN.ID}
+	default:
+		return fmt.Errorf("link %s: unknown kind %q", s.Name, s.Kind)
+	}
+	if err := a.h.LinkAdd(l); err != nil {
+		if errors.Is(err, unix.EOPNOTSUPP) {
+			switch s.Kind {
+			case KindVRF:
+				return fmt.Errorf("%w: %w", ErrVRFNotSupported, err)
+			case KindVLAN:
+				return fmt.Errorf("%w: %w", ErrVLANNotSupported, err)
+			}
+		}
+		return err
+	}
+	// The kernel ignores IFLA_IFALIAS when creating a link: mark it right away, and take it back if that fails,
+	// so no unmarked link with our name stays behind.
+	created, err := a.link(s.Name)
+	if err != nil {
+		return fmt.Errorf("created link: %w", err)
+	}
+	if err := a.h.LinkSetAlias(created, s.Alias); err != nil {
+		if derr := a.h.LinkDel(created); derr != nil {
+			return fmt.Errorf("set alias %q: %w (and removing the link again failed: %v)", s.Alias, err, derr)
+		}
+		return fmt.Errorf("set alias %q: %w", s.Alias, err)
+	}
+	if s.Kind == KindVeth {
+		peer, err := a.link(s.Peer)
+		if err != nil {
+			return fmt.Errorf("veth peer: %w", err)
+		}
+		if err := a.h.LinkSetAlias(peer, s.PeerAlias); err != nil {
+			return fmt.Errorf("set alias of veth peer %s: %w", s.Peer, err)
+		}
+	}
+	return nil
+}
+
+func (d *DeleteLink) apply(a *applier) error {
+	l, err := a.ownedLink(d.Name)
+	if errors.As(err, new(netlink.LinkNotFoundError)) {
+		return nil // already gone (e.g. the peer of a deleted veth)
+	}
+	if err != nil {
+		return err
+	}
+	return a.h.LinkDel(l)
+}
+
+func (s *SetAlias) apply(a *applier) error {
+	l, err := a.ownedLink(s.Name)
+	if err != nil {
+		return err
+	}
+	return a.h.LinkSetAlias(l, s.To)
+}
+
+func (s *SetMTU) apply(a *applier) error {
+	l, err := a.ownedLink(s.Name)
+	if err != nil {
+		return err
+	}
+	return a.h.LinkSetMTU(l, s.To)
+}
+
+func (s *SetMAC) apply(a *applier) error {
+	l, err := a.ownedLink(s.Name)
+	if err != nil {
+		return err
+	}
+	return a.h.LinkSetHardwareAddr(l, s.To)
+}
+
+func (s *SetMaster) apply(a *applier) error {
+	l, err := a.ownedLink(s.Name)
+	if err != nil {
+		return err
+	}
+	if s.To == "" {
+		return a.h.LinkSetNoMaster(l)
+	}
+	idx, err := a.index(s.To)
+	if err != nil {
+		return err
+	}
+	return a.h.LinkSetMasterByIndex(l, idx)
+}
+
+func (s *SetPortFlags) apply(a *applier) error {
+	l, err := a.ownedLink(s.Name)
+	if err != nil {
+		return err
+	}
+	if err := a.h.LinkSetLearning(l, s.To.Learning); err != nil {
+		return fmt.Errorf("learning %s: %w", onOff(s.To.Learning), err)
+	}
+	if err := a.h.LinkSetBrNeighSuppress(l, s.To.NeighSuppress); err != nil {
+		return fmt.Errorf("neigh_suppress %s: %w", onOff(s.To.NeighSuppress), err)
+	}
+	return nil
+}
+
+func (s *SetUp) apply(a *applier) error {
+	l, err := a.ownedLink(s.Name)
+	if err != nil {
+		return err
+	}
+	return a.h.LinkSetUp(l)
+}
+
+func nlAddr(ad Address) *netlink.Addr {
+	p := ad.Prefix
+	na := &netlink.Addr{IPNet: &net.IPNet{IP: net.IP(p.Addr().AsSlice()), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}}
+	if p.Addr().Is6() {
+		na.Flags |= unix.IFA_F_NODAD // the gateway address is usable at once (anycast: every node has it)
+	}
+	if ad.NoPrefixRoute {
+		na.Flags |= unix.IFA_F_NOPREFIXROUTE
+	}
+	return na
+}
+
+func (ad *AddAddr) apply(a *applier) error {
+	l, err := a.ownedLink(ad.Link)
+	if err != nil {
+		return err
+	}
+	return a.h.AddrReplace(l, nlAddr(ad.Addr))
+}
+
+func (d *DelAddr) apply(a *applier) error {
+	l, err := a.ownedLink(d.Link)
+	if err != nil {
+		return err
+	}
+	return a.h.AddrDel(l, nlAddr(d.Addr))
+}
+
+func (a *applier) nlRoute(r RouteSpec) (*netlink.Route, error) {
+	p := r.Dst
+	nr := &netlink.Route{
+		Table:    int(r.Table),
+		Dst:      &net.IPNet{IP: net.IP(p.Addr().AsSlice()), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())},
+		Family:   r.family(),
+		Protocol: netlink.RouteProtocol(a.proto),
+		Priority: int(r.Metric),
+	}
+	switch r.Type {
+	case RouteUnicast:
+		nr.Type, nr.Scope = unix.RTN_UNICAST, netlink.SCOPE_LINK
+	case RouteLocal:
+		nr.Type, nr.Scope = unix.RTN_LOCAL, netlink.SCOPE_HOST
+	case RouteUnreachable:
+		nr.Type, nr.Scope = unix.RTN_UNREACHABLE, netlink.SCOPE_UNIVERSE
+	default:
+		return nil, fmt.Errorf("route type %q", r.Type)
+	}
+	if r.Dev != "" {
+		idx, err := a.index(r.Dev)
+		if err != nil {
+			return nil, err
+		}
+		nr.LinkIndex = idx
+	}
+	if r.Src.IsValid() {
+		nr.Src = net.IP(r.Src.AsSlice())
+	}
+	return nr, nil
+}
+
+func (r *ReplaceRoute) apply(a *applier) error {
+	nr, err := a.nlRoute(r.Route)
+	if err != nil {
+		return err
+	}
+	return a.h.RouteReplace(nr)
+}
+
+func (d *DelRoute) apply(a *applier) error {
+	nr := &netlink.Route{
+		Table:    int(d.Route.Table),
+		Dst:      &net.IPNet{IP: net.IP(d.Route.Dst.Addr().AsSlice()), Mask: net.CIDRMask(d.Route.Dst.Bits(), d.Route.Dst.Addr().BitLen())},
+		Family:   d.Route.family(),
+		Protocol: netlink.RouteProtocol(a.proto),
+		Priority: int(d.Route.Metric),
+	}
+	err := a.h.RouteDel(nr)
+	if errors.Is(err, unix.ESRCH) {
+		return nil // already gone with its device
+	}
+	return err
+}
+
+func (a *applier) nlRule(r RuleSpec) *netlink.Rule {
+	nr := netlink.NewRule()
+	nr.Priority, nr.Family, nr.Table = r.Priority, r.Family, int(r.Table)
+	nr.IifName, nr.OifName = r.Iif, r.Oif
+	nr.Protocol = a.proto
+	return nr
+}
+
+func (ad *AddRule) apply(a *applier) error { return a.h.RuleAdd(a.nlRule(ad.Rule)) }
+
+func (d *DelRule) apply(a *applier) error {
+	err := a.h.RuleDel(a.nlRule(d.Rule))
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	return err
+}

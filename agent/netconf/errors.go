@@ -1,0 +1,31 @@
+package netconf
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrNotSupported: the kernel lacks a feature netconf needs for an object.
+	ErrNotSupported = errors.New("not supported by this kernel")
+	// ErrVRFNotSupported: the kernel cannot create VRF devices (VRFs become table-only in auto mode).
+	ErrVRFNotSupported = fmt.Errorf("vrf devices: %w", ErrNotSupported)
+	// ErrVLANNotSupported: the kernel cannot create 802.1Q VLAN devices.
+	ErrVLANNotSupported = fmt.Errorf("802.1Q vlan devices: %w", ErrNotSupported)
+	// ErrConflict: a link that is not netconf's holds a name netconf needs.
+	ErrConflict = errors.New("name held by a link netconf does not own")
+	// ErrNotOwned: an apply step found a link it was about to change or delete no longer owned by netconf.
+	ErrNotOwned = errors.New("link is not owned by netconf")
+	// ErrInvalid: the desired input is invalid (the message names field and value).
+	ErrInvalid = errors.New("invalid network configuration")
+)
+
+// ActionError is the failure of one action: it names the action (object and value) and wraps the kernel error.
+type ActionError struct {
+	Action Action
+	Err    error
+}
+
+func (e *ActionError) Error() string { return fmt.Sprintf("%s: %v", e.Action, e.Err) }
+
+func (e *ActionError) Unwrap() error { return e.Err }

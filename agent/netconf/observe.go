@@ -1,0 +1,154 @@
+package netconf
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// Observe reads every link of the handle's namespace, the global addresses and port flags of the owned ones,
+// and the routes and rules tagged with routeProtocol.
+func Observe(ctx context.Context, h *netlink.Handle, routeProtocol uint8) (*Observed, error) {
+	if routeProtocol == 0 {
+		routeProtocol = DefaultRouteProtocol
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	links, err := h.LinkList()
+	if err != nil {
+		return nil, fmt.Errorf("observe: list links: %w", err)
+	}
+	names := make(map[int]string, len(links))
+	for _, l := range links {
+		names[l.Attrs().Index] = l.Attrs().Name
+	}
+	addrs, err := h.AddrList(nil, netlink.FAMILY_ALL)
+	if err != nil {
+		return nil, fmt.Errorf("observe: list addresses: %w", err)
+	}
+	byLink := map[int][]Address{}
+	for _, a := range addrs {
+		if a.Scope != unix.RT_SCOPE_UNIVERSE || a.IPNet == nil {
+			continue // link-local and host addresses belong to the kernel
+		}
+		ip, ok := netip.AddrFromSlice(a.IP)
+		if !ok {
+			continue
+		}
+		bits, _ := a.Mask.Size()
+		byLink[a.LinkIndex] = append(byLink[a.LinkIndex], Address{
+			Prefix:        netip.PrefixFrom(ip.Unmap(), bits),
+			NoPrefixRoute: a.Flags&unix.IFA_F_NOPREFIXROUTE != 0,
+		})
+	}
+	o := &Observed{}
+	kinds := map[int]LinkKind{}
+	for _, l := range links {
+		kinds[l.Attrs().Index] = LinkKind(l.Type())
+	}
+	for _, l := range links {
+		st := linkState(l, names)
+		st.Addrs = byLink[st.Index]
+		slices.SortFunc(st.Addrs, func(a, b Address) int { return strings.Compare(a.Prefix.String(), b.Prefix.String()) })
+		if OwnedAlias(st.Alias) && st.Master != "" && kinds[l.Attrs().MasterIndex] == KindBridge {
+			pi, err := h.LinkGetProtinfo(l)
+			if err != nil {
+				return nil, fmt.Errorf("observe: bridge port flags of %s: %w", st.Name, err)
+			}
+			st.Port = &PortFlags{Learning: pi.Learning, NeighSuppress: pi.NeighSuppress}
+		}
+		o.Links = append(o.Links, st)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	routes, err := h.RouteListFiltered(netlink.FAMILY_ALL,
+		&netlink.Route{Table: unix.RT_TABLE_UNSPEC, Protocol: netlink.RouteProtocol(routeProtocol)},
+		netlink.RT_FILTER_TABLE|netlink.RT_FILTER_PROTOCOL)
+	if err != nil {
+		return nil, fmt.Errorf("observe: list routes of protocol %d: %w", routeProtocol, err)
+	}
+	for _, r := range routes {
+		rs, ok := routeSpec(r, names)
+		if ok {
+			o.Routes = append(o.Routes, rs)
+		}
+	}
+	rules, err := h.RuleList(netlink.FAMILY_ALL)
+	if err != nil {
+		return nil, fmt.Errorf("observe: list rules: %w", err)
+	}
+	for _, r := range rules {
+		if r.Protocol != routeProtocol {
+			continue
+		}
+		o.Rules = append(o.Rules, RuleSpec{Priority: r.Priority, Family: r.Family, Iif: r.IifName, Oif: r.OifName, Table: uint32(r.Table)})
+	}
+	return o, nil
+}
+
+func linkState(l netlink.Link, names map[int]string) LinkState {
+	a := l.Attrs()
+	st := LinkState{
+		LinkSpec: LinkSpec{Name: a.Name, Kind: LinkKind(l.Type()), Alias: a.Alias, MTU: a.MTU, Master: names[a.MasterIndex]},
+		Index:    a.Index,
+		Up:       a.Flags&net.FlagUp != 0,
+	}
+	if len(a.HardwareAddr) > 0 {
+		st.MAC = slices.Clone(a.HardwareAddr)
+	}
+	switch v := l.(type) {
+	case *netlink.Vrf:
+		st.Table = v.Table
+	case *netlink.Vxlan:
+		local, _ := netip.AddrFromSlice(v.SrcAddr)
+		st.VXLAN = &VXLANSpec{VNI: uint32(v.VxlanId), Local: local.Unmap(), Port: v.Port, Dev: names[v.VtepDevIndex], Learning: v.Learning}
+	case *netlink.Veth:
+		// IFLA_LINK of a veth is its peer; only trust it when the peer is in this namespace.
+		if a.NetNsID < 0 {
+			st.PeerIndex = a.ParentIndex
+		}
+	case *netlink.Vlan:
+		st.VLAN = &VLANSpec{Parent: names[a.ParentIndex], ID: v.VlanId}
+	}
+	return st
+}
+
+func routeSpec(r netlink.Route, names map[int]string) (RouteSpec, bool) {
+	if r.Dst == nil {
+		// The default route: netlink leaves Dst nil.
+		if r.Family == unix.AF_INET6 {
+			r.Dst = &net.IPNet{IP: net.IPv6zero, Mask: net.CIDRMask(0, 128)}
+		} else {
+			r.Dst = &net.IPNet{IP: net.IPv4zero.To4(), Mask: net.CIDRMask(0, 32)}
+		}
+	}
+	ip, ok := netip.AddrFromSlice(r.Dst.IP)
+	if !ok {
+		return RouteSpec{}, false
+	}
+	bits, _ := r.Dst.Mask.Size()
+	rs := RouteSpec{Table: uint32(r.Table), Dst: netip.PrefixFrom(ip.Unmap(), bits), Dev: names[r.LinkIndex], Metric: uint32(r.Priority)}
+	switch r.Type {
+	case unix.RTN_UNICAST:
+		rs.Type = RouteUnicast
+	case unix.RTN_LOCAL:
+		rs.Type = RouteLocal
+	case unix.RTN_UNREACHABLE:
+		rs.Type = RouteUnreachable
+		rs.Dev = "" // the kernel reports lo for IPv6 unreachable routes
+	default:
+		rs.Type = RouteType(fmt.Sprintf("type-%d", r.Type))
+	}
+	if src, ok := netip.AddrFromSlice(r.Src); ok && rs.Dst.Addr().Is4() {
+		rs.Src = src.Unmap()
+	}
+	return rs, true
+}
