@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# make bench: builds the benchmark program (test/bench) and runs it as root. It prints one markdown table (BPF
+# per-packet cost, iperf3 through direct veth / kernel forwarding / the eBPF router with and without a
+# kube-proxy-sized ruleset, generation swap times) and writes it to docs/bench.md. About 2-3 minutes.
+# Extra arguments go to the program, e.g. `hack/bench.sh -quick` (short runs, docs/bench.md left alone) or
+# `hack/bench.sh -only perpacket`. Namespaces are per-run and removed on exit and on Ctrl-C.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "bench: needs root (network namespaces, BPF programs)" >&2
+  exit 1
+fi
+for tool in iperf3 iptables-restore conntrack nsenter ping; do
+  command -v "$tool" >/dev/null || { echo "bench: $tool missing; run 'make deps'" >&2; exit 1; }
+done
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+go build -o "$bin/bench" ./test/bench
+"$bin/bench" -out docs/bench.md "$@"
