@@ -33,7 +33,19 @@ type Set struct {
 	ncpu  int
 	grace *graceWaiter
 
-	mu sync.Mutex // serialises Apply within the process
+	mu      sync.Mutex // serialises Apply within the process
+	applied *applied   // guarded by mu
+}
+
+// applied remembers the generation this process last made live, so the next
+// Apply need not read both slots back (the largest cost at 10k entries). It is
+// trusted only while `version` still shows that generation and slot; anything
+// else (another writer, a restart) forces a full read.
+type applied struct {
+	generation uint64
+	slot       uint32
+	live       *slotEntries
+	tables     Tables // normalised
 }
 
 // Option changes how a Set works.
@@ -363,12 +375,21 @@ func (s *Set) Apply(ctx context.Context, desired Tables, revision string) (Repor
 	if err != nil {
 		return rep, err
 	}
-	slots, err := s.readSlots()
-	if err != nil {
-		return rep, err
+	var (
+		slots      [2]*slotEntries
+		liveTables Tables
+	)
+	if c := s.applied; c != nil && c.generation == live.Generation && c.slot == live.Slot {
+		slots[live.Slot], slots[1-live.Slot] = c.live, &slotEntries{}
+		liveTables = c.tables
+	} else {
+		s.applied = nil
+		if slots, err = s.readSlots(); err != nil {
+			return rep, err
+		}
+		liveTables = slots[live.Slot].tables()
 	}
 	want := desired.Normalize()
-	liveTables := slots[live.Slot].tables()
 	hash := want.Hash()
 	rep.Changes = DiffTables(liveTables, want)
 	rep.Revision = revision
@@ -376,12 +397,16 @@ func (s *Set) Apply(ctx context.Context, desired Tables, revision string) (Repor
 		live.Reasons == bpf.RouterReasonREASON_MAX {
 		rep.NoOp = true
 		rep.Generation, rep.Slot = live.Generation, live.Slot
+		if slots[otherSlot(live.Slot)].empty() {
+			s.applied = &applied{generation: live.Generation, slot: live.Slot, live: slots[live.Slot], tables: liveTables}
+		}
 		rep.Phases.Read = time.Since(start)
 		rep.Duration = rep.Phases.Read
 		return rep, nil
 	}
-	next := 1 - live.Slot
+	next := otherSlot(live.Slot)
 	rep.Phases.Read = time.Since(start)
+	s.applied = nil // whatever happens below, the maps no longer match the cache
 
 	// Leftovers of an interrupted Apply in the inactive slot go first.
 	t := time.Now()
@@ -425,7 +450,15 @@ func (s *Set) Apply(ctx context.Context, desired Tables, revision string) (Repor
 	if err != nil {
 		return rep, fmt.Errorf("generation %d is live: %w: %w", ver.Generation, err, ErrStaleCleanup)
 	}
+	s.applied = &applied{generation: ver.Generation, slot: next, live: newEntries, tables: want}
 	return rep, nil
+}
+
+// otherSlot is the other slot of the A/B pair.
+func otherSlot(slot uint32) uint32 { return 1 - slot }
+
+func (e *slotEntries) empty() bool {
+	return len(e.ifaceKeys) == 0 && len(e.vrfKeys) == 0 && len(e.redirectKeys) == 0
 }
 
 func (s *Set) rollback(written *slotEntries, cause error) error {

@@ -423,3 +423,54 @@ func TestFromCollection(t *testing.T) {
 		t.Error("FromCollection without the version map succeeded")
 	}
 }
+
+// The cache of the last applied generation must never hide another writer's
+// change: a second Set on the same maps (another process in production) moves
+// the generation on, and the first Set must notice, diff against what is really
+// live and leave the maps exactly as asked.
+func TestApplyCacheSeesOtherWriters(t *testing.T) {
+	m := newMaps(t, "", nil)
+	first, second := newSet(t, m), newSet(t, m)
+	ctx := context.Background()
+
+	a := validTables()
+	if _, err := first.Apply(ctx, a, "rev-a"); err != nil {
+		t.Fatal(err)
+	}
+	b := validTables()
+	b.VRFs[0].VNI = 4242
+	if rep, err := second.Apply(ctx, b, "rev-b"); err != nil || rep.NoOp {
+		t.Fatalf("second writer: %+v, %v", rep, err)
+	}
+
+	// first's cache says rev-a is live; the maps say rev-b. Re-applying a must
+	// be a real swap with the VRF change in its diff.
+	rep, err := first.Apply(ctx, a, "rev-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.NoOp || rep.Changes.VRFs.Changed != 1 || rep.Generation != 3 {
+		t.Fatalf("apply after another writer: %+v", rep)
+	}
+	snap := mustDump(t, first)
+	if !snap.Tables.Equal(a) || snap.Version.Revision != "rev-a" {
+		t.Fatalf("live after re-apply: %+v", snap)
+	}
+	if n := rawSlots(t, first); n[0]+n[1] != 8 {
+		t.Fatalf("entries per slot %v, want 8 in total (old slot cleaned)", n)
+	}
+
+	// A cached apply (no other writer in between) must diff like a full read.
+	c := validTables()
+	c.Interfaces = c.Interfaces[1:]
+	rep, err = first.Apply(ctx, c, "rev-c")
+	if err != nil || rep.Changes.Interfaces.Removed != 1 || rep.Generation != 4 {
+		t.Fatalf("cached apply: %+v, %v", rep, err)
+	}
+	if snap := mustDump(t, first); !snap.Tables.Equal(c) {
+		t.Fatalf("live after cached apply: %+v", snap.Tables)
+	}
+	if n := rawSlots(t, first); n[0]+n[1] != 7 {
+		t.Fatalf("entries per slot %v, want 7 in total", n)
+	}
+}
