@@ -1,39 +1,25 @@
-// Command network-agent is the per-node agent. For now it carries the data-plane CLI:
+// Command network-agent is the per-node agent: it applies this node's NodeNetworkConfig (Kubernetes mode), or a
+// node config file without Kubernetes (--config-file), and carries the data-plane CLI:
 //
+//	network-agent [flags]                               Kubernetes mode (--node-name / $NODE_NAME)
+//	network-agent --config-file node.yaml [--once|--dry-run]
 //	network-agent dataplane attach|apply|dump|detach|uninstall ...
+//
+// Everything lives in package agent/app; main only wires signals and the exit status.
 package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
-	"github.com/network-operator/network-operator/agent/dpctl"
+	"github.com/network-operator/network-operator/agent/app"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:]))
-}
-
-func run(ctx context.Context, args []string) int {
-	if len(args) == 0 || args[0] != "dataplane" {
-		fmt.Fprintln(os.Stderr, "Usage: network-agent dataplane <command> [flags]   (network-agent dataplane help)")
-		return 2
-	}
-	err := dpctl.Run(ctx, args[1:], os.Stdout, os.Stderr)
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, dpctl.ErrUsage):
-		fmt.Fprintln(os.Stderr, "network-agent:", err)
-		return 2
-	default:
-		fmt.Fprintln(os.Stderr, "network-agent:", err)
-		return 1
-	}
+	code := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
