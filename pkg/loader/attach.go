@@ -103,6 +103,17 @@ func (l *Loader) attach(iface *net.Interface, requested Mode) (*attachment, erro
 		}
 	}
 	cur := l.atts[ifname]
+	if cur != nil && cur.Ifindex != iface.Index {
+		// The device was deleted and re-created under the same name: the old
+		// link or filter is bound to the vanished ifindex and runs nothing.
+		l.opts.Logger.Info("interface re-created, replacing its defunct attachment", "interface", ifname,
+			"old_ifindex", cur.Ifindex, "ifindex", iface.Index)
+		if err := l.detachOne(cur); err != nil {
+			return nil, fmt.Errorf("attach %s: remove attachment of the vanished ifindex %d: %w", ifname, cur.Ifindex, err)
+		}
+		delete(l.atts, ifname)
+		cur = nil
+	}
 
 	if mode.IsXDP() {
 		prog := l.coll.Programs[l.opts.XDPProgram]

@@ -145,6 +145,41 @@ func TestInterfaceGone(t *testing.T) {
 		}
 	})
 
+	t.Run("attach after the device was re-created", func(t *testing.T) {
+		for a, b := range peers {
+			addVeth(t, ns, a, b)
+		}
+		l := mustLoad(t, testOptions(ns, dir, defaultParams()))
+		before := map[string]Attachment{}
+		for ifname, mode := range modes {
+			a, err := l.Attach(ctx, ifname, mode)
+			if err != nil {
+				t.Fatalf("Attach(%s): %v", ifname, err)
+			}
+			before[ifname] = a
+		}
+		for ifname := range modes {
+			delLink(t, ns, ifname)
+			addVeth(t, ns, ifname, peers[ifname])
+		}
+		for ifname, mode := range modes {
+			a, err := l.Attach(ctx, ifname, mode)
+			if err != nil {
+				t.Fatalf("re-Attach(%s): %v", ifname, err)
+			}
+			if a.Ifindex == before[ifname].Ifindex {
+				t.Fatalf("%s: attachment still on the old ifindex %d", ifname, a.Ifindex)
+			}
+			assertRunning(t, ns, a)
+		}
+		if err := l.DetachAll(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for ifname := range modes {
+			delLink(t, ns, ifname)
+		}
+	})
+
 	t.Run("load drops pins of defunct links", func(t *testing.T) {
 		for a, b := range peers {
 			addVeth(t, ns, a, b)
