@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(clang llvm libbpf-dev bpftool iproute2 ethtool iputils-ping jq iperf3 frr frr-pythontools
-  prometheus tcpdump bpftrace iptables conntrack kmod)
+  prometheus tcpdump bpftrace iptables conntrack kmod dbus-daemon util-linux)
 
 missing=()
 for p in "${packages[@]}"; do

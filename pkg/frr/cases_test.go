@@ -1,0 +1,172 @@
+package frr
+
+import (
+	"net/netip"
+	"time"
+)
+
+func pfx(s string) netip.Prefix { return netip.MustParsePrefix(s) }
+
+func addr(s string) netip.Addr { return netip.MustParseAddr(s) }
+
+// fabricUnderlay is the underlay most cases share: iBGP to a route reflector.
+func fabricUnderlay() Underlay {
+	return Underlay{
+		ASN:        65000,
+		RouterID:   addr("10.0.0.1"),
+		VTEPSource: addr("10.0.0.1"),
+		PeerGroups: []PeerGroup{{Name: "fabric", RemoteAS: RemoteASInternal}},
+		Neighbors:  []Neighbor{{Address: addr("192.168.0.254"), PeerGroup: "fabric"}},
+	}
+}
+
+// goldenCase is one rendering case; base set means brownfield mode.
+type goldenCase struct {
+	name string
+	base string // file under testdata/brownfield
+	cfg  NodeConfig
+}
+
+func goldenCases() []goldenCase {
+	tenant := func(name string, vni uint32) VRF {
+		return VRF{Name: name, VNI: vni, RedistributeConnected: true}
+	}
+	return []goldenCase{
+		{name: "underlay-only", cfg: NodeConfig{Underlay: fabricUnderlay()}},
+		{name: "underlay-unnumbered", cfg: NodeConfig{Underlay: Underlay{
+			ASN: 4200000101, RouterID: addr("10.0.0.11"), VTEPSource: addr("10.0.0.11"),
+			PeerGroups: []PeerGroup{{Name: "spines", RemoteAS: RemoteASExternal, SessionOptions: SessionOptions{
+				HoldTime: 9 * time.Second, KeepaliveTime: 3 * time.Second, BFD: true,
+			}}},
+			Neighbors: []Neighbor{{Interface: "eth0", PeerGroup: "spines"}, {Interface: "eth1", PeerGroup: "spines"}},
+		}}},
+		{name: "underlay-session-options", cfg: NodeConfig{Underlay: Underlay{
+			ASN: 65001, RouterID: addr("10.0.0.12"), VTEPSource: addr("10.0.0.12"),
+			PeerGroups: []PeerGroup{{Name: "rr", RemoteAS: "65000", SessionOptions: SessionOptions{
+				Password: "fabric-secret", EBGPMultihop: 2, UpdateSource: "lo",
+			}}},
+			Neighbors: []Neighbor{
+				{Address: addr("10.255.0.1"), PeerGroup: "rr"},
+				{Address: addr("10.255.0.2"), PeerGroup: "rr"},
+				{Address: addr("192.168.7.1"), RemoteAS: "65007", SessionOptions: SessionOptions{HoldTime: 30 * time.Second, KeepaliveTime: 10 * time.Second}},
+			},
+		}}},
+		{name: "no-forwarding", cfg: NodeConfig{
+			DisableIPForwarding: true, DisableIPv6Forwarding: true, Underlay: fabricUnderlay(),
+		}},
+		{name: "l2vni-auto", cfg: NodeConfig{Underlay: fabricUnderlay(), L2VNIs: []L2VNI{{VNI: 200}, {VNI: 100}}}},
+		{name: "l2vni-explicit", cfg: NodeConfig{Underlay: fabricUnderlay(), L2VNIs: []L2VNI{
+			{VNI: 100, RD: "10.0.0.1:100", RouteTargets: []string{"65000:100"}},
+			{VNI: 101, RD: "65000:101", ImportRouteTargets: []string{"65000:101", "65099:101"}, ExportRouteTargets: []string{"65000:1101"}},
+		}}},
+		{name: "l3vni-auto", cfg: NodeConfig{Underlay: fabricUnderlay(), VRFs: []VRF{{Name: "tenant1", VNI: 5001}}}},
+		{name: "l3vni-explicit", cfg: NodeConfig{Underlay: fabricUnderlay(), VRFs: []VRF{{
+			Name: "tenant1", VNI: 5001, RD: "10.0.0.1:5001", RouteTargets: []string{"65000:5001"},
+			ImportRouteTargets: []string{"65000:5999"}, RedistributeConnected: true, RedistributeStatic: true,
+		}}}},
+		{name: "multi-vrf-l2vni", cfg: NodeConfig{Underlay: fabricUnderlay(),
+			L2VNIs: []L2VNI{{VNI: 100}, {VNI: 110}, {VNI: 120}},
+			VRFs:   []VRF{tenant("red", 5002), tenant("blue", 5001), tenant("green", 5003)},
+		}},
+		{name: "leak-import", cfg: NodeConfig{Underlay: fabricUnderlay(), VRFs: []VRF{{
+			Name: "tenant1", VNI: 5001, RouteConfigs: []RouteConfig{{Seq: 10, Import: []PrefixItem{
+				{CIDR: pfx("10.1.0.0/16"), Seq: 15, GE: 24, LE: 28, Action: Permit},
+				{CIDR: pfx("10.1.99.0/24"), Seq: 5, Action: Deny},
+				{CIDR: pfx("10.2.0.0/16"), LE: 32, Action: Permit},
+			}}},
+		}}}},
+		{name: "leak-export-community", cfg: NodeConfig{Underlay: fabricUnderlay(), VRFs: []VRF{{
+			Name: "tenant1", VNI: 5001, RouteConfigs: []RouteConfig{{Seq: 20,
+				Export:      []PrefixItem{{CIDR: pfx("10.250.0.0/16"), LE: 32, Action: Permit}},
+				Communities: []string{"65000:100"},
+			}},
+		}}}},
+		{name: "leak-additive-communities", cfg: NodeConfig{Underlay: fabricUnderlay(), VRFs: []VRF{{
+			Name: "tenant1", VNI: 5001, RouteConfigs: []RouteConfig{{Seq: 20,
+				Import:      []PrefixItem{{CIDR: pfx("10.1.0.0/16"), LE: 32, Action: Permit}},
+				Export:      []PrefixItem{{CIDR: pfx("10.250.0.0/16"), LE: 32, Action: Permit}},
+				Communities: []string{"65000:100", "65000:200", "no-export", "4200000101:1:2"}, Additive: true,
+			}},
+		}}}},
+		{name: "leak-multi", cfg: NodeConfig{Underlay: fabricUnderlay(), VRFs: []VRF{
+			{Name: "tenant2", VNI: 5002, RouteConfigs: []RouteConfig{{Seq: 10,
+				Import: []PrefixItem{{CIDR: pfx("10.2.0.0/16"), LE: 24, Action: Permit}},
+				Export: []PrefixItem{{CIDR: pfx("0.0.0.0/0"), Action: Permit}},
+			}}},
+			{Name: "tenant1", VNI: 5001, RouteConfigs: []RouteConfig{
+				{Seq: 30, Import: []PrefixItem{{CIDR: pfx("10.1.128.0/17"), LE: 32, Action: Permit}}},
+				{Seq: 10, Import: []PrefixItem{{CIDR: pfx("10.1.0.0/17"), LE: 32, Action: Permit}},
+					Export: []PrefixItem{{CIDR: pfx("10.250.0.0/16"), LE: 32, Action: Permit}}, Communities: []string{"65000:1"}},
+			}},
+		}}},
+		{name: "aggregates", cfg: NodeConfig{Underlay: fabricUnderlay(), VRFs: []VRF{{
+			Name: "tenant1", VNI: 5001,
+			RouteConfigs: []RouteConfig{{Seq: 10, Export: []PrefixItem{{CIDR: pfx("10.250.0.0/16"), LE: 32, Action: Permit}}}},
+			Aggregates:   []netip.Prefix{pfx("10.251.0.0/16"), pfx("fd00:250::/48"), pfx("10.250.0.0/16")},
+			SummaryOnly:  true,
+		}}}},
+		{name: "leak-ipv6", cfg: NodeConfig{Underlay: fabricUnderlay(), VRFs: []VRF{{
+			Name: "tenant6", VNI: 5006, RouteConfigs: []RouteConfig{{Seq: 10,
+				Import: []PrefixItem{{CIDR: pfx("fd00:1::/48"), GE: 64, LE: 128, Action: Permit}, {CIDR: pfx("10.6.0.0/16"), Action: Permit}},
+				Export: []PrefixItem{{CIDR: pfx("fd00:250::/48"), LE: 128, Action: Permit}},
+			}},
+		}}}},
+		{name: "peering-listen-range", cfg: NodeConfig{Underlay: fabricUnderlay(), Peerings: []Peering{{
+			Name: "calico", ListenRanges: []netip.Prefix{pfx("10.250.0.0/24")}, RemoteASN: 64512, MaximumPrefixes: 100,
+			SessionOptions: SessionOptions{HoldTime: 30 * time.Second, KeepaliveTime: 10 * time.Second, BFD: true, Password: "s3cret"},
+			Import:         []PrefixItem{{CIDR: pfx("10.244.0.0/16"), LE: 32, Action: Permit}},
+			Export:         []PrefixItem{{CIDR: pfx("0.0.0.0/0"), Action: Permit}},
+		}}}},
+		{name: "peering-neighbors", cfg: NodeConfig{Underlay: fabricUnderlay(), Peerings: []Peering{{
+			Name: "metallb", Neighbors: []netip.Addr{addr("10.250.1.12"), addr("10.250.1.11")}, RemoteASN: 64513,
+			SessionOptions: SessionOptions{EBGPMultihop: 2},
+		}}}},
+		{name: "peering-ipv6", cfg: NodeConfig{Underlay: fabricUnderlay(), Peerings: []Peering{{
+			Name: "calico6", ListenRanges: []netip.Prefix{pfx("fd00:250::/64")}, RemoteASN: 64512, MaximumPrefixes: 500,
+			Import: []PrefixItem{{CIDR: pfx("fd00:244::/48"), LE: 128, Action: Permit}},
+			Export: []PrefixItem{{CIDR: pfx("::/0"), Action: Permit}},
+		}}}},
+		{name: "peering-in-vrf", cfg: NodeConfig{Underlay: fabricUnderlay(), VRFs: []VRF{{Name: "tenant1", VNI: 5001}},
+			Peerings: []Peering{{
+				Name: "tenant1-lb", VRF: "tenant1", ListenRanges: []netip.Prefix{pfx("10.1.250.0/24")}, RemoteASN: 64600,
+				SessionOptions: SessionOptions{BFD: true},
+				Import:         []PrefixItem{{CIDR: pfx("10.1.0.0/16"), LE: 32, Action: Permit}},
+			}}}},
+		{name: "full", cfg: fullConfig()},
+		{name: "brownfield-hints", base: "hints.conf", cfg: brownfieldConfig()},
+		{name: "brownfield-partial", base: "partial.conf", cfg: NodeConfig{
+			Underlay: Underlay{ASN: 65000, RouterID: addr("10.0.0.1")},
+			VRFs:     []VRF{{Name: "tenant1", VNI: 5001}},
+		}},
+	}
+}
+
+func fullConfig() NodeConfig {
+	return NodeConfig{
+		Underlay: fabricUnderlay(),
+		L2VNIs:   []L2VNI{{VNI: 100}, {VNI: 101, RD: "10.0.0.1:101", RouteTargets: []string{"65000:101"}}},
+		VRFs: []VRF{{
+			Name: "tenant1", VNI: 5001, RouteTargets: []string{"65000:5001"}, RedistributeConnected: true,
+			RouteConfigs: []RouteConfig{{Seq: 10,
+				Import:      []PrefixItem{{CIDR: pfx("10.1.0.0/16"), LE: 32, Action: Permit}, {CIDR: pfx("fd00:1::/48"), LE: 128, Action: Permit}},
+				Export:      []PrefixItem{{CIDR: pfx("10.250.0.0/16"), LE: 32, Action: Permit}},
+				Communities: []string{"65000:5001"}, Additive: true,
+			}},
+			Aggregates: []netip.Prefix{pfx("10.250.0.0/16")},
+		}},
+		Peerings: []Peering{
+			{Name: "calico", ListenRanges: []netip.Prefix{pfx("10.250.0.0/24")}, RemoteASN: 64512, MaximumPrefixes: 100,
+				SessionOptions: SessionOptions{HoldTime: 30 * time.Second, KeepaliveTime: 10 * time.Second, BFD: true, Password: "s3cret"},
+				Import:         []PrefixItem{{CIDR: pfx("10.244.0.0/16"), LE: 32, Action: Permit}},
+				Export:         []PrefixItem{{CIDR: pfx("0.0.0.0/0"), Action: Permit}}},
+			{Name: "tenant1-lb", VRF: "tenant1", Neighbors: []netip.Addr{addr("10.1.250.10")}, RemoteASN: 64600,
+				Import: []PrefixItem{{CIDR: pfx("10.1.0.0/16"), LE: 32, Action: Permit}}},
+		},
+	}
+}
+
+func brownfieldConfig() NodeConfig {
+	c := fullConfig()
+	c.Underlay = Underlay{ASN: 65000, RouterID: addr("10.0.0.1")}
+	return c
+}

@@ -1,0 +1,254 @@
+package frr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/network-operator/network-operator/pkg/frr/frrproc"
+)
+
+// ErrRejected marks a configuration FRR refused (errors.Is).
+var ErrRejected = errors.New("FRR rejected the configuration")
+
+// ConfigLine is one line of a checked config file (secrets redacted).
+type ConfigLine struct {
+	Number int
+	Text   string
+}
+
+// ValidationError says which check refused a config, on which lines, and why.
+type ValidationError struct {
+	// Check is "vtysh -C", "scratch load" or "frr-reload --test".
+	Check    string
+	Lines    []ConfigLine
+	Messages []string
+}
+
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", ErrRejected.Error(), e.Check)
+	for _, l := range e.Lines {
+		fmt.Fprintf(&b, "; line %d: %s", l.Number, strings.TrimSpace(l.Text))
+	}
+	for _, m := range e.Messages {
+		fmt.Fprintf(&b, "; %s", m)
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrRejected) true.
+func (e *ValidationError) Is(target error) bool { return target == ErrRejected }
+
+// DefaultScratchDaemons are started for the scratch load in Check.
+var DefaultScratchDaemons = []string{"zebra", "bgpd"}
+
+// Check validates a config file without touching the running daemons. First
+// vtysh's parser checks every line's syntax ("vtysh -C"). Then, unless
+// scratchDaemons is empty, the file is loaded into a throw-away FRR instance
+// (those daemons, in a fresh network namespace, no BGP listener): the
+// daemons' own checks run there, such as prefix-list ranges, VNI conflicts or
+// peer-group rules, which a syntax check cannot see. Each daemon's own "-C"
+// dry run is not used: a daemon reading the integrated config misreads the
+// other daemons' lines (zebra takes bgpd's "vni 100" for an L3VNI).
+func (t Target) Check(ctx context.Context, file string, scratchDaemons []string) error {
+	t = t.withDefaults()
+	stdout, stderr, err := runCmd(ctx, t.VtyshPath, "--config_dir", t.ConfDir, "-C", "-f", file)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("vtysh -C: %w", ctx.Err())
+		}
+		if verr := parseLoadOutput("vtysh -C", string(stdout)+stderr, file); verr != nil {
+			return verr
+		}
+		return fmt.Errorf("vtysh -C -f %s: %w: %s", file, err, Redact(stderr+string(stdout)))
+	}
+	if len(scratchDaemons) == 0 {
+		return nil
+	}
+	return t.scratchLoad(ctx, file, scratchDaemons, nil)
+}
+
+// CheckCanonical does what Check does and then asks frr-reload.py what it
+// would still change between the file and the scratch instance's running
+// config. No Significant lines means FRR took every line and keeps it in
+// the form the file writes it, so reloads of that config converge at once.
+func (t Target) CheckCanonical(ctx context.Context, file string, scratchDaemons []string) (Diff, error) {
+	t = t.withDefaults()
+	if err := t.Check(ctx, file, nil); err != nil {
+		return Diff{}, err
+	}
+	var d Diff
+	err := t.scratchLoad(ctx, file, scratchDaemons, func(in *frrproc.Instance) error {
+		scratch := t
+		scratch.VtySocket, scratch.ConfDir, scratch.RunDir, scratch.Pathspace = in.Dir, in.Dir, in.Dir, ""
+		out, stderr, err := runCmd(ctx, t.Python, scratch.reloadArgs("--test", file)...)
+		text := Redact(string(out) + stderr)
+		if err != nil {
+			return &ValidationError{Check: "frr-reload --test", Messages: errorLines(text)}
+		}
+		d = parseDiff(text)
+		return nil
+	})
+	return d, err
+}
+
+func (t Target) scratchLoad(ctx context.Context, file string, daemons []string, after func(*frrproc.Instance) error) (err error) {
+	ns, err := frrproc.NewNetns(ctx, "frrchk-")
+	if err != nil {
+		return fmt.Errorf("scratch FRR for validation: %w", err)
+	}
+	defer func() {
+		if derr := ns.Delete(context.WithoutCancel(ctx)); derr != nil && err == nil {
+			err = derr
+		}
+	}()
+	// Forwarding on, as FRR's datacenter defaults want it, so a config that
+	// does not mention forwarding matches the scratch instance.
+	for _, key := range []string{"net.ipv4.ip_forward", "net.ipv6.conf.all.forwarding"} {
+		if err := ns.Sysctl(ctx, key, "1"); err != nil {
+			return fmt.Errorf("scratch FRR for validation: %w", err)
+		}
+	}
+	in, err := frrproc.Start(ctx, frrproc.Options{
+		Netns: ns.Name, Daemons: daemons, NoBGPListen: true, DaemonDir: t.DaemonDir, Vtysh: t.VtyshPath,
+	})
+	if err != nil {
+		return fmt.Errorf("scratch FRR for validation: %w", err)
+	}
+	defer func() {
+		if serr := in.Stop(); serr != nil && err == nil {
+			err = serr
+		}
+	}()
+	out, loadErr := in.LoadFile(ctx, file)
+	if ctx.Err() != nil {
+		return fmt.Errorf("scratch load: %w", ctx.Err())
+	}
+	if verr := parseLoadOutput("scratch load", string(out), file); verr != nil {
+		return verr
+	}
+	if loadErr != nil {
+		return &ValidationError{Check: "scratch load", Messages: []string{Redact(strings.TrimSpace(string(out))), loadErr.Error()}}
+	}
+	if after != nil {
+		return after(in)
+	}
+	return nil
+}
+
+var (
+	vtyshLineRe  = regexp.MustCompile(`(?m)^line (\d+): (.*)$`)
+	errorDescRe  = regexp.MustCompile(`(?m)^Error description: (.*)$`)
+	percentMsgRe = regexp.MustCompile(`(?m)^(% .*)$`)
+	failedRe     = regexp.MustCompile(`(?m)^% Configuration failed\.?$`)
+	codeRe       = regexp.MustCompile(`\[\d+\]`)
+)
+
+// groupHeader starts FRR's list of northbound commands refused together
+// ("- <line>" each, without line numbers).
+const groupHeader = "dynamically grouped into the same transaction and rejected:"
+
+// parseLoadOutput turns vtysh's output for "-C -f" or "-f" into a
+// ValidationError, or nil when it reports no refusal. vtysh names lines it
+// could not run ("line N: % Unknown command[25]: ..."); northbound refusals
+// come as "% Configuration failed" with an error description and the
+// refused commands, which are found back in the file.
+func parseLoadOutput(check, out, file string) *ValidationError {
+	lines := fileLines(file)
+	e := &ValidationError{Check: check}
+	seen := map[int]bool{}
+	addLine := func(n int) {
+		if n > 0 && !seen[n] {
+			seen[n] = true
+			e.Lines = append(e.Lines, ConfigLine{Number: n, Text: lineText(lines, n)})
+		}
+	}
+	for _, m := range vtyshLineRe.FindAllStringSubmatch(out, -1) {
+		n, _ := strconv.Atoi(m[1])
+		addLine(n)
+		e.Messages = appendUnique(e.Messages, vtyshMessage(m[2]))
+	}
+	inGroup := false
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.Contains(l, groupHeader):
+			inGroup = true
+		case inGroup && strings.HasPrefix(l, "- "):
+			addLine(findLine(lines, strings.TrimPrefix(l, "- "), seen))
+		default:
+			inGroup = false
+		}
+	}
+	for _, m := range errorDescRe.FindAllStringSubmatch(out, -1) {
+		e.Messages = appendUnique(e.Messages, Redact(strings.TrimSpace(m[1])))
+	}
+	percent := 0
+	for _, m := range percentMsgRe.FindAllStringSubmatch(out, -1) {
+		if strings.Contains(m[1], "Can't open configuration file") {
+			continue // vtysh.conf missing: harmless
+		}
+		percent++
+		if !failedRe.MatchString(m[1]) {
+			e.Messages = appendUnique(e.Messages, Redact(strings.TrimSpace(m[1])))
+		}
+	}
+	if len(e.Lines) == 0 && percent == 0 {
+		return nil
+	}
+	slices.SortFunc(e.Lines, func(a, b ConfigLine) int { return a.Number - b.Number })
+	return e
+}
+
+// vtyshMessage shortens "% Unknown command[25]:  <the line>" to
+// "% Unknown command" and "Failure to communicate[13] to bgpd, line: ..."
+// to "Failure to communicate to bgpd": the line itself is reported apart,
+// redacted.
+func vtyshMessage(m string) string {
+	m = codeRe.ReplaceAllString(m, "")
+	if i := strings.Index(m, ", line:"); i >= 0 {
+		m = m[:i]
+	}
+	if i := strings.Index(m, ":  "); i >= 0 {
+		m = m[:i]
+	}
+	return strings.TrimSpace(m)
+}
+
+// findLine returns the number of the first line equal to text not yet
+// reported, or 0.
+func findLine(lines []string, text string, seen map[int]bool) int {
+	for i, l := range lines {
+		if strings.TrimRight(l, " \r") == strings.TrimRight(text, " \r") && !seen[i+1] {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+func fileLines(file string) []string {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil
+	}
+	return strings.Split(string(data), "\n")
+}
+
+func lineText(lines []string, n int) string {
+	if n < 1 || n > len(lines) {
+		return ""
+	}
+	return Redact(lines[n-1])
+}
+
+func appendUnique(list []string, s string) []string {
+	if s == "" || slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}

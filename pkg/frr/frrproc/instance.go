@@ -1,0 +1,378 @@
+package frrproc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Locations of the Debian FRR packages.
+const (
+	DefaultDaemonDir    = "/usr/lib/frr"
+	DefaultReloadScript = "/usr/lib/frr/frr-reload.py"
+	DefaultVtysh        = "/usr/bin/vtysh"
+)
+
+// Options configure Start.
+type Options struct {
+	// Netns to run in ("" = the caller's namespace).
+	Netns string
+	// Config is loaded after the daemons are up, through vtysh as watchfrr
+	// does ("vtysh -b"), then saved as frr.conf. Not handed to each daemon
+	// with -f: a daemon reading the integrated file misreads other daemons'
+	// lines (zebra takes bgpd's "vni N" for an L3VNI).
+	Config []byte
+	// Daemons to start, in order; default zebra, bgpd.
+	Daemons []string
+	// NoBGPListen starts bgpd without a listening socket (-p 0).
+	NoBGPListen bool
+	// DaemonDir and Vtysh locate FRR; defaults are Debian's.
+	DaemonDir string
+	Vtysh     string
+	// Profile is FRR's defaults profile (-F); default "datacenter".
+	Profile string
+	// Pathspace runs the daemons with FRR's -N: files under
+	// /etc/frr/<Pathspace> and /var/run/frr/<Pathspace> (as "frrinit.sh start
+	// <Pathspace>" would), both removed by Stop. Empty: a private temp dir.
+	Pathspace string
+}
+
+// Instance is a set of FRR daemons sharing one directory: frr.conf,
+// vtysh.conf, pid files, logs and the vty sockets; it belongs to user frr.
+// With a pathspace, ConfDir (frr.conf, vtysh.conf) differs from Dir.
+type Instance struct {
+	Netns   string
+	Dir     string
+	ConfDir string
+	opts    Options
+	procs   []*daemon
+}
+
+type daemon struct {
+	name string
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan error
+}
+
+// syncBuffer collects a daemon's stdout/stderr while Logs may read it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Start creates the directory, writes the initial config and starts the
+// daemons in the foreground as children of this process (so they are
+// reaped), each waited for until it answers on its vty socket.
+func Start(ctx context.Context, opts Options) (*Instance, error) {
+	if opts.DaemonDir == "" {
+		opts.DaemonDir = DefaultDaemonDir
+	}
+	if opts.Vtysh == "" {
+		opts.Vtysh = DefaultVtysh
+	}
+	if opts.Profile == "" {
+		opts.Profile = "datacenter"
+	}
+	if len(opts.Daemons) == 0 {
+		opts.Daemons = []string{"zebra", "bgpd"}
+	}
+	uid, gid, err := FRRUser()
+	if err != nil {
+		return nil, err
+	}
+	in := &Instance{Netns: opts.Netns, opts: opts}
+	fail := func(err error) (*Instance, error) {
+		_ = in.Stop()
+		return nil, err
+	}
+	if opts.Pathspace != "" {
+		in.Dir = filepath.Join("/var/run/frr", opts.Pathspace)
+		in.ConfDir = filepath.Join("/etc/frr", opts.Pathspace)
+		for _, d := range []string{in.Dir, in.ConfDir} {
+			if err := os.Mkdir(d, 0o750); err != nil {
+				return fail(fmt.Errorf("pathspace dir: %w", err))
+			}
+		}
+	} else {
+		// Not t.TempDir: its parents are private to root, the daemons run as frr.
+		dir, err := os.MkdirTemp("", "frr-")
+		if err != nil {
+			return nil, fmt.Errorf("frr instance dir: %w", err)
+		}
+		in.Dir, in.ConfDir = dir, dir
+		if err := os.Chmod(dir, 0o750); err != nil {
+			return fail(fmt.Errorf("frr instance dir: %w", err))
+		}
+	}
+	files := map[string][]byte{
+		"frr.conf":   nil,
+		"vtysh.conf": []byte("service integrated-vtysh-config\n"),
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(in.ConfDir, name), content, 0o640); err != nil {
+			return fail(fmt.Errorf("write %s: %w", name, err))
+		}
+	}
+	for _, d := range []string{in.Dir, in.ConfDir} {
+		if err := chownTree(d, uid, gid); err != nil {
+			return fail(err)
+		}
+	}
+	for _, name := range opts.Daemons {
+		if err := in.start(ctx, name); err != nil {
+			return fail(err)
+		}
+	}
+	if len(opts.Config) > 0 {
+		if err := in.loadInitial(ctx, opts.Config, uid, gid); err != nil {
+			return fail(err)
+		}
+	}
+	return in, nil
+}
+
+func (in *Instance) loadInitial(ctx context.Context, config []byte, uid, gid int) error {
+	path := in.ConfigPath()
+	if err := os.WriteFile(path, config, 0o640); err != nil {
+		return fmt.Errorf("write frr.conf: %w", err)
+	}
+	if err := os.Chown(path, uid, gid); err != nil {
+		return fmt.Errorf("chown frr.conf: %w", err)
+	}
+	out, err := in.LoadFile(ctx, path)
+	if err != nil || bytes.Contains(out, []byte("% ")) {
+		return fmt.Errorf("load initial config: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func (in *Instance) start(ctx context.Context, name string) error {
+	args := []string{
+		"-F", in.opts.Profile,
+		"-P", "0", // no TCP vty: the unix socket is enough
+		"-u", "frr", "-g", "frr",
+		"--log", "file:" + filepath.Join(in.Dir, name+".log"),
+	}
+	if in.opts.Pathspace != "" {
+		args = append(args, "-N", in.opts.Pathspace) // FRR derives every path
+	} else {
+		args = append(args,
+			"-f", in.ConfigPath(),
+			"-i", filepath.Join(in.Dir, name+".pid"),
+			"-z", filepath.Join(in.Dir, "zserv.api"),
+			"--vty_socket", in.Dir)
+	}
+	if name == "bgpd" && in.opts.NoBGPListen {
+		args = append(args, "-p", "0")
+	}
+	argv := append([]string{filepath.Join(in.opts.DaemonDir, name)}, args...)
+	if in.Netns != "" {
+		// ip netns exec execs the daemon: the child pid is the daemon's.
+		argv = append([]string{"ip", "netns", "exec", in.Netns}, argv...)
+	}
+	// Not CommandContext: the daemon outlives the start-up context.
+	cmd := exec.Command(argv[0], argv[1:]...)
+	d := &daemon{name: name, cmd: cmd, out: &syncBuffer{}, done: make(chan error, 1)}
+	cmd.Stdout, cmd.Stderr = d.out, d.out
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", name, err)
+	}
+	go func() { d.done <- cmd.Wait() }()
+	in.procs = append(in.procs, d)
+	err := Poll(ctx, 10*time.Millisecond, func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-d.done:
+			d.done <- err
+			return false, fmt.Errorf("%s exited: %v: %s", name, err, strings.TrimSpace(d.out.String()))
+		default:
+		}
+		if _, err := os.Stat(filepath.Join(in.Dir, name+".vty")); err != nil {
+			return false, nil
+		}
+		_, err := in.vtysh(ctx, name, "show version")
+		return err == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("wait for %s (netns %q): %w", name, in.Netns, err)
+	}
+	return nil
+}
+
+// ConfigPath is the instance's frr.conf.
+func (in *Instance) ConfigPath() string { return filepath.Join(in.ConfDir, "frr.conf") }
+
+// Vtysh runs commands through vtysh against this instance.
+func (in *Instance) Vtysh(ctx context.Context, cmds ...string) ([]byte, error) {
+	return in.vtysh(ctx, "", cmds...)
+}
+
+func (in *Instance) vtyshArgs() []string {
+	if in.opts.Pathspace != "" {
+		return []string{"-N", in.opts.Pathspace}
+	}
+	return []string{"--vty_socket", in.Dir, "--config_dir", in.ConfDir}
+}
+
+func (in *Instance) vtysh(ctx context.Context, daemonName string, cmds ...string) ([]byte, error) {
+	args := in.vtyshArgs()
+	if daemonName != "" {
+		args = append(args, "-d", daemonName)
+	}
+	for _, c := range cmds {
+		args = append(args, "-c", c)
+	}
+	cmd := exec.CommandContext(ctx, in.opts.Vtysh, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.Bytes(), fmt.Errorf("vtysh %q: %w: %s", cmds, err, strings.TrimSpace(stderr.String()+stdout.String()))
+	}
+	return stdout.Bytes(), nil
+}
+
+// LoadFile feeds a config file to the daemons line by line ("vtysh -f") and
+// returns vtysh's combined output; vtysh's exit status is also returned as
+// err, but FRR reports some refusals with status 0, so callers read the
+// output too.
+func (in *Instance) LoadFile(ctx context.Context, file string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, in.opts.Vtysh, append(in.vtyshArgs(), "-f", file)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.Bytes(), err
+}
+
+// JSON runs one "show ... json" command and decodes its output into v.
+func (in *Instance) JSON(ctx context.Context, command string, v any) error {
+	out, err := in.Vtysh(ctx, command)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		return fmt.Errorf("decode %q: %w", command, err)
+	}
+	return nil
+}
+
+// Logs returns the daemons' log files and start-up output, for failure reports.
+func (in *Instance) Logs() string {
+	var b strings.Builder
+	for _, d := range in.procs {
+		data, _ := os.ReadFile(filepath.Join(in.Dir, d.name+".log"))
+		fmt.Fprintf(&b, "==== %s (netns %q) ====\n%s%s\n", d.name, in.Netns, d.out.String(), data)
+	}
+	return b.String()
+}
+
+// Stop ends the daemons (SIGTERM, SIGKILL after 5s) in reverse start order
+// and removes the directory. KeepDir leaves it for inspection.
+func (in *Instance) Stop() error {
+	var errs []error
+	for i := len(in.procs) - 1; i >= 0; i-- {
+		d := in.procs[i]
+		_ = d.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-d.done:
+		case <-time.After(5 * time.Second):
+			_ = d.cmd.Process.Kill()
+			<-d.done
+			errs = append(errs, fmt.Errorf("%s (netns %q) ignored SIGTERM for 5s", d.name, in.Netns))
+		}
+	}
+	in.procs = nil
+	for _, d := range []string{in.Dir, in.ConfDir} {
+		if d == "" {
+			continue
+		}
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, fmt.Errorf("remove %s: %w", d, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// KeepDir makes Stop leave the directories (logs, config) in place.
+func (in *Instance) KeepDir() string {
+	d := in.Dir + " " + in.ConfDir
+	in.Dir, in.ConfDir = "", ""
+	return d
+}
+
+// FRRUser returns the uid and gid of user and group "frr".
+func FRRUser() (uid, gid int, err error) {
+	u, err := user.Lookup("frr")
+	if err != nil {
+		return 0, 0, fmt.Errorf("user frr: %w", err)
+	}
+	g, err := user.LookupGroup("frr")
+	if err != nil {
+		return 0, 0, fmt.Errorf("group frr: %w", err)
+	}
+	if uid, err = strconv.Atoi(u.Uid); err != nil {
+		return 0, 0, fmt.Errorf("user frr uid %q: %w", u.Uid, err)
+	}
+	if gid, err = strconv.Atoi(g.Gid); err != nil {
+		return 0, 0, fmt.Errorf("group frr gid %q: %w", g.Gid, err)
+	}
+	return uid, gid, nil
+}
+
+func chownTree(dir string, uid, gid int) error {
+	return filepath.WalkDir(dir, func(path string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := os.Chown(path, uid, gid); err != nil {
+			return fmt.Errorf("chown %s: %w", path, err)
+		}
+		return nil
+	})
+}
+
+// Poll calls cond every interval until it reports true, returns an error, or
+// ctx ends (ErrTimeout). It is how callers wait: no sleeps as synchronisation.
+func Poll(ctx context.Context, interval time.Duration, cond func(context.Context) (bool, error)) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		ok, err := cond(ctx)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %w", ErrTimeout, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// ErrTimeout is returned by Poll when the deadline passes first.
+var ErrTimeout = errors.New("condition not met before deadline")

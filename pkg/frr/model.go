@@ -1,0 +1,187 @@
+package frr
+
+import (
+	"net/netip"
+	"time"
+)
+
+// NodeConfig is the FRR-relevant part of one node's desired state. It mirrors
+// what a NodeNetworkConfig carries (underlay, Layer2 networks, VRF route
+// configurations, BGP peerings) without depending on the API types.
+type NodeConfig struct {
+	// DisableIPForwarding and DisableIPv6Forwarding render "no ip[v6]
+	// forwarding". Otherwise FRR's datacenter default applies: zebra turns
+	// forwarding on, and a reload enforces it. (No hostname is rendered:
+	// vtysh always shows the system's, so a configured one never converges.)
+	DisableIPForwarding   bool
+	DisableIPv6Forwarding bool
+
+	Underlay Underlay
+	L2VNIs   []L2VNI
+	VRFs     []VRF
+	Peerings []Peering
+}
+
+// Underlay is the node's default-VRF BGP instance towards the fabric.
+type Underlay struct {
+	ASN      uint32
+	RouterID netip.Addr
+	// VTEPSource is the local VTEP address (a loopback /32). It is announced in
+	// ipv4 unicast so the other VTEPs can reach it.
+	VTEPSource netip.Addr
+	PeerGroups []PeerGroup
+	Neighbors  []Neighbor
+}
+
+// Remote AS keywords accepted besides a decimal AS number.
+const (
+	RemoteASInternal = "internal"
+	RemoteASExternal = "external"
+)
+
+// SessionOptions are the per-session knobs shared by peer groups, neighbours
+// and workload peerings. Zero values leave FRR's defaults.
+type SessionOptions struct {
+	// HoldTime and KeepaliveTime are rendered together ("timers K H"); both
+	// must be set, in whole seconds.
+	HoldTime      time.Duration
+	KeepaliveTime time.Duration
+	BFD           bool
+	// Password is the TCP MD5 secret. It is only written into the config file.
+	Password Secret
+	// EBGPMultihop > 0 renders "ebgp-multihop N".
+	EBGPMultihop uint8
+	// UpdateSource is an interface name or address ("update-source X").
+	UpdateSource string
+}
+
+// PeerGroup is an underlay peer group.
+type PeerGroup struct {
+	Name string
+	// RemoteAS is "internal", "external" or a decimal AS number.
+	RemoteAS string
+	// ListenRanges accept dynamic neighbours into this group.
+	ListenRanges []netip.Prefix
+	SessionOptions
+}
+
+// Neighbor is an underlay neighbour: by address or, unnumbered, by interface.
+// It belongs to PeerGroup or names its own RemoteAS.
+type Neighbor struct {
+	Address   netip.Addr
+	Interface string
+	PeerGroup string
+	RemoteAS  string
+	SessionOptions
+}
+
+// L2VNI is one Layer2 network stretched over EVPN. Empty RD and route targets
+// mean FRR derives them automatically.
+type L2VNI struct {
+	VNI uint32
+	RD  string
+	// RouteTargets are used for both import and export, in addition to
+	// ImportRouteTargets and ExportRouteTargets.
+	RouteTargets       []string
+	ImportRouteTargets []string
+	ExportRouteTargets []string
+}
+
+// VRF is one tenant VRF with its L3VNI and its leaking to the cluster VRF.
+type VRF struct {
+	// Name is the kernel VRF device name (at most 15 characters).
+	Name string
+	// VNI is the L3VNI (symmetric IRB, type-5 routes).
+	VNI uint32
+	RD  string
+	// RouteTargets are used for both import and export of the L3VNI, in
+	// addition to ImportRouteTargets and ExportRouteTargets. Empty means auto.
+	RouteTargets       []string
+	ImportRouteTargets []string
+	ExportRouteTargets []string
+	// RedistributeConnected / RedistributeStatic feed the VRF's own routes
+	// into BGP (and so into EVPN type-5).
+	RedistributeConnected bool
+	RedistributeStatic    bool
+	// RouteConfigs describe leaking between this VRF and the cluster (default)
+	// VRF; each one becomes one route-map entry per direction (its Seq).
+	RouteConfigs []RouteConfig
+	// Aggregates are announced in the VRF (summaries of exported routes);
+	// SummaryOnly suppresses the more specific routes.
+	Aggregates  []netip.Prefix
+	SummaryOnly bool
+}
+
+// RouteConfig is one VRFRouteConfiguration: prefixes leaked in both directions
+// between a VRF and the cluster VRF, with communities and aggregates.
+type RouteConfig struct {
+	// Seq orders the route-map entries; 1..65534 (65535 is the default deny).
+	Seq uint16
+	// Import lists routes imported from the VRF into the cluster VRF.
+	Import []PrefixItem
+	// Export lists routes exported from the cluster VRF into the VRF.
+	Export []PrefixItem
+	// Communities are set on exported routes: standard ("AA:NN" or a
+	// well-known name) and large ("A:B:C"). Additive keeps existing ones.
+	Communities []string
+	Additive    bool
+}
+
+// Action is a prefix-list action.
+type Action string
+
+// Prefix-list actions.
+const (
+	Permit Action = "permit"
+	Deny   Action = "deny"
+)
+
+// PrefixItem is one prefix-list entry. Seq 0 means (position in the list +
+// 1) * 10; GE/LE 0 mean unset.
+type PrefixItem struct {
+	CIDR   netip.Prefix
+	Seq    uint32
+	GE, LE uint8
+	Action Action
+}
+
+// Peering is a BGP peering with workloads (e.g. CNI or load balancer
+// speakers), either in the cluster VRF (VRF "") or a tenant VRF.
+type Peering struct {
+	// Name becomes the peer-group name; letters, digits, '_' and '-'.
+	Name string
+	VRF  string
+	// ListenRanges accept dynamic neighbours; Neighbors are static ones.
+	// Their family (all the same) decides the address family.
+	ListenRanges []netip.Prefix
+	Neighbors    []netip.Addr
+	RemoteASN    uint32
+	// MaximumPrefixes > 0 limits received prefixes ("maximum-prefix N").
+	MaximumPrefixes uint32
+	SessionOptions
+	// Import filters routes received from the peer, Export routes sent to it.
+	// An empty list denies everything in that direction.
+	Import []PrefixItem
+	Export []PrefixItem
+}
+
+// Secret holds a password. It prints as "<redacted>" so a logged NodeConfig
+// never shows it; templates use Value.
+type Secret string
+
+// String hides the secret.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "<redacted>"
+}
+
+// GoString hides the secret from %#v.
+func (s Secret) GoString() string { return `"` + s.String() + `"` }
+
+// MarshalText hides the secret from JSON/YAML encoders.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Value returns the secret itself, for the config file only.
+func (s Secret) Value() string { return string(s) }

@@ -1,0 +1,496 @@
+package frr
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrReloadFailed marks a validated config that FRR failed to apply; the
+// previous config has been restored (or the error says why it could not be).
+var ErrReloadFailed = errors.New("FRR reload failed")
+
+// ReloadMethod selects how a new frr.conf reaches the daemons.
+type ReloadMethod int
+
+const (
+	// ReloadScript runs frr-reload.py against the target's vty sockets.
+	ReloadScript ReloadMethod = iota
+	// ReloadSystemd asks systemd to reload the FRR unit (which runs
+	// frr-reload.py itself), for hosts that run frr.service.
+	ReloadSystemd
+)
+
+// UnitReloader reloads a systemd unit and waits for the job to finish.
+type UnitReloader interface {
+	ReloadUnit(ctx context.Context, unit string) error
+}
+
+// FileOwner is the owner given to frr.conf (FRR reads it as that user).
+type FileOwner struct{ UID, GID int }
+
+// Options configure a Reloader.
+type Options struct {
+	Target
+	// StateDir keeps the last applied config for a cold start (required).
+	StateDir string
+	// Owner of frr.conf and the candidate file. Nil: user and group "frr"
+	// when running as root and they exist, else unchanged.
+	Owner *FileOwner
+	// ScratchDaemons load the candidate in a throw-away FRR instance before
+	// it is applied (see Target.Check). Nil means DefaultScratchDaemons; an
+	// empty slice leaves only the syntax check and frr-reload.py --test.
+	ScratchDaemons []string
+	Method         ReloadMethod
+	// Systemd and SystemdUnit (default "frr.service") serve ReloadSystemd.
+	Systemd     UnitReloader
+	SystemdUnit string
+}
+
+// Result describes one Apply.
+type Result struct {
+	// Skipped: the config equals the last applied one; FRR was not touched.
+	Skipped bool
+	// Hash is the SHA-256 of the config.
+	Hash string
+	// Diff is what frr-reload.py computed against the running config.
+	Diff Diff
+	// Residual lists changes FRR still reports after reloading: lines it
+	// does not keep in its running config. Empty for rendered configs.
+	Residual []string
+	// Validate covers the syntax check, scratch load and --test diff; Reload
+	// the reload passes and the final comparison.
+	Validate, Reload time.Duration
+}
+
+// Diff lists the config lines FRR had to add or delete (secrets redacted).
+type Diff struct{ Add, Delete []string }
+
+// Reloader validates and applies rendered configs to one set of daemons.
+// Apply calls are serialised.
+type Reloader struct {
+	opts Options
+	mu   sync.Mutex
+	last string // hash of the last applied config
+}
+
+const lastAppliedFile = "last-applied.conf"
+
+// NewReloader prepares StateDir and loads the hash of the last applied
+// config, so an identical config after an agent restart is skipped.
+func NewReloader(opts Options) (*Reloader, error) {
+	if opts.StateDir == "" {
+		return nil, errors.New("frr reloader: StateDir is required")
+	}
+	if opts.Method == ReloadSystemd && opts.Systemd == nil {
+		return nil, errors.New("frr reloader: ReloadSystemd needs Systemd")
+	}
+	if opts.SystemdUnit == "" {
+		opts.SystemdUnit = "frr.service"
+	}
+	if opts.ScratchDaemons == nil {
+		opts.ScratchDaemons = DefaultScratchDaemons
+	}
+	if opts.Owner == nil && os.Geteuid() == 0 {
+		opts.Owner = lookupFRROwner()
+	}
+	opts.Target = opts.Target.withDefaults()
+	if err := os.MkdirAll(opts.StateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("frr reloader state dir: %w", err)
+	}
+	r := &Reloader{opts: opts}
+	if data, err := os.ReadFile(r.lastAppliedPath()); err == nil {
+		r.last = hashOf(data)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read last applied config: %w", err)
+	}
+	return r, nil
+}
+
+func lookupFRROwner() *FileOwner {
+	u, err := user.Lookup("frr")
+	if err != nil {
+		return nil
+	}
+	g, err := user.LookupGroup("frr")
+	if err != nil {
+		return nil
+	}
+	uid, err1 := strconv.Atoi(u.Uid)
+	gid, err2 := strconv.Atoi(g.Gid)
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	return &FileOwner{UID: uid, GID: gid}
+}
+
+// Target returns the daemons this Reloader applies to.
+func (r *Reloader) Target() Target { return r.opts.Target }
+
+func (r *Reloader) lastAppliedPath() string { return filepath.Join(r.opts.StateDir, lastAppliedFile) }
+
+// LastApplied returns the last config applied successfully (fs.ErrNotExist
+// when there is none yet).
+func (r *Reloader) LastApplied() ([]byte, error) {
+	data, err := os.ReadFile(r.lastAppliedPath())
+	if err != nil {
+		return nil, fmt.Errorf("last applied FRR config: %w", err)
+	}
+	return data, nil
+}
+
+// RestoreLastApplied re-applies the last applied config, even if its hash
+// matches: on a cold start FRR may run something else.
+func (r *Reloader) RestoreLastApplied(ctx context.Context) (Result, error) {
+	data, err := r.LastApplied()
+	if err != nil {
+		return Result{}, err
+	}
+	return r.apply(ctx, data, true)
+}
+
+// Validate checks cfg without applying it: syntax, a load into a scratch
+// FRR instance, and a frr-reload.py --test diff against the running daemons. A refusal is a
+// *ValidationError (errors.Is ErrRejected) naming the offending lines.
+func (r *Reloader) Validate(ctx context.Context, cfg []byte) (Diff, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cand, err := r.writeCandidate(cfg)
+	if err != nil {
+		return Diff{}, err
+	}
+	defer os.Remove(cand)
+	return r.validate(ctx, cand)
+}
+
+// Apply validates cfg, installs it as frr.conf and reloads FRR. It is a no-op
+// when cfg equals the last applied config. An invalid config is never
+// installed: the running config and frr.conf stay as they were.
+func (r *Reloader) Apply(ctx context.Context, cfg []byte) (Result, error) {
+	return r.apply(ctx, cfg, false)
+}
+
+func (r *Reloader) apply(ctx context.Context, cfg []byte, force bool) (Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res := Result{Hash: hashOf(cfg)}
+	if !force && res.Hash == r.last {
+		res.Skipped = true
+		return res, nil
+	}
+	start := time.Now()
+	cand, err := r.writeCandidate(cfg)
+	if err != nil {
+		return res, err
+	}
+	defer os.Remove(cand)
+	if res.Diff, err = r.validate(ctx, cand); err != nil {
+		return res, err
+	}
+	res.Validate = time.Since(start)
+
+	start = time.Now()
+	confPath := r.opts.ConfigPath()
+	prev, prevErr := os.ReadFile(confPath)
+	if prevErr != nil && !errors.Is(prevErr, fs.ErrNotExist) {
+		return res, fmt.Errorf("read current %s: %w", confPath, prevErr)
+	}
+	if err := os.Rename(cand, confPath); err != nil {
+		return res, fmt.Errorf("install %s: %w", confPath, err)
+	}
+	if err := r.prestageVRFs(ctx, cfg); err != nil {
+		return res, r.rollback(ctx, confPath, prev, prevErr == nil, err)
+	}
+	if err := r.reload(ctx, confPath); err != nil {
+		return res, r.rollback(ctx, confPath, prev, prevErr == nil, err)
+	}
+	if res.Residual, err = r.converge(ctx, confPath); err != nil {
+		return res, err
+	}
+	res.Reload = time.Since(start)
+	if err := writeFileAtomic(r.lastAppliedPath(), cfg, nil); err != nil {
+		return res, fmt.Errorf("applied, but saving last applied config failed: %w", err)
+	}
+	r.last = res.Hash
+	return res, nil
+}
+
+// maxReloadPasses bounds converge: frr-reload.py orders some deletions
+// badly (it removes "router bgp X vrf Y" before the "import vrf Y" lines that
+// keep that instance alive), which a second pass completes.
+const maxReloadPasses = 3
+
+// converge compares FRR's running config with the file again and reloads
+// while that makes progress. Lines FRR never shows (a brownfield base may
+// hold some) stay in Result.Residual without failing the apply.
+func (r *Reloader) converge(ctx context.Context, confPath string) ([]string, error) {
+	if r.opts.Method == ReloadSystemd {
+		return nil, nil // systemd's reload runs frr-reload.py itself
+	}
+	var prev []string
+	for pass := 1; ; pass++ {
+		out, stderr, err := runCmd(ctx, r.opts.Python, r.opts.reloadArgs("--test", confPath)...)
+		if err != nil {
+			return nil, fmt.Errorf("%w: check after reload: %w: %s", ErrReloadFailed, err, strings.Join(errorLines(Redact(string(out)+stderr)), "; "))
+		}
+		left := parseDiff(Redact(string(out) + stderr)).Significant()
+		if len(left) == 0 || slices.Equal(left, prev) || pass == maxReloadPasses {
+			return left, nil
+		}
+		prev = left
+		if err := r.reload(ctx, confPath); err != nil {
+			return nil, fmt.Errorf("%w: pass %d: %w", ErrReloadFailed, pass+1, err)
+		}
+	}
+}
+
+// Significant lists the changes that matter. Not counted: the version line
+// frr-reload.py always reports, the hostname (vtysh shows the system's), and
+// "service integrated-vtysh-config", vtysh's own setting from vtysh.conf
+// (which vtysh may not read with a pathspace and a pathspace --confdir).
+// Lines come as "+ line" (to add) and "- line" (to delete).
+func (d Diff) Significant() []string {
+	var out []string
+	for _, part := range []struct {
+		sign  string
+		lines []string
+	}{{"+ ", d.Add}, {"- ", d.Delete}} {
+		for _, l := range part.lines {
+			if isNoise(strings.TrimSpace(l)) {
+				continue
+			}
+			out = append(out, part.sign+l)
+		}
+	}
+	return out
+}
+
+// prestageVRFs creates zebra's "vrf NAME" blocks (the L3VNI mapping) that
+// are new before frr-reload.py runs. frr-reload.py adds lines to existing
+// contexts before new contexts, so a new "vrf" block lands in its command
+// file right after "address-family" lines of "router bgp"; vtysh then loses
+// zebra's context on the way back up and runs the block's "vni N" at the
+// top level, where it means the default VRF's L3VNI.
+func (r *Reloader) prestageVRFs(ctx context.Context, cfg []byte) error {
+	if r.opts.Method == ReloadSystemd {
+		return nil
+	}
+	names, blocks := vrfBlocks(cfg)
+	if len(names) == 0 {
+		return nil
+	}
+	running, err := r.opts.RunningConfig(ctx)
+	if err != nil {
+		return fmt.Errorf("prestage VRFs: %w", err)
+	}
+	_, have := vrfBlocks(running)
+	for _, name := range names {
+		if _, ok := have[name]; ok {
+			continue // existing context: frr-reload.py orders its lines right
+		}
+		cmds := append([]string{"configure", "vrf " + name}, blocks[name]...)
+		cmds = append(cmds, "exit-vrf")
+		out, err := r.opts.Vtysh(ctx, cmds...)
+		if err == nil && strings.Contains(string(out), "% ") {
+			err = errors.New(strings.TrimSpace(string(out)))
+		}
+		if err != nil {
+			return fmt.Errorf("prestage vrf %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// vrfBlocks returns the top-level "vrf NAME" blocks of a config, in order,
+// with their inner lines (trimmed, without exit-vrf).
+func vrfBlocks(cfg []byte) ([]string, map[string][]string) {
+	var names []string
+	blocks := map[string][]string{}
+	cur := ""
+	for _, line := range strings.Split(string(cfg), "\n") {
+		line = strings.TrimRight(line, " \r")
+		switch {
+		case strings.HasPrefix(line, "vrf ") && len(strings.Fields(line)) == 2:
+			cur = strings.Fields(line)[1]
+			if _, ok := blocks[cur]; !ok {
+				names = append(names, cur)
+				blocks[cur] = nil
+			}
+		case cur == "":
+		case line == "exit-vrf" || line != "" && line[0] != ' ':
+			cur = ""
+		case strings.TrimSpace(line) != "" && !strings.HasPrefix(strings.TrimSpace(line), "!"):
+			blocks[cur] = append(blocks[cur], strings.TrimSpace(line))
+		}
+	}
+	return names, blocks
+}
+
+func isNoise(line string) bool {
+	for _, p := range []string{"frr version", "hostname ", "no hostname ", "service integrated-vtysh-config", "no service integrated-vtysh-config"} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return line == ""
+}
+
+// rollback puts the previous frr.conf back and reloads it, so a reload that
+// failed half-way does not leave FRR in a mixed state.
+func (r *Reloader) rollback(ctx context.Context, confPath string, prev []byte, hadPrev bool, cause error) error {
+	ctx = context.WithoutCancel(ctx)
+	if !hadPrev {
+		if err := os.Remove(confPath); err != nil {
+			return fmt.Errorf("%w: %w; removing the new %s also failed: %w", ErrReloadFailed, cause, confPath, err)
+		}
+		return fmt.Errorf("%w: %w (no previous config to restore)", ErrReloadFailed, cause)
+	}
+	if err := writeFileAtomic(confPath, prev, r.opts.Owner); err != nil {
+		return fmt.Errorf("%w: %w; restoring %s failed: %w", ErrReloadFailed, cause, confPath, err)
+	}
+	if err := r.reload(ctx, confPath); err != nil {
+		return fmt.Errorf("%w: %w; reloading the previous config failed too: %w", ErrReloadFailed, cause, err)
+	}
+	return fmt.Errorf("%w: %w (previous config restored)", ErrReloadFailed, cause)
+}
+
+// writeCandidate puts cfg next to frr.conf (same filesystem for the rename,
+// readable by the daemons' user for their dry run), mode 0600.
+func (r *Reloader) writeCandidate(cfg []byte) (string, error) {
+	f, err := os.CreateTemp(r.opts.ConfDir, ".frr.conf.candidate-")
+	if err != nil {
+		return "", fmt.Errorf("candidate config: %w", err)
+	}
+	name := f.Name()
+	if err := finishFile(f, cfg, r.opts.Owner); err != nil {
+		os.Remove(name)
+		return "", fmt.Errorf("candidate config: %w", err)
+	}
+	return name, nil
+}
+
+func (r *Reloader) validate(ctx context.Context, cand string) (Diff, error) {
+	if err := r.opts.Check(ctx, cand, r.opts.ScratchDaemons); err != nil {
+		return Diff{}, err
+	}
+	out, stderr, err := runCmd(ctx, r.opts.Python, r.opts.reloadArgs("--test", cand)...)
+	text := Redact(string(out) + stderr)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Diff{}, fmt.Errorf("frr-reload.py --test: %w", ctx.Err())
+		}
+		return Diff{}, &ValidationError{Check: "frr-reload --test", Messages: errorLines(text)}
+	}
+	return parseDiff(text), nil
+}
+
+func (r *Reloader) reload(ctx context.Context, confPath string) error {
+	if r.opts.Method == ReloadSystemd {
+		if err := r.opts.Systemd.ReloadUnit(ctx, r.opts.SystemdUnit); err != nil {
+			return fmt.Errorf("systemd reload %s: %w", r.opts.SystemdUnit, err)
+		}
+		return nil
+	}
+	out, stderr, err := runCmd(ctx, r.opts.Python, r.opts.reloadArgs("--reload", confPath)...)
+	if err != nil {
+		msgs := errorLines(Redact(string(out) + stderr))
+		return fmt.Errorf("frr-reload.py --reload: %w: %s", err, strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+var logLineRe = regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\s+(\w+): (.*)$`)
+
+// errorLines keeps what explains a frr-reload.py failure: its warnings and
+// errors plus vtysh's "%" messages.
+func errorLines(text string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		if m := logLineRe.FindStringSubmatch(l); m != nil {
+			if m[1] != "INFO" && m[1] != "DEBUG" {
+				out = appendUnique(out, m[1]+": "+m[2])
+			}
+			continue
+		}
+		if strings.HasPrefix(l, "% ") && !strings.Contains(l, "vtysh.conf") || strings.HasPrefix(l, "line ") {
+			out = appendUnique(out, l)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{strings.TrimSpace(text)}
+	}
+	return out
+}
+
+// parseDiff reads frr-reload.py --test output: "Lines To Delete" and
+// "Lines To Add" sections, each under a line of '='.
+func parseDiff(text string) Diff {
+	var d Diff
+	var cur *[]string
+	for _, l := range strings.Split(text, "\n") {
+		t := strings.TrimRight(l, " ")
+		switch {
+		case t == "Lines To Delete":
+			cur = &d.Delete
+		case t == "Lines To Add":
+			cur = &d.Add
+		case strings.TrimSpace(t) == "" || strings.Trim(t, "=") == "" || logLineRe.MatchString(t) || strings.HasPrefix(t, "% "):
+		case cur != nil:
+			*cur = append(*cur, t)
+		}
+	}
+	return d
+}
+
+func hashOf(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// writeFileAtomic writes data to a temp file in path's directory (0600,
+// owned by owner when set), syncs it and renames it over path.
+func writeFileAtomic(path string, data []byte, owner *FileOwner) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
+	if err != nil {
+		return err
+	}
+	if err := finishFile(f, data, owner); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+func finishFile(f *os.File, data []byte, owner *FileOwner) error {
+	_, err := f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o600)
+	}
+	if err == nil && owner != nil {
+		err = f.Chown(owner.UID, owner.GID)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,602 @@
+package frr
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+)
+
+//go:embed templates/*.tmpl
+var templateFS embed.FS
+
+// templates are parsed once; they are immutable after init, so sharing them
+// is not mutable package state.
+var templates = template.Must(template.New("frr").
+	Funcs(template.FuncMap{"hint": hintLine}).
+	Option("missingkey=error").
+	ParseFS(templateFS, "templates/*.tmpl"))
+
+// Section names, as used in the brownfield hint comments "#++{{.Name}}".
+const (
+	SectionVRFs        = "VRFs"
+	SectionNeighbors   = "Neighbors"
+	SectionNeighborsV4 = "NeighborsV4"
+	SectionNeighborsV6 = "NeighborsV6"
+	SectionL2VNIs      = "L2VNIs"
+	SectionBGP         = "BGP"
+	SectionPrefixLists = "PrefixLists"
+	SectionRouteMaps   = "RouteMaps"
+)
+
+// sectionOrder fixes rendering order; each section has its own template.
+var sectionOrder = [...]struct{ name, tmpl string }{
+	{SectionVRFs, "vrfs"},
+	{SectionNeighbors, "cluster-neighbors"},
+	{SectionNeighborsV4, "cluster-af4"},
+	{SectionNeighborsV6, "cluster-af6"},
+	{SectionL2VNIs, "l2vnis"},
+	{SectionBGP, "bgp-vrfs"},
+	{SectionPrefixLists, "prefix-lists"},
+	{SectionRouteMaps, "route-maps"},
+}
+
+func hintLine(name string) string { return "#++{{." + name + "}}" }
+
+// ErrBaseConfig marks a brownfield base configuration whose hints do not fit
+// the desired state (unknown, duplicate or missing hint).
+var ErrBaseConfig = errors.New("brownfield base config")
+
+// Render returns the complete frr.conf for cfg. The same cfg always gives the
+// same bytes.
+func Render(cfg *NodeConfig) ([]byte, error) {
+	if err := cfg.validate(false); err != nil {
+		return nil, fmt.Errorf("render frr.conf: %w", err)
+	}
+	v := buildView(cfg)
+	var base bytes.Buffer
+	if err := templates.ExecuteTemplate(&base, "underlay", v); err != nil {
+		return nil, fmt.Errorf("render underlay: %w", err)
+	}
+	sections, err := renderSections(v)
+	if err != nil {
+		return nil, err
+	}
+	return insertSections(normalize(base.String()), sections)
+}
+
+// RenderBrownfield inserts the rendered sections into a host's own base
+// configuration at its hint comments ("#++{{.VRFs}}", "#++{{.Neighbors}}",
+// "#++{{.NeighborsV4}}", "#++{{.NeighborsV6}}", "#++{{.L2VNIs}}", "#++{{.BGP}}",
+// "#++{{.PrefixLists}}", "#++{{.RouteMaps}}"). Every other byte of base is
+// kept. The base owns the underlay, so cfg.Underlay only gives ASN and
+// router-id. A section with content needs its hint; an empty one may lack it.
+func RenderBrownfield(base []byte, cfg *NodeConfig) ([]byte, error) {
+	if err := cfg.validate(true); err != nil {
+		return nil, fmt.Errorf("render brownfield frr.conf: %w", err)
+	}
+	sections, err := renderSections(buildView(cfg))
+	if err != nil {
+		return nil, err
+	}
+	return insertSections(string(base), sections)
+}
+
+func renderSections(v *view) (map[string]string, error) {
+	out := make(map[string]string, len(sectionOrder))
+	for _, s := range sectionOrder {
+		var b bytes.Buffer
+		if err := templates.ExecuteTemplate(&b, s.tmpl, v); err != nil {
+			return nil, fmt.Errorf("render section %s: %w", s.name, err)
+		}
+		out[s.name] = normalize(b.String())
+	}
+	return out, nil
+}
+
+// normalize drops the blank lines template actions leave and ends a
+// non-empty text with one newline.
+func normalize(s string) string {
+	var b strings.Builder
+	for line := range strings.SplitSeq(s, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+var hintRe = regexp.MustCompile(`^[ \t]*#\+\+\{\{\.([A-Za-z0-9_]+)\}\}[ \t]*\r?$`)
+
+// insertSections replaces each hint line of base with its section.
+func insertSections(base string, sections map[string]string) ([]byte, error) {
+	var out strings.Builder
+	used := map[string]int{}
+	lineNo := 0
+	for rest := base; rest != ""; {
+		line, tail, found := strings.Cut(rest, "\n")
+		rest = tail
+		lineNo++
+		m := hintRe.FindStringSubmatch(line)
+		if m == nil {
+			out.WriteString(line)
+			if found {
+				out.WriteByte('\n')
+			}
+			continue
+		}
+		name := m[1]
+		text, known := sections[name]
+		switch {
+		case !known:
+			return nil, fmt.Errorf("%w: line %d: unknown hint %q", ErrBaseConfig, lineNo, strings.TrimSpace(line))
+		case used[name] != 0:
+			return nil, fmt.Errorf("%w: line %d: hint %s repeats line %d", ErrBaseConfig, lineNo, hintLine(name), used[name])
+		}
+		used[name] = lineNo
+		out.WriteString(text)
+	}
+	var missing []string
+	for _, s := range sectionOrder {
+		if sections[s.name] != "" && used[s.name] == 0 {
+			missing = append(missing, hintLine(s.name))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%w: missing hint(s) %s for sections the desired state needs", ErrBaseConfig, strings.Join(missing, ", "))
+	}
+	return []byte(out.String()), nil
+}
+
+// view is NodeConfig resolved for the templates: names derived, sequences
+// assigned, everything sorted so rendering is deterministic.
+type view struct {
+	Globals    []string
+	ASN        uint32
+	RouterID   string
+	VTEP       string
+	PeerGroups []peerGroupView
+	Neighbors  []neighborView
+	// Activate lists the underlay peer groups and group-less neighbours.
+	Activate    []string
+	HasIPv6     bool
+	L2VNIs      []l2vniView
+	VRFs        []vrfView
+	Cluster     instanceView
+	PrefixLists []prefixListView
+	RouteMaps   []routeMapView
+}
+
+type sessionView struct {
+	Who          string
+	Password     string
+	Multihop     uint8
+	UpdateSource string
+	Timers       string
+	BFD          bool
+}
+
+type peerGroupView struct {
+	Name         string
+	RemoteAS     string
+	ListenRanges []string
+	Session      sessionView
+}
+
+type neighborView struct {
+	Key       string
+	Interface bool
+	PeerGroup string
+	RemoteAS  string
+	Session   sessionView
+}
+
+type l2vniView struct {
+	VNI       uint32
+	RD        string
+	ImportRTs []string
+	ExportRTs []string
+}
+
+type peeringView struct {
+	Name            string
+	RemoteASN       uint32
+	ListenRanges    []string
+	Neighbors       []string
+	MaximumPrefixes uint32
+	PrefixListIn    string
+	PrefixListOut   string
+	Session         sessionView
+}
+
+// afView is one "address-family ipv4|ipv6 unicast" of a BGP instance.
+type afView struct {
+	Family         string
+	Redistribute   []string
+	Aggregates     []string
+	Peerings       []peeringView
+	ImportRouteMap string
+	ImportVRFs     []string
+}
+
+func (a afView) empty() bool {
+	return len(a.Redistribute)+len(a.Aggregates)+len(a.Peerings)+len(a.ImportVRFs) == 0 && a.ImportRouteMap == ""
+}
+
+type instanceView struct {
+	Peerings []peeringView
+	V4, V6   afView
+}
+
+type vrfView struct {
+	Name      string
+	VNI       uint32
+	RD        string
+	ImportRTs []string
+	ExportRTs []string
+	Peerings  []peeringView
+	AFs       []afView
+}
+
+type prefixListView struct {
+	Family  string // "ip" or "ipv6"
+	Name    string
+	Entries []prefixEntryView
+}
+
+type prefixEntryView struct {
+	Seq    uint32
+	Action Action
+	Prefix string
+	GE, LE uint8
+}
+
+type routeMapView struct {
+	Name    string
+	Entries []routeMapEntryView
+}
+
+type routeMapEntryView struct {
+	Action            Action
+	Seq               uint32
+	MatchFamily       string // "ip" or "ipv6"
+	MatchPrefixList   string
+	MatchSourceVRF    string
+	Call              string
+	SetCommunity      string
+	SetLargeCommunity string
+	Additive          bool
+}
+
+func buildView(cfg *NodeConfig) *view {
+	u := &cfg.Underlay
+	v := &view{ASN: u.ASN, RouterID: u.RouterID.String()}
+	if cfg.DisableIPForwarding {
+		v.Globals = append(v.Globals, "no ip forwarding")
+	}
+	if cfg.DisableIPv6Forwarding {
+		v.Globals = append(v.Globals, "no ipv6 forwarding")
+	}
+	if u.VTEPSource.IsValid() {
+		v.VTEP = netip.PrefixFrom(u.VTEPSource, u.VTEPSource.BitLen()).String()
+	}
+	for _, pg := range u.PeerGroups {
+		pv := peerGroupView{Name: pg.Name, RemoteAS: pg.RemoteAS, Session: session(pg.Name, &pg.SessionOptions)}
+		for _, r := range pg.ListenRanges {
+			pv.ListenRanges = append(pv.ListenRanges, r.String())
+		}
+		v.PeerGroups = append(v.PeerGroups, pv)
+		v.Activate = append(v.Activate, pg.Name)
+	}
+	for _, n := range u.Neighbors {
+		key := neighborKey(&n)
+		v.Neighbors = append(v.Neighbors, neighborView{
+			Key: key, Interface: n.Interface != "", PeerGroup: n.PeerGroup, RemoteAS: n.RemoteAS,
+			Session: session(key, &n.SessionOptions),
+		})
+		if n.PeerGroup == "" {
+			v.Activate = append(v.Activate, key)
+		}
+	}
+
+	for _, l2 := range sortedBy(cfg.L2VNIs, func(a, b L2VNI) int { return cmpU32(a.VNI, b.VNI) }) {
+		auto := autoRT(u.ASN, l2.VNI)
+		v.L2VNIs = append(v.L2VNIs, l2vniView{
+			VNI: l2.VNI, RD: l2.RD,
+			ImportRTs: explicitRTs(merge(l2.RouteTargets, l2.ImportRouteTargets), auto),
+			ExportRTs: explicitRTs(merge(l2.RouteTargets, l2.ExportRouteTargets), auto),
+		})
+	}
+
+	vrfs := sortedBy(cfg.VRFs, func(a, b VRF) int { return strings.Compare(a.Name, b.Name) })
+	peerings := sortedBy(cfg.Peerings, func(a, b Peering) int { return strings.Compare(a.Name, b.Name) })
+	v.Cluster.V4.Family, v.Cluster.V6.Family = "ipv4", "ipv6"
+	clusterImport := [2]routeMapView{{Name: "rm_cluster_import"}, {Name: "rm6_cluster_import"}}
+
+	for i, vrf := range vrfs {
+		auto := autoRT(u.ASN, vrf.VNI)
+		vv := vrfView{
+			Name: vrf.Name, VNI: vrf.VNI, RD: vrf.RD,
+			ImportRTs: explicitRTs(merge(vrf.RouteTargets, vrf.ImportRouteTargets), auto),
+			ExportRTs: explicitRTs(merge(vrf.RouteTargets, vrf.ExportRouteTargets), auto),
+		}
+		afs := [2]afView{{Family: "ipv4"}, {Family: "ipv6"}}
+		for fi := range afs {
+			if vrf.RedistributeConnected {
+				afs[fi].Redistribute = append(afs[fi].Redistribute, "connected")
+			}
+			if vrf.RedistributeStatic {
+				afs[fi].Redistribute = append(afs[fi].Redistribute, "static")
+			}
+		}
+		rcs := sortedBy(vrf.RouteConfigs, func(a, b RouteConfig) int { return cmpU32(uint32(a.Seq), uint32(b.Seq)) })
+		for fi, fam := range [2]int{4, 6} {
+			imp := routeMapView{Name: rmName(fam, vrf.Name, "import")}
+			exp := routeMapView{Name: rmName(fam, vrf.Name, "export")}
+			var aggregates []string
+			for _, rc := range rcs {
+				if pl, ok := prefixList(fam, plName(fam, vrf.Name, "import", rc.Seq), rc.Import, false); ok {
+					v.PrefixLists = append(v.PrefixLists, pl)
+					imp.Entries = append(imp.Entries, routeMapEntryView{
+						Action: Permit, Seq: uint32(rc.Seq), MatchFamily: pl.Family, MatchPrefixList: pl.Name,
+					})
+				}
+				if pl, ok := prefixList(fam, plName(fam, vrf.Name, "export", rc.Seq), rc.Export, false); ok {
+					v.PrefixLists = append(v.PrefixLists, pl)
+					std, large := splitCommunities(rc.Communities)
+					exp.Entries = append(exp.Entries, routeMapEntryView{
+						Action: Permit, Seq: uint32(rc.Seq), MatchFamily: pl.Family, MatchPrefixList: pl.Name,
+						SetCommunity: std, SetLargeCommunity: large, Additive: rc.Additive,
+					})
+				}
+			}
+			for _, a := range vrf.Aggregates {
+				if familyOf(a.Addr()) != fam {
+					continue
+				}
+				s := a.String()
+				if vrf.SummaryOnly {
+					s += " summary-only"
+				}
+				aggregates = append(aggregates, s)
+			}
+			slices.Sort(aggregates)
+			afs[fi].Aggregates = slices.Compact(aggregates)
+			if len(imp.Entries) > 0 {
+				imp.Entries = append(imp.Entries, routeMapEntryView{Action: Deny, Seq: defaultDeny})
+				v.RouteMaps = append(v.RouteMaps, imp)
+				// One import route-map per address family of the cluster VRF:
+				// its entry for this VRF calls the VRF's own map.
+				clusterImport[fi].Entries = append(clusterImport[fi].Entries, routeMapEntryView{
+					Action: Permit, Seq: uint32(i + 1), MatchSourceVRF: vrf.Name, Call: imp.Name,
+				})
+				clusterAF(&v.Cluster, fam).ImportVRFs = append(clusterAF(&v.Cluster, fam).ImportVRFs, vrf.Name)
+			}
+			if len(exp.Entries) > 0 {
+				exp.Entries = append(exp.Entries, routeMapEntryView{Action: Deny, Seq: defaultDeny})
+				v.RouteMaps = append(v.RouteMaps, exp)
+				afs[fi].ImportRouteMap = exp.Name
+				afs[fi].ImportVRFs = []string{"default"}
+			}
+		}
+		for _, p := range peerings {
+			if p.VRF != vrf.Name {
+				continue
+			}
+			pv, fam := v.peering(&p)
+			vv.Peerings = append(vv.Peerings, pv)
+			afs[familyIndex(fam)].Peerings = append(afs[familyIndex(fam)].Peerings, pv)
+		}
+		for _, af := range afs {
+			if !af.empty() {
+				vv.AFs = append(vv.AFs, af)
+			}
+		}
+		v.VRFs = append(v.VRFs, vv)
+	}
+	for fi, rm := range clusterImport {
+		if len(rm.Entries) == 0 {
+			continue
+		}
+		rm.Entries = append(rm.Entries, routeMapEntryView{Action: Deny, Seq: defaultDeny})
+		v.RouteMaps = append(v.RouteMaps, rm)
+		clusterAF(&v.Cluster, []int{4, 6}[fi]).ImportRouteMap = rm.Name
+	}
+	for _, p := range peerings {
+		if p.VRF != "" && p.VRF != "default" {
+			continue
+		}
+		pv, fam := v.peering(&p)
+		v.Cluster.Peerings = append(v.Cluster.Peerings, pv)
+		af := clusterAF(&v.Cluster, fam)
+		af.Peerings = append(af.Peerings, pv)
+	}
+	v.HasIPv6 = !v.Cluster.V6.empty()
+	slices.SortFunc(v.PrefixLists, func(a, b prefixListView) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(v.RouteMaps, func(a, b routeMapView) int { return strings.Compare(a.Name, b.Name) })
+	return v
+}
+
+// peering resolves one workload peering and adds its prefix-lists.
+func (v *view) peering(p *Peering) (peeringView, int) {
+	pv := peeringView{
+		Name: p.Name, RemoteASN: p.RemoteASN, MaximumPrefixes: p.MaximumPrefixes,
+		Session: session(p.Name, &p.SessionOptions),
+	}
+	var fam int
+	if len(p.ListenRanges) > 0 {
+		fam = familyOf(p.ListenRanges[0].Addr())
+		for _, r := range slices.SortedFunc(slices.Values(p.ListenRanges), comparePrefix) {
+			pv.ListenRanges = append(pv.ListenRanges, r.String())
+		}
+	} else {
+		fam = familyOf(p.Neighbors[0])
+		for _, n := range slices.SortedFunc(slices.Values(p.Neighbors), func(a, b netip.Addr) int { return a.Compare(b) }) {
+			pv.Neighbors = append(pv.Neighbors, n.String())
+		}
+	}
+	in, _ := prefixList(fam, plPrefix(fam)+"peer_"+p.Name+"_in", p.Import, true)
+	out, _ := prefixList(fam, plPrefix(fam)+"peer_"+p.Name+"_out", p.Export, true)
+	v.PrefixLists = append(v.PrefixLists, in, out)
+	pv.PrefixListIn, pv.PrefixListOut = in.Name, out.Name
+	return pv, fam
+}
+
+// prefixList builds the prefix-list for the items of one family. With
+// denyIfEmpty an empty list still exists and denies everything (a peering
+// without filter items gets nothing); otherwise ok reports whether any item
+// has the family.
+func prefixList(fam int, name string, items []PrefixItem, denyIfEmpty bool) (prefixListView, bool) {
+	pl := prefixListView{Family: "ip", Name: name}
+	if fam == 6 {
+		pl.Family = "ipv6"
+	}
+	for i, it := range items {
+		if familyOf(it.CIDR.Addr()) != fam {
+			continue
+		}
+		pl.Entries = append(pl.Entries, prefixEntryView{
+			Seq: itemSeq(&it, i), Action: it.Action, Prefix: it.CIDR.String(), GE: it.GE, LE: it.LE,
+		})
+	}
+	if len(pl.Entries) == 0 {
+		if !denyIfEmpty {
+			return pl, false
+		}
+		pl.Entries = []prefixEntryView{{Seq: 10, Action: Deny, Prefix: "any"}}
+	}
+	slices.SortFunc(pl.Entries, func(a, b prefixEntryView) int { return cmpU32(a.Seq, b.Seq) })
+	return pl, true
+}
+
+func session(who string, s *SessionOptions) sessionView {
+	sv := sessionView{
+		Who: who, Password: s.Password.Value(), Multihop: s.EBGPMultihop,
+		UpdateSource: s.UpdateSource, BFD: s.BFD,
+	}
+	if s.HoldTime != 0 {
+		sv.Timers = strconv.Itoa(int(s.KeepaliveTime/time.Second)) + " " + strconv.Itoa(int(s.HoldTime/time.Second))
+	}
+	return sv
+}
+
+func clusterAF(c *instanceView, fam int) *afView {
+	if fam == 6 {
+		return &c.V6
+	}
+	return &c.V4
+}
+
+func familyIndex(fam int) int {
+	if fam == 6 {
+		return 1
+	}
+	return 0
+}
+
+func plPrefix(fam int) string {
+	if fam == 6 {
+		return "pl6_"
+	}
+	return "pl_"
+}
+
+func plName(fam int, vrf, dir string, seq uint16) string {
+	return plPrefix(fam) + vrf + "_" + dir + "_" + strconv.Itoa(int(seq))
+}
+
+func rmName(fam int, vrf, dir string) string {
+	if fam == 6 {
+		return "rm6_" + vrf + "_" + dir
+	}
+	return "rm_" + vrf + "_" + dir
+}
+
+// autoRT is the route target FRR derives for a VNI: the low 16 bits of the
+// AS number, then the VNI.
+func autoRT(asn, vni uint32) string {
+	return strconv.FormatUint(uint64(asn&0xffff), 10) + ":" + strconv.FormatUint(uint64(vni), 10)
+}
+
+// explicitRTs orders route targets for FRR 8.4, which treats a configured
+// RT equal to the automatic one as "stay automatic" while the list is still
+// automatic: alone it is left out (FRR keeps it automatic and does not show
+// it), with others it goes last, after the first explicit RT has replaced
+// the automatic list.
+func explicitRTs(rts []string, auto string) []string {
+	if len(rts) == 1 && rts[0] == auto {
+		return nil
+	}
+	out := make([]string, 0, len(rts))
+	hasAuto := false
+	for _, rt := range rts {
+		if rt == auto {
+			hasAuto = true
+			continue
+		}
+		out = append(out, rt)
+	}
+	if hasAuto {
+		out = append(out, auto)
+	}
+	return out
+}
+
+// merge appends extra to both, dropping repeats, keeping first occurrence order.
+func merge(both, extra []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range slices.Concat(both, extra) {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// splitCommunities separates standard and large communities (A:B:C), each
+// space-joined in the given order.
+func splitCommunities(all []string) (std, large string) {
+	var s, l []string
+	for _, c := range all {
+		if strings.Count(c, ":") == 2 {
+			l = append(l, c)
+		} else {
+			s = append(s, c)
+		}
+	}
+	return strings.Join(s, " "), strings.Join(l, " ")
+}
+
+func comparePrefix(a, b netip.Prefix) int {
+	if c := a.Addr().Compare(b.Addr()); c != 0 {
+		return c
+	}
+	return a.Bits() - b.Bits()
+}
+
+func sortedBy[T any](in []T, cmp func(a, b T) int) []T {
+	out := slices.Clone(in)
+	slices.SortStableFunc(out, cmp)
+	return out
+}
+
+func cmpU32(a, b uint32) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,216 @@
+package frr
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden from the current templates")
+
+func renderCase(t *testing.T, c goldenCase) []byte {
+	t.Helper()
+	var out []byte
+	var err error
+	if c.base != "" {
+		base, rerr := os.ReadFile(filepath.Join("testdata", "brownfield", c.base))
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		out, err = RenderBrownfield(base, &c.cfg)
+	} else {
+		out, err = Render(&c.cfg)
+	}
+	if err != nil {
+		t.Fatalf("render %s: %v", c.name, err)
+	}
+	return out
+}
+
+func TestGolden(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range goldenCases() {
+		t.Run(c.name, func(t *testing.T) {
+			got := renderCase(t, c)
+			path := filepath.Join("testdata", "golden", c.name+".conf")
+			seen[filepath.Base(path)] = true
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./pkg/frr -run TestGolden -update)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s differs from the golden file (-update rewrites it):\n%s", c.name, lineDiff(string(want), string(got)))
+			}
+		})
+	}
+	// A golden file without a case would escape the FRR acceptance check's
+	// meaning; keep the directory exactly in sync.
+	entries, err := os.ReadDir(filepath.Join("testdata", "golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !seen[e.Name()] {
+			t.Errorf("testdata/golden/%s has no case in goldenCases", e.Name())
+		}
+	}
+}
+
+// lineDiff shows the first differing lines, enough to spot a change.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			b.WriteString("line " + strconv.Itoa(i+1) + ":\n  want: " + wl + "\n  got:  " + gl + "\n")
+			if b.Len() > 2000 {
+				break
+			}
+		}
+	}
+	return b.String()
+}
+
+// shuffled reverses every list whose order the renderer must not depend on.
+func shuffled(c NodeConfig) NodeConfig {
+	c.L2VNIs = slices.Clone(c.L2VNIs)
+	slices.Reverse(c.L2VNIs)
+	c.Peerings = slices.Clone(c.Peerings)
+	slices.Reverse(c.Peerings)
+	c.VRFs = slices.Clone(c.VRFs)
+	slices.Reverse(c.VRFs)
+	for i := range c.VRFs {
+		c.VRFs[i].RouteConfigs = slices.Clone(c.VRFs[i].RouteConfigs)
+		slices.Reverse(c.VRFs[i].RouteConfigs)
+	}
+	for i := range c.Peerings {
+		c.Peerings[i].Neighbors = slices.Clone(c.Peerings[i].Neighbors)
+		slices.Reverse(c.Peerings[i].Neighbors)
+	}
+	return c
+}
+
+func TestRenderDeterministic(t *testing.T) {
+	for _, c := range goldenCases() {
+		first := renderCase(t, c)
+		again := renderCase(t, c)
+		c.cfg = shuffled(c.cfg)
+		reordered := renderCase(t, c)
+		if !bytes.Equal(first, again) {
+			t.Errorf("%s: two renders differ", c.name)
+		}
+		if !bytes.Equal(first, reordered) {
+			t.Errorf("%s: render depends on list order:\n%s", c.name, lineDiff(string(first), string(reordered)))
+		}
+	}
+}
+
+func TestBrownfieldKeepsBaseBytes(t *testing.T) {
+	base, err := os.ReadFile(filepath.Join("testdata", "brownfield", "hints.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := brownfieldConfig()
+	out, err := RenderBrownfield(base, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections, err := renderSections(buildView(&cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Removing what was inserted must give the base minus its hint lines.
+	stripped := string(out)
+	for _, s := range sectionOrder {
+		if sections[s.name] == "" {
+			continue
+		}
+		if !strings.Contains(stripped, sections[s.name]) {
+			t.Fatalf("section %s not inserted verbatim", s.name)
+		}
+		stripped = strings.Replace(stripped, sections[s.name], "", 1)
+	}
+	var want strings.Builder
+	for _, line := range strings.SplitAfter(string(base), "\n") {
+		if !hintRe.MatchString(strings.TrimSuffix(line, "\n")) {
+			want.WriteString(line)
+		}
+	}
+	if stripped != want.String() {
+		t.Errorf("base bytes changed:\n%s", lineDiff(want.String(), stripped))
+	}
+	for _, keep := range []string{"hostname provisioned-node", "route-map rm_mgmt_vrf_export deny 65535", "bgp bestpath as-path multipath-relax"} {
+		if !strings.Contains(string(out), keep) {
+			t.Errorf("base line %q missing", keep)
+		}
+	}
+}
+
+func TestBrownfieldHintErrors(t *testing.T) {
+	cfg := NodeConfig{
+		Underlay: Underlay{ASN: 65000, RouterID: addr("10.0.0.1")},
+		VRFs:     []VRF{{Name: "tenant1", VNI: 5001}},
+	}
+	cases := []struct {
+		name, base, wantMsg string
+	}{
+		{"unknown hint", "#++{{.VRFs}}\n#++{{.BGP}}\n#++{{.Routes}}\n", `unknown hint "#++{{.Routes}}"`},
+		{"duplicate hint", "#++{{.VRFs}}\n#++{{.BGP}}\n #++{{.VRFs}}\n", "line 3: hint #++{{.VRFs}} repeats line 1"},
+		{"missing hint", "router bgp 65000\n#++{{.VRFs}}\n", "missing hint(s) #++{{.BGP}}"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := RenderBrownfield([]byte(c.base), &cfg)
+			if !errors.Is(err, ErrBaseConfig) {
+				t.Fatalf("err = %v, want ErrBaseConfig", err)
+			}
+			if !strings.Contains(err.Error(), c.wantMsg) {
+				t.Errorf("err = %q, want it to contain %q", err, c.wantMsg)
+			}
+		})
+	}
+	// Unused hints of empty sections are fine and vanish.
+	out, err := RenderBrownfield([]byte("a\n#++{{.VRFs}}\n#++{{.BGP}}\n#++{{.RouteMaps}}\nb"), &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "#++") || !strings.HasPrefix(string(out), "a\nvrf tenant1\n") || !strings.HasSuffix(string(out), "!\nb") {
+		t.Errorf("unexpected output:\n%s", out)
+	}
+	// The brownfield base owns the underlay.
+	bad := cfg
+	bad.Underlay.Neighbors = []Neighbor{{Address: addr("192.0.2.1"), RemoteAS: "65001"}}
+	if _, err := RenderBrownfield([]byte("#++{{.VRFs}}\n#++{{.BGP}}\n"), &bad); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("underlay neighbours in brownfield mode: err = %v, want ErrInvalidConfig", err)
+	}
+}
+
+// BenchmarkRender renders the largest case (underlay, two L2VNIs, a leaking
+// VRF, two peerings): the agent does this on every reconcile.
+func BenchmarkRender(b *testing.B) {
+	cfg := fullConfig()
+	for b.Loop() {
+		if _, err := Render(&cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package frr
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Target says where the running FRR daemons and their files are.
+type Target struct {
+	// VtySocket is the directory of the daemons' *.vty sockets (their
+	// --vty_socket). Empty: FRR's default, or the pathspace's.
+	VtySocket string
+	// Pathspace is FRR's -N namespace (daemons started by "frrinit.sh start NS").
+	Pathspace string
+	// ConfDir holds frr.conf. Default /etc/frr, or /etc/frr/<Pathspace>.
+	ConfDir string
+	// RunDir is where frr-reload.py writes its temporary command files
+	// (they contain secrets). Default ConfDir, which only FRR can read.
+	RunDir string
+	// VtyshPath, ReloadScript, DaemonDir and Python locate the FRR tools.
+	VtyshPath    string
+	ReloadScript string
+	DaemonDir    string
+	Python       string
+}
+
+func (t Target) withDefaults() Target {
+	if t.ConfDir == "" {
+		t.ConfDir = "/etc/frr"
+		if t.Pathspace != "" {
+			t.ConfDir = filepath.Join(t.ConfDir, t.Pathspace)
+		}
+	}
+	if t.RunDir == "" {
+		t.RunDir = t.ConfDir
+	}
+	if t.VtyshPath == "" {
+		t.VtyshPath = "/usr/bin/vtysh"
+	}
+	if t.ReloadScript == "" {
+		t.ReloadScript = "/usr/lib/frr/frr-reload.py"
+	}
+	if t.DaemonDir == "" {
+		t.DaemonDir = "/usr/lib/frr"
+	}
+	if t.Python == "" {
+		t.Python = "python3"
+	}
+	return t
+}
+
+// ConfigPath is the frr.conf the daemons read at start.
+func (t Target) ConfigPath() string { return filepath.Join(t.withDefaults().ConfDir, "frr.conf") }
+
+// vtyshArgs select the daemons for vtysh. With a pathspace vtysh appends the
+// pathspace to --config_dir itself, so only -N is given.
+func (t Target) vtyshArgs() []string {
+	t = t.withDefaults()
+	if t.Pathspace != "" {
+		return []string{"-N", t.Pathspace}
+	}
+	args := []string{"--config_dir", t.ConfDir}
+	if t.VtySocket != "" {
+		args = append(args, "--vty_socket", t.VtySocket)
+	}
+	return args
+}
+
+// reloadArgs are frr-reload.py's arguments for mode "--test" or "--reload".
+// --confdir is always frr.conf's own directory: frr-reload.py then sees it is
+// reloading that very file and does not overwrite it with "write".
+func (t Target) reloadArgs(mode, file string) []string {
+	t = t.withDefaults()
+	args := []string{t.ReloadScript, mode, "--stdout",
+		"--bindir", filepath.Dir(t.VtyshPath), "--confdir", t.ConfDir, "--rundir", t.RunDir}
+	if t.Pathspace != "" {
+		args = append(args, "--pathspace", t.Pathspace)
+	} else if t.VtySocket != "" {
+		args = append(args, "--vty_socket", t.VtySocket)
+	}
+	return append(args, file)
+}
+
+// Vtysh runs commands through vtysh against the target's daemons. Output
+// that could carry secrets (running-config) must not be logged by callers.
+func (t Target) Vtysh(ctx context.Context, cmds ...string) ([]byte, error) {
+	args := t.vtyshArgs()
+	for _, c := range cmds {
+		args = append(args, "-c", c)
+	}
+	stdout, stderr, err := runCmd(ctx, t.withDefaults().VtyshPath, args...)
+	if err != nil {
+		return stdout, fmt.Errorf("vtysh %q: %w: %s", cmds, err, Redact(strings.TrimSpace(stderr+string(stdout))))
+	}
+	return stdout, nil
+}
+
+// ShowJSON runs one "show ... json" command and decodes the output into v.
+func (t Target) ShowJSON(ctx context.Context, command string, v any) error {
+	out, err := t.Vtysh(ctx, command)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		return fmt.Errorf("decode %q output: %w", command, err)
+	}
+	return nil
+}
+
+// RunningConfig returns "show running-config". It contains secrets.
+func (t Target) RunningConfig(ctx context.Context) ([]byte, error) {
+	return t.Vtysh(ctx, "show running-config")
+}
+
+func runCmd(ctx context.Context, name string, args ...string) (stdout []byte, stderr string, err error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.Bytes(), e.String(), err
+}
+
+var secretRe = regexp.MustCompile(`(?i)(\b(?:password|authentication-key|message-digest-key \d+ md5)\s+)\S+`)
+
+// Redact hides secrets (neighbor passwords and similar) in FRR text so it can
+// be logged or returned in errors.
+func Redact(s string) string { return secretRe.ReplaceAllString(s, "${1}<redacted>") }
