@@ -17,7 +17,7 @@ if ((${#missing[@]})); then
   fi
   echo "install-deps: installing ${missing[*]}"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   # The frr package starts a host FRR; our tests run their own daemons per namespace.
   systemctl disable --now frr >/dev/null 2>&1 || true
 fi
