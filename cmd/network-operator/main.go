@@ -1,0 +1,135 @@
+// Command network-operator runs the central controllers: revisions from the user resources, per-node
+// configurations and their paced rollout, and (optionally) the validating webhooks.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/operator/controllers"
+	"github.com/network-operator/network-operator/operator/metrics"
+	"github.com/network-operator/network-operator/operator/nodeconfig"
+	"github.com/network-operator/network-operator/operator/webhook"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "network-operator:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		metricsAddr, probeAddr, leaderNS string
+		leaderElect, webhooks, verbose   bool
+		maxUnavailable                   string
+		opts                             controllers.Options
+		underlayIfaces                   string
+	)
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so only one replica reconciles")
+	flag.StringVar(&leaderNS, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's namespace)")
+	flag.BoolVar(&webhooks, "webhooks", true, "serve the validating admission webhooks")
+	flag.BoolVar(&verbose, "v", false, "debug logging")
+	flag.DurationVar(&opts.Debounce, "debounce", time.Second, "delay between the first change of a burst and the snapshot")
+	flag.StringVar(&maxUnavailable, "max-unavailable", "1", "nodes updating at once: a number or a percentage (revision annotation "+controllers.AnnotationMaxUnavailable+" overrides)")
+	flag.DurationVar(&opts.ProgressDeadline, "progress-deadline", 10*time.Minute, "time a node has to confirm its configuration before the revision fails")
+	flag.StringVar(&opts.TopologyLabel, "rollout-topology-label", "", "roll out group by group of this Node label's value (e.g. topology.kubernetes.io/zone)")
+	flag.IntVar(&opts.KeepRevisions, "keep-revisions", 10, "newest revisions kept by pruning (besides target, last good and referenced ones)")
+	flag.Int64Var(&opts.NodeConfig.Underlay.ASN, "underlay-asn", 65000, "AS number of the nodes (Node annotation "+nodeconfig.AnnotationASN+" overrides)")
+	flag.StringVar(&underlayIfaces, "underlay-interfaces", "", "comma-separated fabric uplinks (Node annotation "+nodeconfig.AnnotationUnderlayInterfaces+" overrides)")
+	flag.StringVar(&opts.NodeConfig.Underlay.RemoteASN, "underlay-remote-asn", "external", "remote AS of the uplink neighbours: a number, internal or external")
+	flag.BoolVar(&opts.NodeConfig.Strict, "dataplane-strict", false, "the eBPF router drops what it cannot forward")
+	flag.Func("dataplane-interface", "extra data-plane interface name[.vlan]=vrf[:mode] (repeatable)", func(s string) error {
+		i, err := nodeconfig.ParseInterface(s)
+		opts.NodeConfig.Interfaces = append(opts.NodeConfig.Interfaces, i)
+		return err
+	})
+	flag.Parse()
+
+	level := slog.LevelInfo
+	if verbose {
+		level = slog.LevelDebug
+	}
+	ctrl.SetLogger(logr.FromSlogHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+
+	opts.MaxUnavailable = intstr.Parse(maxUnavailable)
+	for f := range strings.SplitSeq(underlayIfaces, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			opts.NodeConfig.Underlay.Interfaces = append(opts.NodeConfig.Underlay.Interfaces, f)
+		}
+	}
+	if opts.NodeConfig.Underlay.ASN < 1 || opts.NodeConfig.Underlay.ASN > 4294967294 {
+		return fmt.Errorf("--underlay-asn %d: must be 1..4294967294", opts.NodeConfig.Underlay.ASN)
+	}
+
+	scheme := runtime.NewScheme()
+	if err := errors.Join(clientgoscheme.AddToScheme(scheme), v1.AddToScheme(scheme)); err != nil {
+		return fmt.Errorf("build scheme: %w", err)
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress:  probeAddr,
+		LeaderElection:          leaderElect,
+		LeaderElectionID:        "network-operator.network.network-operator.io",
+		LeaderElectionNamespace: leaderNS,
+	})
+	if err != nil {
+		return fmt.Errorf("create manager: %w", err)
+	}
+	if opts.Metrics, err = metrics.New(ctrlmetrics.Registry); err != nil {
+		return err
+	}
+	if err := controllers.Setup(mgr, opts); err != nil {
+		return err
+	}
+	if webhooks {
+		if err := webhook.SetupWebhooks(mgr); err != nil {
+			return fmt.Errorf("set up webhooks: %w", err)
+		}
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("add health check: %w", err)
+	}
+	// Ready once the informers are synced (and the webhook server listens, when enabled).
+	if err := mgr.AddReadyzCheck("cache", func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return errors.New("informer caches not synced")
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("add readiness check: %w", err)
+	}
+	if webhooks {
+		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+			return fmt.Errorf("add webhook readiness check: %w", err)
+		}
+	}
+	return mgr.Start(ctrl.SetupSignalHandler())
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/operator/nodeconfig"
+	testenv "github.com/network-operator/network-operator/test/envtest"
+)
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func waitFor(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func get(url string) (string, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return string(body), fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return string(body), err
+}
+
+// TestBinaryWiring builds the operator binary and runs it against a real API server: leader election,
+// health and readiness endpoints, metrics, and a node receiving its configuration.
+func TestBinaryWiring(t *testing.T) {
+	ctx := context.Background()
+	env, err := testenv.Start(ctx, testenv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: env.Config.Host, CertificateAuthorityData: env.Config.CAData}
+	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: env.Config.CertData, ClientKeyData: env.Config.KeyData}
+	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
+	kc.CurrentContext = "envtest"
+	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+
+	bin := filepath.Join(dir, "network-operator")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	metricsAddr, probeAddr := freePort(t), freePort(t)
+	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--webhooks=false", "--leader-elect",
+		"--leader-election-namespace", "default", "--metrics-bind-address", metricsAddr,
+		"--health-probe-bind-address", probeAddr, "--debounce", "100ms", "--underlay-interfaces", "eth1,eth2")
+	var logs strings.Builder
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("operator exited with %v after SIGTERM\n%s", err, logs.String())
+			}
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Errorf("operator did not stop after SIGTERM\n%s", logs.String())
+		}
+	})
+
+	waitFor(t, "/readyz", func() error { _, err := get("http://" + probeAddr + "/readyz"); return err })
+	if _, err := get("http://" + probeAddr + "/healthz"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the leader election Lease", func() error {
+		var l coordinationv1.Lease
+		return env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "network-operator.network.network-operator.io"}, &l)
+	})
+
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker", Annotations: map[string]string{nodeconfig.AnnotationRouterID: "192.0.2.1"}}}
+	if err := env.Client.Create(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
+	if err := env.Client.Status().Update(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the node's configuration", func() error {
+		var nnc v1.NodeNetworkConfig
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: "worker"}, &nnc); err != nil {
+			return err
+		}
+		if got := strings.Join(nnc.Spec.Underlay.Interfaces, ","); got != "eth1,eth2" {
+			return fmt.Errorf("underlay interfaces %q", got)
+		}
+		return nil
+	})
+	waitFor(t, "operator metrics", func() error {
+		body, err := get("http://" + metricsAddr + "/metrics")
+		if err != nil {
+			return err
+		}
+		for _, want := range []string{"network_operator_revision_sequence 1", `network_operator_rollout_node_updates_total{reason="rollout"} 1`,
+			`controller_runtime_reconcile_total{controller="rollout"`, `controller_runtime_reconcile_total{controller="networkconfig"`} {
+			if !strings.Contains(body, want) {
+				return fmt.Errorf("metrics lack %q", want)
+			}
+		}
+		return nil
+	})
+	if t.Failed() {
+		t.Log(logs.String())
+	}
+}

@@ -1,0 +1,26 @@
+package controllers
+
+import (
+	"errors"
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// Leader election (cmd/network-operator --leader-elect) uses a Lease:
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
+// Setup registers both controllers with mgr.
+func Setup(mgr ctrl.Manager, opts Options) error {
+	if opts.Metrics == nil {
+		return errors.New("controllers: Options.Metrics is required")
+	}
+	opts = opts.withDefaults()
+	if err := (&ConfigReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Opts: opts}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up config controller: %w", err)
+	}
+	if err := (&RolloutReconciler{Client: mgr.GetClient(), Opts: opts}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up rollout controller: %w", err)
+	}
+	return nil
+}

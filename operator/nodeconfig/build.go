@@ -1,0 +1,441 @@
+package nodeconfig
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+)
+
+// Node annotations read by Build.
+const (
+	AnnotationASN                = "network.network-operator.io/asn"
+	AnnotationRouterID           = "network.network-operator.io/router-id"
+	AnnotationVTEPAddress        = "network.network-operator.io/vtep-address"
+	AnnotationUnderlayInterfaces = "network.network-operator.io/underlay-interfaces"
+)
+
+const (
+	// TableIDBase + VNI is the routing table of a VRF with a VNI.
+	TableIDBase = 1_000_000_000
+	// MainTableID is the kernel's main table, used by the VRFs without VNI ("default", "cluster").
+	MainTableID = 254
+	// MaxVRFID is the largest BPF VRF id (vrf_counters has 4096 entries, 0 = unassigned).
+	MaxVRFID = 4095
+	// DefaultL2MTU is used when a Layer2NetworkConfiguration leaves mtu unset.
+	DefaultL2MTU = 1500
+)
+
+var (
+	// ErrInvalid marks revision content that cannot be turned into this node's configuration: the
+	// revision cannot be rolled out here, retrying does not help.
+	ErrInvalid = errors.New("invalid revision content for node")
+	// ErrNodeIncomplete marks a problem of the Node itself (underlay annotations or addresses): any
+	// revision would fail the same way until the Node is fixed.
+	ErrNodeIncomplete = errors.New("node underlay incomplete")
+)
+
+// FieldError names the offending field and value.
+type FieldError struct {
+	Field string
+	Value any
+	Msg   string
+	// Node is true for problems of the Node object (ErrNodeIncomplete), false for content (ErrInvalid).
+	Node bool
+}
+
+func (e *FieldError) Error() string { return fmt.Sprintf("%s: %v %s", e.Field, e.Value, e.Msg) }
+
+// Is matches ErrNodeIncomplete or ErrInvalid, depending on where the problem is.
+func (e *FieldError) Is(target error) bool {
+	if e.Node {
+		return target == ErrNodeIncomplete
+	}
+	return target == ErrInvalid
+}
+
+func invalid(field string, value any, format string, args ...any) error {
+	return &FieldError{Field: field, Value: value, Msg: fmt.Sprintf(format, args...)}
+}
+
+func nodeInvalid(field string, value any, format string, args ...any) error {
+	return &FieldError{Field: field, Value: value, Msg: fmt.Sprintf(format, args...), Node: true}
+}
+
+// Underlay is the operator-wide underlay configuration.
+type Underlay struct {
+	// ASN of the nodes unless a Node annotation says otherwise.
+	ASN int64
+	// Interfaces are the default fabric uplinks.
+	Interfaces []string
+	// RemoteASN of the unnumbered uplink neighbours: a number, "internal" or "external".
+	RemoteASN string
+}
+
+// Options are the operator-level inputs of Build.
+type Options struct {
+	Underlay Underlay
+	// Strict makes the eBPF router drop what it cannot forward.
+	Strict bool
+	// Interfaces are extra data-plane interfaces; each is configured on nodes that have its VRF.
+	Interfaces []v1.DataPlaneInterface
+}
+
+// Build returns the spec of node for revision rev. current is the node's present spec (nil when it has
+// none): it only supplies the BPF VRF ids to keep. The result carries rev.Revision and its MapVersion.
+func Build(rev *v1.NetworkConfigRevisionSpec, node *corev1.Node, current *v1.NodeNetworkConfigSpec, opts Options) (v1.NodeNetworkConfigSpec, error) {
+	spec := v1.NodeNetworkConfigSpec{Revision: rev.Revision}
+	nodeLabels := labels.Set(node.Labels)
+	var errs []error
+
+	underlay, err := buildUnderlay(node, opts.Underlay)
+	errs = append(errs, err)
+	spec.Underlay = underlay
+
+	vrfs, err := buildVRFs(rev.VRF, nodeLabels, current)
+	errs = append(errs, err)
+	spec.VRFs = vrfs
+	vrfNames := make(map[string]bool, len(vrfs))
+	for _, v := range vrfs {
+		vrfNames[v.Name] = true
+	}
+
+	l2s, l2Nets, err := buildLayer2s(rev.Layer2, nodeLabels, vrfNames)
+	errs = append(errs, err)
+	spec.Layer2s = l2s
+
+	peers, err := buildBGPPeers(rev.BGP, rev.Layer2, nodeLabels, l2Nets)
+	errs = append(errs, err)
+	spec.BGPPeers = peers
+
+	spec.DataPlane = buildDataPlane(vrfs, opts)
+	if err := errors.Join(errs...); err != nil {
+		return v1.NodeNetworkConfigSpec{}, fmt.Errorf("node %s, revision %.12s: %w", node.Name, rev.Revision, err)
+	}
+	spec.ExpectedMapVersion = spec.MapVersion()
+	return spec, nil
+}
+
+// selects reports whether sel (nil = every node) matches the node's labels.
+func selects(field string, sel *metav1.LabelSelector, nodeLabels labels.Set) (bool, error) {
+	if sel == nil {
+		return true, nil
+	}
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return false, invalid(field, sel.String(), "is not a valid label selector: %v", err)
+	}
+	return s.Matches(nodeLabels), nil
+}
+
+func buildUnderlay(node *corev1.Node, u Underlay) (v1.UnderlaySpec, error) {
+	var errs []error
+	out := v1.UnderlaySpec{ASN: u.ASN}
+	if s, ok := node.Annotations[AnnotationASN]; ok {
+		asn, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			errs = append(errs, nodeInvalid("metadata.annotations["+AnnotationASN+"]", s, "is not a number"))
+		}
+		out.ASN = asn
+	}
+	if out.ASN < 1 || out.ASN > 4294967294 {
+		errs = append(errs, nodeInvalid("underlay.asn", out.ASN, "must be 1..4294967294"))
+	}
+
+	out.RouterID = node.Annotations[AnnotationRouterID]
+	if out.RouterID == "" {
+		out.RouterID = internalIPv4(node)
+	}
+	if a, err := netip.ParseAddr(out.RouterID); err != nil || !a.Is4() {
+		errs = append(errs, nodeInvalid("metadata.annotations["+AnnotationRouterID+"]", strconv.Quote(out.RouterID),
+			"must be an IPv4 address (set the annotation or give the Node an IPv4 InternalIP)"))
+	}
+	out.VTEPAddress = node.Annotations[AnnotationVTEPAddress]
+	if out.VTEPAddress == "" {
+		out.VTEPAddress = out.RouterID
+	} else if _, err := netip.ParseAddr(out.VTEPAddress); err != nil {
+		errs = append(errs, nodeInvalid("metadata.annotations["+AnnotationVTEPAddress+"]", strconv.Quote(out.VTEPAddress), "is not an IP address"))
+	}
+
+	out.Interfaces = slices.Clone(u.Interfaces)
+	if s, ok := node.Annotations[AnnotationUnderlayInterfaces]; ok {
+		out.Interfaces = nil
+		for f := range strings.SplitSeq(s, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				out.Interfaces = append(out.Interfaces, f)
+			}
+		}
+	}
+	remote := cmp.Or(u.RemoteASN, "external")
+	for _, ifname := range out.Interfaces {
+		if ifname == "" || len(ifname) > v1.MaxInterfaceNameLen {
+			errs = append(errs, nodeInvalid("underlay.interfaces", strconv.Quote(ifname), "is not an interface name (1..%d bytes)", v1.MaxInterfaceNameLen))
+		}
+		out.Neighbors = append(out.Neighbors, v1.UnderlayNeighbor{Interface: ifname, RemoteASN: remote})
+	}
+	return out, errors.Join(errs...)
+}
+
+func internalIPv4(node *corev1.Node) string {
+	for _, a := range node.Status.Addresses {
+		if a.Type != corev1.NodeInternalIP {
+			continue
+		}
+		if ip, err := netip.ParseAddr(a.Address); err == nil && ip.Is4() {
+			return ip.String()
+		}
+	}
+	return ""
+}
+
+func prefixItems(items []v1.PrefixItem) []v1.NodePrefixItem {
+	if len(items) == 0 {
+		return nil
+	}
+	out := make([]v1.NodePrefixItem, len(items))
+	for i, p := range items {
+		out[i] = v1.NodePrefixItem{CIDR: p.CIDR, Seq: p.EffectiveSeq(i), GE: p.GE, LE: p.LE, Action: p.Action}
+	}
+	return out
+}
+
+// noVNIVRF reports whether name is one of the VRFs that live in the main table without an L3 VNI.
+func noVNIVRF(name string) bool { return name == "default" || name == "cluster" }
+
+// TableID is the routing table of a VRF (see the package documentation).
+func TableID(name string, vni int32) (int32, error) {
+	switch {
+	case vni >= v1.MinVNI && vni <= v1.MaxVNI:
+		return TableIDBase + vni, nil
+	case vni == 0 && noVNIVRF(name):
+		return MainTableID, nil
+	default:
+		return 0, invalid("vrf "+strconv.Quote(name)+".vni", vni, "must be %d..%d (only \"default\" and \"cluster\" go without)", v1.MinVNI, v1.MaxVNI)
+	}
+}
+
+func buildVRFs(items []v1.VRFRevision, nodeLabels labels.Set, current *v1.NodeNetworkConfigSpec) ([]v1.NodeVRF, error) {
+	var errs []error
+	byName := map[string]*v1.NodeVRF{}
+	for i := range items {
+		it := &items[i]
+		f := fmt.Sprintf("vrf[%s]", it.Name)
+		ok, err := selects(f+".nodeSelector", it.NodeSelector, nodeLabels)
+		if err != nil || !ok {
+			errs = append(errs, err)
+			continue
+		}
+		var vni int32
+		if it.VNI != nil {
+			vni = *it.VNI
+		}
+		v := byName[it.VRF]
+		if v == nil {
+			table, err := TableID(it.VRF, vni)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", f, err))
+				continue
+			}
+			v = &v1.NodeVRF{Name: it.VRF, TableID: table, VNI: vni}
+			byName[it.VRF] = v
+		} else if v.VNI != vni {
+			errs = append(errs, invalid(f+".vni", vni, "differs from VNI %d of another configuration of VRF %q", v.VNI, it.VRF))
+			continue
+		}
+		if it.RouteTarget != nil && *it.RouteTarget != "" && !slices.Contains(v.RouteTargets, *it.RouteTarget) {
+			v.RouteTargets = append(v.RouteTargets, *it.RouteTarget)
+		}
+		if it.MTU != nil && *it.MTU > v.MTU {
+			v.MTU = *it.MTU // the largest wins: a smaller one would cut the other's traffic
+		}
+		v.Leaks = append(v.Leaks, v1.VRFLeak{
+			Source:      it.Name,
+			Seq:         it.Seq,
+			Import:      prefixItems(it.Import),
+			Export:      prefixItems(it.Export),
+			Communities: it.AllCommunities(),
+		})
+		v.Aggregates = append(v.Aggregates, it.Aggregate...)
+	}
+
+	vrfs := make([]v1.NodeVRF, 0, len(byName))
+	for _, v := range byName {
+		slices.Sort(v.RouteTargets)
+		slices.Sort(v.Aggregates)
+		v.Aggregates = slices.Compact(v.Aggregates)
+		slices.SortFunc(v.Leaks, func(a, b v1.VRFLeak) int { return cmp.Or(cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.Source, b.Source)) })
+		for i := 1; i < len(v.Leaks); i++ {
+			if v.Leaks[i].Seq == v.Leaks[i-1].Seq {
+				errs = append(errs, invalid("vrf["+v.Leaks[i].Source+"].seq", v.Leaks[i].Seq,
+					"is also used by %q in VRF %q", v.Leaks[i-1].Source, v.Name))
+			}
+		}
+		vrfs = append(vrfs, *v)
+	}
+	errs = append(errs, assignVRFIDs(vrfs, current))
+	slices.SortFunc(vrfs, func(a, b v1.NodeVRF) int { return cmp.Compare(a.Name, b.Name) })
+	return vrfs, errors.Join(errs...)
+}
+
+// assignVRFIDs keeps the ids of the current spec and gives new VRFs the lowest free ids in (VNI, name) order.
+func assignVRFIDs(vrfs []v1.NodeVRF, current *v1.NodeNetworkConfigSpec) error {
+	kept := map[string]int32{}
+	if current != nil {
+		for _, v := range current.VRFs {
+			if v.ID >= 1 && v.ID <= MaxVRFID {
+				kept[v.Name] = v.ID
+			}
+		}
+	}
+	used := map[int32]bool{}
+	for i := range vrfs {
+		if id, ok := kept[vrfs[i].Name]; ok {
+			vrfs[i].ID = id
+			used[id] = true
+		}
+	}
+	slices.SortFunc(vrfs, func(a, b v1.NodeVRF) int { return cmp.Or(cmp.Compare(a.VNI, b.VNI), cmp.Compare(a.Name, b.Name)) })
+	next := int32(1)
+	for i := range vrfs {
+		if vrfs[i].ID != 0 {
+			continue
+		}
+		for used[next] {
+			next++
+		}
+		if next > MaxVRFID {
+			return invalid("vrfs", len(vrfs), "VRFs on one node exceed the %d BPF VRF ids", MaxVRFID)
+		}
+		vrfs[i].ID = next
+		used[next] = true
+	}
+	return nil
+}
+
+func buildLayer2s(items []v1.Layer2Revision, nodeLabels labels.Set, vrfNames map[string]bool) ([]v1.NodeLayer2, map[string]bool, error) {
+	var errs []error
+	var out []v1.NodeLayer2
+	onNode := map[string]bool{}
+	for i := range items {
+		it := &items[i]
+		f := fmt.Sprintf("layer2[%s]", it.Name)
+		ok, err := selects(f+".nodeSelector", it.NodeSelector, nodeLabels)
+		if err != nil || !ok {
+			errs = append(errs, err)
+			continue
+		}
+		if it.VRF != "" && !vrfNames[it.VRF] && !noVNIVRF(it.VRF) {
+			errs = append(errs, invalid(f+".vrf", strconv.Quote(it.VRF), "is not configured on this node (no VRFRouteConfiguration selects it)"))
+			continue
+		}
+		l2 := v1.NodeLayer2{
+			Name:               it.Name,
+			VLAN:               it.ID,
+			VNI:                it.VNI,
+			MTU:                cmp.Or(it.MTU, DefaultL2MTU),
+			VRF:                it.VRF,
+			AnycastMAC:         it.AnycastMac,
+			AnycastGateways:    slices.Clone(it.AnycastGateways),
+			AdvertiseNeighbors: it.AdvertiseNeighbors,
+		}
+		if it.NeighSuppression != nil {
+			l2.NeighSuppression = *it.NeighSuppression
+		}
+		out = append(out, l2)
+		onNode[it.Name] = true
+	}
+	slices.SortFunc(out, func(a, b v1.NodeLayer2) int { return cmp.Compare(a.Name, b.Name) })
+	return out, onNode, errors.Join(errs...)
+}
+
+func buildBGPPeers(items []v1.BGPRevision, l2Items []v1.Layer2Revision, nodeLabels labels.Set, l2OnNode map[string]bool) ([]v1.NodeBGPPeer, error) {
+	l2ByName := make(map[string]*v1.Layer2Revision, len(l2Items))
+	for i := range l2Items {
+		l2ByName[l2Items[i].Name] = &l2Items[i]
+	}
+	var errs []error
+	var out []v1.NodeBGPPeer
+	for i := range items {
+		it := &items[i]
+		f := fmt.Sprintf("bgp[%s]", it.Name)
+		ok, err := selects(f+".nodeSelector", it.NodeSelector, nodeLabels)
+		if err != nil || !ok {
+			errs = append(errs, err)
+			continue
+		}
+		p := v1.NodeBGPPeer{
+			Name:              it.Name,
+			RemoteASN:         it.RemoteASN,
+			HoldTime:          it.HoldTime,
+			KeepaliveTime:     it.KeepaliveTime,
+			MaximumPrefixes:   it.MaximumPrefixes,
+			EnableBFD:         it.EnableBFD,
+			Import:            prefixItems(it.Import),
+			Export:            prefixItems(it.Export),
+			PasswordSecretRef: it.PasswordSecretRef, // the reference only: the agent reads the value
+		}
+		switch {
+		case it.PeeringVlan != nil:
+			l2 := l2ByName[it.PeeringVlan.Name]
+			if l2 == nil {
+				errs = append(errs, invalid(f+".peeringVlan.name", strconv.Quote(it.PeeringVlan.Name), "is not a Layer2NetworkConfiguration of the revision"))
+				continue
+			}
+			if !l2OnNode[l2.Name] {
+				continue // the network is not on this node: nothing to listen on
+			}
+			p.VRF = l2.VRF
+			for j, gw := range l2.AnycastGateways {
+				pfx, err := netip.ParsePrefix(gw)
+				if err != nil {
+					errs = append(errs, invalid(fmt.Sprintf("layer2[%s].anycastGateways[%d]", l2.Name, j), strconv.Quote(gw), "is not an address/prefix"))
+					continue
+				}
+				p.ListenRanges = append(p.ListenRanges, pfx.Masked().String())
+			}
+		case it.LoopbackPeer != nil:
+			p.Addresses = slices.Clone(it.LoopbackPeer.IPAddresses)
+		default:
+			errs = append(errs, invalid(f, "{}", "needs peeringVlan or loopbackPeer"))
+			continue
+		}
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b v1.NodeBGPPeer) int { return cmp.Compare(a.Name, b.Name) })
+	return out, errors.Join(errs...)
+}
+
+func buildDataPlane(vrfs []v1.NodeVRF, opts Options) v1.DataPlaneSpec {
+	dp := v1.DataPlaneSpec{Strict: opts.Strict}
+	have := map[string]bool{}
+	for _, v := range vrfs {
+		have[v.Name] = true
+		if v.VNI == 0 {
+			continue
+		}
+		for _, prefix := range []string{v1.BridgePrefix, v1.VXLANPrefix} {
+			dp.Interfaces = append(dp.Interfaces, v1.DataPlaneInterface{Name: prefix + v.Name, VRF: v.Name, Mode: v1.ModeRoute, Hook: v1.HookAuto})
+		}
+	}
+	for _, i := range opts.Interfaces {
+		if i.VRF == "" || have[i.VRF] {
+			// The CRD defaults these; setting them here keeps the stored spec equal to the built one.
+			i.Mode = cmp.Or(i.Mode, v1.ModeRoute)
+			i.Hook = cmp.Or(i.Hook, v1.HookAuto)
+			dp.Interfaces = append(dp.Interfaces, i)
+		}
+	}
+	slices.SortFunc(dp.Interfaces, func(a, b v1.DataPlaneInterface) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.VLAN, b.VLAN))
+	})
+	return dp
+}
