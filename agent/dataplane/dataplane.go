@@ -11,11 +11,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"runtime"
 	"slices"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"github.com/network-operator/network-operator/pkg/netnsrun"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
@@ -296,7 +296,7 @@ func (d *Dataplane) verifyHook(a loader.Attachment, l netlink.Link) error {
 // the node's.
 func (d *Dataplane) queryTCX(ifindex int) ([]ebpf.ProgramID, error) {
 	var res *link.QueryResult
-	err := inNetNS(d.ns, func() error {
+	err := netnsrun.Run(d.ns, func() error {
 		var err error
 		res, err = link.QueryPrograms(link.QueryOptions{Target: ifindex, Attach: ebpf.AttachTCXIngress})
 		return err
@@ -309,36 +309,4 @@ func (d *Dataplane) queryTCX(ifindex int) ([]ebpf.ProgramID, error) {
 		ids = append(ids, p.ID)
 	}
 	return ids, nil
-}
-
-// inNetNS runs fn on a fresh locked OS thread switched into ns (0: the caller's namespace, no switch). If the
-// thread cannot be switched back it stays locked and the runtime discards it with its goroutine.
-func inNetNS(ns netns.NsHandle, fn func() error) error {
-	if ns <= 0 {
-		return fn()
-	}
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("current netns: %w", err)
-			return
-		}
-		defer orig.Close()
-		if err := netns.Set(ns); err != nil {
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("enter netns: %w", err)
-			return
-		}
-		ferr := fn()
-		if err := netns.Set(orig); err != nil {
-			errc <- fmt.Errorf("restore netns: %w (after: %v)", err, ferr)
-			return
-		}
-		runtime.UnlockOSThread()
-		errc <- ferr
-	}()
-	return <-errc
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"github.com/network-operator/network-operator/pkg/netnsrun"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
@@ -69,7 +70,7 @@ func (l *Loader) Attach(ctx context.Context, ifname string, mode Mode) (Attachme
 		return Attachment{}, err
 	}
 	var out Attachment
-	err := inNetNS(l.opts.NetNS, func() error {
+	err := netnsrun.Run(l.opts.NetNS, func() error {
 		iface, err := net.InterfaceByName(ifname)
 		if err != nil {
 			return fmt.Errorf("attach %s: %w", ifname, err)
@@ -609,7 +610,7 @@ func (l *Loader) Detach(ctx context.Context, ifname string) error {
 	if a == nil {
 		return nil
 	}
-	if err := inNetNS(l.opts.NetNS, func() error { return l.detachOne(a) }); err != nil {
+	if err := netnsrun.Run(l.opts.NetNS, func() error { return l.detachOne(a) }); err != nil {
 		return err
 	}
 	delete(l.atts, ifname)
@@ -624,7 +625,7 @@ func (l *Loader) DetachAll(ctx context.Context) error {
 	if l.closed {
 		return ErrClosed
 	}
-	return inNetNS(l.opts.NetNS, func() error { return l.detachAll(ctx) })
+	return netnsrun.Run(l.opts.NetNS, func() error { return l.detachAll(ctx) })
 }
 
 func (l *Loader) detachAll(ctx context.Context) error {
@@ -711,13 +712,13 @@ func detachLink(lnk link.Link, pin string) error {
 // XDP-on-veth caveats: native XDP wants TX checksum offload off on the
 // sending veth, generic XDP wants TSO/GSO off.
 func SetOffload(ns netns.NsHandle, ifname string, o Offload, on bool) error {
-	return inNetNS(ns, func() error { return setOffload(ifname, o, on) })
+	return netnsrun.Run(ns, func() error { return setOffload(ifname, o, on) })
 }
 
 // GetOffload reads a device offload in namespace ns (0: calling thread's).
 func GetOffload(ns netns.NsHandle, ifname string, o Offload) (bool, error) {
 	var on bool
-	err := inNetNS(ns, func() error {
+	err := netnsrun.Run(ns, func() error {
 		var err error
 		on, err = getOffload(ifname, o)
 		return err
@@ -729,7 +730,7 @@ func GetOffload(ns netns.NsHandle, ifname string, o Offload) (bool, error) {
 // thread's), as auto mode sees it.
 func Driver(ns netns.NsHandle, ifname string) (string, error) {
 	var d string
-	err := inNetNS(ns, func() error {
+	err := netnsrun.Run(ns, func() error {
 		var err error
 		d, err = driverName(ifname)
 		return err

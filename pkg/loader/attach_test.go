@@ -12,6 +12,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	tc "github.com/florianl/go-tc"
+	"github.com/network-operator/network-operator/pkg/netnsrun"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
@@ -29,7 +30,7 @@ type hooks struct {
 func kernelHooks(t *testing.T, ns netns.NsHandle, ifname string) hooks {
 	t.Helper()
 	var h hooks
-	err := inNetNS(ns, func() error {
+	err := netnsrun.Run(ns, func() error {
 		iface, err := net.InterfaceByName(ifname)
 		if err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 	tc "github.com/florianl/go-tc"
+	"github.com/network-operator/network-operator/pkg/netnsrun"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
@@ -41,7 +42,7 @@ func foreignProgram(t *testing.T, typ ebpf.ProgramType) *ebpf.Program {
 // tool would.
 func addForeignFilter(t *testing.T, ns netns.NsHandle, ifname string, prio uint16, handle uint32, name string, p *ebpf.Program) {
 	t.Helper()
-	err := inNetNS(ns, func() error {
+	err := netnsrun.Run(ns, func() error {
 		iface, err := net.InterfaceByName(ifname)
 		if err != nil {
 			return err
@@ -81,7 +82,7 @@ func TestForeignTCAttachmentsSurvive(t *testing.T) {
 	// program; both must outlive our attach and detach in every tc mode.
 	addForeignFilter(t, ns, "a0", 1, 1, "someone-else:filter", foreignCLS)
 	var foreignLink link.Link
-	if err := inNetNS(ns, func() error {
+	if err := netnsrun.Run(ns, func() error {
 		iface, err := net.InterfaceByName("a0")
 		if err != nil {
 			return err
@@ -173,7 +174,7 @@ func TestForeignXDPProgram(t *testing.T) {
 	foreignID := programID(t, foreign)
 
 	// Attached the pre-bpf_link way, through netlink, in generic mode.
-	if err := inNetNS(ns, func() error {
+	if err := netnsrun.Run(ns, func() error {
 		dev, err := netlink.LinkByName("a0")
 		if err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"github.com/network-operator/network-operator/pkg/netnsrun"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -210,7 +211,7 @@ func mustLoad(t testing.TB, opts Options) *Loader {
 // they arrive on its veth peer's ingress.
 func sendFrames(t testing.TB, ns netns.NsHandle, ifname string, n int) {
 	t.Helper()
-	err := inNetNS(ns, func() error {
+	err := netnsrun.Run(ns, func() error {
 		iface, err := net.InterfaceByName(ifname)
 		if err != nil {
 			return err

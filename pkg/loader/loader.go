@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/cilium/ebpf"
+	"github.com/network-operator/network-operator/pkg/netnsrun"
 	"github.com/vishvananda/netns"
 
 	"github.com/network-operator/network-operator/bpf"
@@ -202,7 +203,7 @@ func Load(ctx context.Context, opts Options) (*Loader, error) {
 		atts:   map[string]*attachment{},
 		report: LoadReport{PinDir: opts.PinDir},
 	}
-	err = inNetNS(opts.NetNS, func() error { return l.load(ctx) })
+	err = netnsrun.Run(opts.NetNS, func() error { return l.load(ctx) })
 	if err != nil {
 		l.closeHandles()
 		return nil, fmt.Errorf("load into %s: %w", opts.PinDir, err)
@@ -509,7 +510,7 @@ func (l *Loader) Remove(ctx context.Context) error {
 		return ErrClosed
 	}
 	var errs []error
-	if err := inNetNS(l.opts.NetNS, func() error { return l.detachAll(ctx) }); err != nil {
+	if err := netnsrun.Run(l.opts.NetNS, func() error { return l.detachAll(ctx) }); err != nil {
 		errs = append(errs, err)
 	}
 	l.closed = true

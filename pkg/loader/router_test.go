@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/network-operator/network-operator/pkg/netnsrun"
 	"github.com/vishvananda/netns"
 
 	"github.com/network-operator/network-operator/bpf"
@@ -19,7 +20,7 @@ import (
 func ifindex(t testing.TB, ns netns.NsHandle, name string) uint32 {
 	t.Helper()
 	var idx int
-	if err := inNetNS(ns, func() error {
+	if err := netnsrun.Run(ns, func() error {
 		iface, err := net.InterfaceByName(name)
 		if err == nil {
 			idx = iface.Index

@@ -1,4 +1,9 @@
-package loader
+// Package netnsrun runs code inside a network namespace.
+//
+// Netlink sockets, ethtool ioctls and tcx/XDP link creation all take the
+// calling thread's namespace, so the code has to run on one OS thread that is
+// switched into the namespace and back.
+package netnsrun
 
 import (
 	"fmt"
@@ -7,11 +12,10 @@ import (
 	"github.com/vishvananda/netns"
 )
 
-// inNetNS runs fn with the OS thread in ns. Netlink sockets, ethtool ioctls
-// and tcx/XDP link creation all take the calling thread's namespace, so the
-// whole of fn runs on one locked thread. A zero or closed handle runs fn on
-// the caller's thread unchanged.
-func inNetNS(ns netns.NsHandle, fn func() error) error {
+// Run runs fn on a fresh goroutine locked to an OS thread inside ns and
+// returns fn's error. A zero or negative handle runs fn on the caller's
+// thread unchanged. Goroutines that fn starts do not run in ns.
+func Run(ns netns.NsHandle, fn func() error) error {
 	if ns <= 0 {
 		return fn()
 	}
