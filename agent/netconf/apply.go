@@ -393,6 +393,9 @@ func (a *applier) nlRule(r RuleSpec) *netlink.Rule {
 	nr := netlink.NewRule()
 	nr.Priority, nr.Family, nr.Table = r.Priority, r.Family, int(r.Table)
 	nr.IifName, nr.OifName = r.Iif, r.Oif
+	if r.Src.IsValid() {
+		nr.Src = &net.IPNet{IP: net.IP(r.Src.Addr().AsSlice()), Mask: net.CIDRMask(r.Src.Bits(), r.Src.Addr().BitLen())}
+	}
 	nr.Protocol = a.proto
 	return nr
 }

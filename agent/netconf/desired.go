@@ -352,6 +352,7 @@ func (b *builder) addLayer2(l v1alpha1.NodeLayer2) error {
 				b.d.Routes = append(b.d.Routes, conn)
 			}
 			b.d.Routes = append(b.d.Routes, local)
+			st.Gateways = append(st.Gateways, a.Prefix.Addr())
 		}
 	}
 	return nil
@@ -377,5 +378,18 @@ func (b *builder) addRules() {
 					RuleSpec{Priority: b.s.RulePriority, Family: fam, Oif: m, Table: st.Table})
 			}
 		}
+		// A reply from a gateway address is routed without an oif (only VRF devices give one), so the oif
+		// rules miss it; a source rule sends it through the VRF's table like the l3mdev rule would.
+		for _, gw := range st.Gateways {
+			b.d.Rules = append(b.d.Rules, RuleSpec{Priority: b.s.RulePriority, Family: familyOf(gw),
+				Src: netip.PrefixFrom(gw, gw.BitLen()), Table: st.Table})
+		}
 	}
+}
+
+func familyOf(a netip.Addr) int {
+	if a.Is4() {
+		return unix.AF_INET
+	}
+	return unix.AF_INET6
 }

@@ -198,12 +198,15 @@ type RuleSpec struct {
 	Family   int // unix.AF_INET or unix.AF_INET6
 	Iif      string
 	Oif      string
+	Src      netip.Prefix // zero: any source
 	Table    uint32
 }
 
 func (r RuleSpec) String() string {
 	var sel string
 	switch {
+	case r.Src.IsValid():
+		sel = "from " + r.Src.String()
 	case r.Iif != "" && r.Oif != "":
 		sel = "iif " + r.Iif + " oif " + r.Oif
 	case r.Iif != "":
@@ -236,6 +239,9 @@ type VRFState struct {
 	VXLAN  string
 	// Members are the links routed by the VRF's table.
 	Members []string
+	// Gateways are the VRF's own addresses on its members (anycast gateways). A table-only VRF needs a
+	// source rule for each, so replies and ICMP errors the node sends from them are routed in its table.
+	Gateways []netip.Addr
 }
 
 // Unsupported is an object the spec asks for that this kernel cannot create.

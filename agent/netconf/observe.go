@@ -89,7 +89,14 @@ func Observe(ctx context.Context, h *netlink.Handle, routeProtocol uint8) (*Obse
 		if r.Protocol != routeProtocol {
 			continue
 		}
-		o.Rules = append(o.Rules, RuleSpec{Priority: r.Priority, Family: r.Family, Iif: r.IifName, Oif: r.OifName, Table: uint32(r.Table)})
+		rs := RuleSpec{Priority: r.Priority, Family: r.Family, Iif: r.IifName, Oif: r.OifName, Table: uint32(r.Table)}
+		if r.Src != nil {
+			if addr, ok := netip.AddrFromSlice(r.Src.IP); ok {
+				ones, _ := r.Src.Mask.Size()
+				rs.Src = netip.PrefixFrom(addr.Unmap(), ones)
+			}
+		}
+		o.Rules = append(o.Rules, rs)
 	}
 	return o, nil
 }

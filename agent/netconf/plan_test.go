@@ -148,6 +148,8 @@ func TestComputePlan(t *testing.T) {
 			name: "l2 network removed", features: noVRFKernel, spec: withoutL2(twoVRFsOneL2()), observed: base(noVRFKernel),
 			want: []string{
 				// The routes on l2br.100 go with the device; only the rules (by name) need deleting.
+				"removals: delete rule 1100: from 10.100.0.1/32 lookup 100 (ipv4) (no longer desired)",
+				"removals: delete rule 1100: from fd00:100::1/128 lookup 100 (ipv6) (no longer desired)",
 				"removals: delete rule 1100: iif l2br.100 lookup 100 (ipv4) (no longer desired)",
 				"removals: delete rule 1100: iif l2br.100 lookup 100 (ipv6) (no longer desired)",
 				"removals: delete rule 1100: oif l2br.100 lookup 100 (ipv4) (no longer desired)",
@@ -167,6 +169,7 @@ func TestComputePlan(t *testing.T) {
 			want: []string{
 				"removals: delete route fd00:100::/64 dev l2br.100 table 100 metric 256 (no longer desired)",
 				"removals: delete route local fd00:100::1 dev l2br.100 table 100 metric 1024 (no longer desired)",
+				"removals: delete rule 1100: from fd00:100::1/128 lookup 100 (ipv6) (no longer desired)",
 				"removals: delete address fd00:100::1/64 from l2br.100 (no longer desired)",
 			},
 		},

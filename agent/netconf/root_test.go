@@ -246,6 +246,8 @@ func TestApplyCreatesOwnedObjectsAndIsIdempotent(t *testing.T) {
 		{[]string{"10.100.0.7", "oif", "l2br.100"}, "10.100.0.7 dev l2br.100 table 100 src 10.100.0.1"},
 		{[]string{"10.100.0.7", "from", "10.100.0.50", "iif", "l2br.100"}, "10.100.0.7 from 10.100.0.50 dev l2br.100 table 100"},
 		{[]string{"10.9.9.9", "from", "10.100.0.50", "iif", "l2br.100"}, "No route to host"}, // the unreachable default (EHOSTUNREACH), not main
+		// Replies the node sends from its gateway address (no oif yet) are routed in the VRF table too.
+		{[]string{"10.100.0.7", "from", "10.100.0.1"}, "10.100.0.7 from 10.100.0.1 dev l2br.100 table 100"},
 	} {
 		out, err := ns.Output(ctx, "ip", append([]string{"route", "get"}, tc.args...)...)
 		if !strings.Contains(out+errString(err), tc.want) {

@@ -3,6 +3,8 @@ package netconf
 import (
 	"fmt"
 	"net/netip"
+
+	"github.com/network-operator/network-operator/api/v1alpha1"
 )
 
 // AliasPrefix starts the IFLA_IFALIAS of every link netconf creates: "network-operator:<role>:<name>". It is the
@@ -56,11 +58,11 @@ type Names struct {
 // collide (a VRF may be called "100").
 func DefaultNames() Names {
 	return Names{
-		VRF:         "vr.",
-		L3Bridge:    "br.",
-		L3VXLAN:     "vx.",
-		L2Bridge:    "l2br.",
-		L2VXLAN:     "l2vx.",
+		VRF:         v1alpha1.VRFDevicePrefix,
+		L3Bridge:    v1alpha1.BridgePrefix,
+		L3VXLAN:     v1alpha1.VXLANPrefix,
+		L2Bridge:    v1alpha1.L2BridgePrefix,
+		L2VXLAN:     v1alpha1.L2VXLANPrefix,
 		VethDefault: "df.",
 		VethVRF:     "vf.",
 		VLAN:        "vl.",

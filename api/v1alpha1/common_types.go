@@ -49,6 +49,10 @@ const (
 	BridgePrefix    = "br."
 	VXLANPrefix     = "vx."
 	LoopbackPrefix  = "lo."
+	// L2BridgePrefix and L2VXLANPrefix name a layer-2 network's bridge and VXLAN after its VLAN id (at most 4
+	// digits); they are longer than the VRF prefixes so a VRF called "100" never collides with VLAN 100.
+	L2BridgePrefix = "l2br."
+	L2VXLANPrefix  = "l2vx."
 )
 
 // VRF names that exist without a VRFRouteConfiguration: the node's main table and the operator's cluster VRF.

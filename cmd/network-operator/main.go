@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/operator/controllers"
@@ -43,12 +44,17 @@ func run() error {
 		maxUnavailable                   string
 		opts                             controllers.Options
 		underlayIfaces                   string
+		webhookHost, webhookCertDir      string
+		webhookPort                      int
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so only one replica reconciles")
 	flag.StringVar(&leaderNS, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's namespace)")
 	flag.BoolVar(&webhooks, "webhooks", true, "serve the validating admission webhooks")
+	flag.StringVar(&webhookHost, "webhook-host", "", "address the webhook server listens on (default: all)")
+	flag.IntVar(&webhookPort, "webhook-port", 9443, "port of the webhook server")
+	flag.StringVar(&webhookCertDir, "webhook-cert-dir", "", "directory with the webhook serving certificate tls.crt and key tls.key (default: controller-runtime's)")
 	flag.BoolVar(&verbose, "v", false, "debug logging")
 	flag.DurationVar(&opts.Debounce, "debounce", time.Second, "delay between the first change of a burst and the snapshot")
 	flag.StringVar(&maxUnavailable, "max-unavailable", "1", "nodes updating at once: a number or a percentage (revision annotation "+controllers.AnnotationMaxUnavailable+" overrides)")
@@ -59,7 +65,8 @@ func run() error {
 	flag.StringVar(&underlayIfaces, "underlay-interfaces", "", "comma-separated fabric uplinks (Node annotation "+nodeconfig.AnnotationUnderlayInterfaces+" overrides)")
 	flag.StringVar(&opts.NodeConfig.Underlay.RemoteASN, "underlay-remote-asn", "external", "remote AS of the uplink neighbours: a number, internal or external")
 	flag.BoolVar(&opts.NodeConfig.Strict, "dataplane-strict", false, "the eBPF router drops what it cannot forward")
-	flag.Func("dataplane-interface", "extra data-plane interface name[.vlan]=vrf[:mode] (repeatable)", func(s string) error {
+	flag.BoolVar(&opts.NodeConfig.L2Gateways, "dataplane-l2-gateways", true, "route traffic of layer-2 networks with anycast gateways in a tenant VRF through the eBPF router (their "+v1.L2BridgePrefix+"<vlan> bridges)")
+	flag.Func("dataplane-interface", "extra data-plane interface name[@vlan]=vrf[:mode] (repeatable; e.g. eth1@100=blue, l2br.100=blue:pass)", func(s string) error {
 		i, err := nodeconfig.ParseInterface(s)
 		opts.NodeConfig.Interfaces = append(opts.NodeConfig.Interfaces, i)
 		return err
@@ -97,6 +104,7 @@ func run() error {
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        "network-operator.network.network-operator.io",
 		LeaderElectionNamespace: leaderNS,
+		WebhookServer:           ctrlwebhook.NewServer(ctrlwebhook.Options{Host: webhookHost, Port: webhookPort, CertDir: webhookCertDir}),
 	})
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)

@@ -2,10 +2,19 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -91,10 +100,17 @@ func TestBinaryWiring(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	metricsAddr, probeAddr := freePort(t), freePort(t)
-	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--webhooks=false", "--leader-elect",
+	metricsAddr, probeAddr, webhookAddr := freePort(t), freePort(t), freePort(t)
+	certDir := filepath.Join(dir, "certs")
+	wantCert := writeServingCert(t, certDir)
+	webhookHost, webhookPort, err := net.SplitHostPort(webhookAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--leader-elect",
 		"--leader-election-namespace", "default", "--metrics-bind-address", metricsAddr,
-		"--health-probe-bind-address", probeAddr, "--debounce", "100ms", "--underlay-interfaces", "eth1,eth2")
+		"--health-probe-bind-address", probeAddr, "--debounce", "100ms", "--underlay-interfaces", "eth1,eth2",
+		"--webhook-host", webhookHost, "--webhook-port", webhookPort, "--webhook-cert-dir", certDir)
 	var logs strings.Builder
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
@@ -118,6 +134,16 @@ func TestBinaryWiring(t *testing.T) {
 	waitFor(t, "/readyz", func() error { _, err := get("http://" + probeAddr + "/readyz"); return err })
 	if _, err := get("http://" + probeAddr + "/healthz"); err != nil {
 		t.Fatal(err)
+	}
+	// The webhook server listens where the flags say, with the certificate from --webhook-cert-dir.
+	conn, err := tls.Dial("tcp", webhookAddr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // checks the served cert below
+	if err != nil {
+		t.Fatalf("webhook server on %s: %v", webhookAddr, err)
+	}
+	served := conn.ConnectionState().PeerCertificates
+	conn.Close()
+	if len(served) == 0 || !served[0].Equal(wantCert) {
+		t.Fatalf("webhook server on %s does not serve the certificate from --webhook-cert-dir", webhookAddr)
 	}
 	waitFor(t, "the leader election Lease", func() error {
 		var l coordinationv1.Lease
@@ -158,4 +184,43 @@ func TestBinaryWiring(t *testing.T) {
 	if t.Failed() {
 		t.Log(logs.String())
 	}
+}
+
+// writeServingCert writes a self-signed tls.crt/tls.key for 127.0.0.1 into dir and returns the certificate.
+func writeServingCert(t *testing.T, dir string) *x509.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "network-operator-webhook"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore:    time.Now().Add(-time.Minute),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, block := range map[string]*pem.Block{"tls.crt": {Type: "CERTIFICATE", Bytes: der}, "tls.key": {Type: "EC PRIVATE KEY", Bytes: keyDER}} {
+		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert
 }

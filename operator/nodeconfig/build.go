@@ -88,6 +88,9 @@ type Options struct {
 	Strict bool
 	// Interfaces are extra data-plane interfaces; each is configured on nodes that have its VRF.
 	Interfaces []v1.DataPlaneInterface
+	// L2Gateways puts the bridge of every layer-2 network with anycast gateways in a tenant VRF under the eBPF
+	// router: traffic the workloads send to their gateway is routed in the VRF's table there.
+	L2Gateways bool
 }
 
 // Build returns the spec of node for revision rev. current is the node's present spec (nil when it has
@@ -117,7 +120,7 @@ func Build(rev *v1.NetworkConfigRevisionSpec, node *corev1.Node, current *v1.Nod
 	errs = append(errs, err)
 	spec.BGPPeers = peers
 
-	spec.DataPlane = buildDataPlane(vrfs, opts)
+	spec.DataPlane = buildDataPlane(vrfs, l2s, opts)
 	if err := errors.Join(errs...); err != nil {
 		return v1.NodeNetworkConfigSpec{}, fmt.Errorf("node %s, revision %.12s: %w", node.Name, rev.Revision, err)
 	}
@@ -414,7 +417,7 @@ func buildBGPPeers(items []v1.BGPRevision, l2Items []v1.Layer2Revision, nodeLabe
 	return out, errors.Join(errs...)
 }
 
-func buildDataPlane(vrfs []v1.NodeVRF, opts Options) v1.DataPlaneSpec {
+func buildDataPlane(vrfs []v1.NodeVRF, l2s []v1.NodeLayer2, opts Options) v1.DataPlaneSpec {
 	dp := v1.DataPlaneSpec{Strict: opts.Strict}
 	have := map[string]bool{}
 	for _, v := range vrfs {
@@ -424,6 +427,14 @@ func buildDataPlane(vrfs []v1.NodeVRF, opts Options) v1.DataPlaneSpec {
 		}
 		for _, prefix := range []string{v1.BridgePrefix, v1.VXLANPrefix} {
 			dp.Interfaces = append(dp.Interfaces, v1.DataPlaneInterface{Name: prefix + v.Name, VRF: v.Name, Mode: v1.ModeRoute, Hook: v1.HookAuto})
+		}
+	}
+	if opts.L2Gateways {
+		for _, l2 := range l2s {
+			if have[l2.VRF] && !noVNIVRF(l2.VRF) && len(l2.AnycastGateways) > 0 {
+				dp.Interfaces = append(dp.Interfaces, v1.DataPlaneInterface{Name: v1.L2BridgePrefix + strconv.Itoa(int(l2.VLAN)),
+					VRF: l2.VRF, Mode: v1.ModeRoute, Hook: v1.HookAuto})
+			}
 		}
 	}
 	for _, i := range opts.Interfaces {

@@ -345,3 +345,35 @@ func TestBuildAnnotations(t *testing.T) {
 		t.Fatalf("underlay = %+v", u)
 	}
 }
+
+// With L2Gateways, a layer-2 network with anycast gateways in a tenant VRF puts its bridge under the eBPF router
+// in that VRF; one without a VRF or gateways ("storage") does not.
+func TestBuildL2Gateways(t *testing.T) {
+	rev := fullRevision(t)
+	o := opts()
+	o.L2Gateways = true
+	spec, err := Build(rev, node("n", map[string]string{"storage": "yes"}, nil), nil, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []v1.DataPlaneInterface
+	for _, i := range spec.DataPlane.Interfaces {
+		if strings.HasPrefix(i.Name, v1.L2BridgePrefix) {
+			got = append(got, i)
+		}
+	}
+	want := []v1.DataPlaneInterface{{Name: "l2br.100", VRF: "blue", Mode: v1.ModeRoute, Hook: v1.HookAuto}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("layer-2 gateway interfaces %+v, want %+v", got, want)
+	}
+	if spec.ExpectedMapVersion != spec.MapVersion() {
+		t.Fatal("expectedMapVersion does not cover the gateway interfaces")
+	}
+	without, err := Build(rev, node("n", map[string]string{"storage": "yes"}, nil), nil, opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if without.ExpectedMapVersion == spec.ExpectedMapVersion {
+		t.Fatal("the gateway interfaces do not change the expected map version")
+	}
+}

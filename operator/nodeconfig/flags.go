@@ -15,9 +15,9 @@ func ParseInterface(s string) (v1.DataPlaneInterface, error) {
 	var out v1.DataPlaneInterface
 	dev, rest, ok := strings.Cut(s, "=")
 	if !ok || dev == "" || rest == "" {
-		return out, fmt.Errorf("data-plane interface %q: want name[.vlan]=vrf[:mode]", s)
+		return out, fmt.Errorf("data-plane interface %q: want name[@vlan]=vrf[:mode]", s)
 	}
-	if name, vlan, ok := strings.Cut(dev, "."); ok {
+	if name, vlan, ok := strings.Cut(dev, "@"); ok {
 		n, err := strconv.ParseInt(vlan, 10, 32)
 		if err != nil || n < v1.MinVLAN || n > v1.MaxVLAN {
 			return out, fmt.Errorf("data-plane interface %q: vlan %q is not %d..%d", s, vlan, v1.MinVLAN, v1.MaxVLAN)

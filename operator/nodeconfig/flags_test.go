@@ -14,10 +14,12 @@ func TestParseInterface(t *testing.T) {
 		wantErr string
 	}{
 		{in: "eth1=blue", want: v1.DataPlaneInterface{Name: "eth1", VRF: "blue", Mode: v1.ModeRoute, Hook: v1.HookAuto}},
-		{in: "eth1.100=blue:pass", want: v1.DataPlaneInterface{Name: "eth1", VLAN: 100, VRF: "blue", Mode: v1.ModePass, Hook: v1.HookAuto}},
+		{in: "eth1@100=blue:pass", want: v1.DataPlaneInterface{Name: "eth1", VLAN: 100, VRF: "blue", Mode: v1.ModePass, Hook: v1.HookAuto}},
+		{in: "l2br.100=blue", want: v1.DataPlaneInterface{Name: "l2br.100", VRF: "blue", Mode: v1.ModeRoute, Hook: v1.HookAuto}},
+		{in: "bond0.42@7=red", want: v1.DataPlaneInterface{Name: "bond0.42", VLAN: 7, VRF: "red", Mode: v1.ModeRoute, Hook: v1.HookAuto}},
 		{in: "eth3=red:redirect>veth0", want: v1.DataPlaneInterface{Name: "eth3", VRF: "red", Mode: v1.ModeRedirect, RedirectTarget: "veth0", Hook: v1.HookAuto}},
-		{in: "eth1", wantErr: "want name[.vlan]=vrf[:mode]"},
-		{in: "eth1.5000=blue", wantErr: `vlan "5000" is not 1..4094`},
+		{in: "eth1", wantErr: "want name[@vlan]=vrf[:mode]"},
+		{in: "eth1@5000=blue", wantErr: `vlan "5000" is not 1..4094`},
 		{in: "averyveryverylongname=blue", wantErr: "longer than 15 bytes"},
 		{in: "eth1=blue:bounce", wantErr: `mode "bounce"`},
 		{in: "eth1=blue:redirect", wantErr: "redirect needs a target"},
