@@ -9,7 +9,7 @@ TEST_TIMEOUT  ?= 25m
 ENVTEST_K8S_VERSION  ?= 1.37.1
 ENVTEST_ETCD_VERSION ?= 3.7.0
 
-.PHONY: all build deps generate generate-bpf generate-k8s check-generated envtest test test-unit fuzz bench demo demo-up demo-down lint clean
+.PHONY: all build deps generate generate-bpf generate-k8s check-generated envtest test test-unit fuzz bench demo demo-up demo-down demo-dataplane lint clean
 
 all: build
 
@@ -58,7 +58,8 @@ fuzz:
 bench: deps
 	./hack/bench.sh
 
-## demo: the whole system on this machine; Ctrl-C tears it down.
+## demo: the whole system on this machine (API server, operator, N nodes with agent + FRR, fabric, Prometheus);
+## Ctrl-C tears it down. demo-up / demo-down keep it running.
 demo: deps
 	./hack/demo.sh
 
@@ -67,6 +68,10 @@ demo-up: deps
 
 demo-down:
 	./hack/demo.sh down
+
+## demo-dataplane: the data plane alone (router namespace, two tenants, tables from a file), no control plane.
+demo-dataplane: deps
+	./hack/demo-dataplane.sh
 
 lint:
 	$(GO) vet ./...

@@ -1,4 +1,5 @@
-// Package demo_test runs hack/demo.sh end to end, as `make demo` does on a fresh machine.
+// Package demo_test runs hack/demo-dataplane.sh (the data-plane-only demo) end to end, as
+// `make demo-dataplane` does on a fresh machine.
 package demo_test
 
 import (
@@ -17,7 +18,7 @@ func TestDemoScript(t *testing.T) {
 		t.Skip("skipping: the demo needs root (namespaces, BPF)")
 	}
 	if _, err := os.Stat("/run/netns/demo-router"); err == nil {
-		t.Skip("skipping: a demo is running (hack/demo.sh up); the test would tear it down")
+		t.Skip("skipping: a demo is running (hack/demo-dataplane.sh up); the test would tear it down")
 	}
 	for _, tool := range []string{"iperf3", "bpftool", "jq", "nsenter"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -26,12 +27,12 @@ func TestDemoScript(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "./demo.sh")
+	cmd := exec.CommandContext(ctx, "./demo-dataplane.sh")
 	cmd.Dir = ".." // hack/
 	out, err := cmd.CombinedOutput()
-	t.Logf("hack/demo.sh:\n%s", out)
+	t.Logf("hack/demo-dataplane.sh:\n%s", out)
 	if err != nil {
-		t.Fatalf("hack/demo.sh: %v", err)
+		t.Fatalf("hack/demo-dataplane.sh: %v", err)
 	}
 	text := string(out)
 	for _, want := range []*regexp.Regexp{
