@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/network-operator/network-operator/agent/bpftables"
+	"github.com/network-operator/network-operator/agent/dataplane"
 	"github.com/network-operator/network-operator/agent/metrics"
 	"github.com/network-operator/network-operator/agent/netconf"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
@@ -148,7 +149,7 @@ func (e *Engine) interfaceStatus(want []v1.DataPlaneInterface) []v1.InterfaceSta
 		seen[i.Name] = true
 		st := v1.InterfaceStatus{Name: i.Name, Mode: v1.AttachNone}
 		if a, ok := atts[i.Name]; ok {
-			st.Mode = attachMode(a.Mode)
+			st.Mode = dataplane.AttachMode(a.Mode)
 		} else {
 			st.Error = e.attachErr[i.Name]
 		}
@@ -164,20 +165,6 @@ func (e *Engine) interfaceStatus(want []v1.DataPlaneInterface) []v1.InterfaceSta
 		return 0
 	})
 	return out
-}
-
-func attachMode(m loader.Mode) v1.AttachMode {
-	switch m {
-	case loader.ModeTCX:
-		return v1.AttachTCX
-	case loader.ModeTC:
-		return v1.AttachTCLegacy
-	case loader.ModeXDPNative:
-		return v1.AttachXDPNative
-	case loader.ModeXDPGeneric:
-		return v1.AttachXDPGeneric
-	}
-	return v1.AttachNone
 }
 
 // ErrUnhealthy wraps every health check failure.
