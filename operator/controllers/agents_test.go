@@ -200,7 +200,8 @@ func (a *agents) run(name string, kick chan struct{}) {
 		case b.fail != nil && b.fail(nnc.Spec.Revision):
 			st["failedRevision"] = nnc.Spec.Revision
 			st["lastError"] = "simulated apply failure"
-			ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, "ApplyFailed", "simulated apply failure"
+			// As the real agent: the condition says what runs now, lastError why.
+			ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, "ApplyFailed", "running the last good revision"
 		case b.wrongMapVersion:
 			applied = nnc.Spec.Revision
 			st["mapVersion"] = "0000000000000000000000000000000000000000000000000000000000000000"
