@@ -196,12 +196,15 @@ func (a *agents) run(name string, kick chan struct{}) {
 		st := map[string]any{"lastUpdate": metav1.Now()}
 		ready := metav1.Condition{Type: v1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Applied",
 			Message: "applied", ObservedGeneration: nnc.Generation, LastTransitionTime: metav1.Now()}
+		conditions := []metav1.Condition{ready}
 		switch {
 		case b.fail != nil && b.fail(nnc.Spec.Revision):
 			st["failedRevision"] = nnc.Spec.Revision
 			st["lastError"] = "simulated apply failure"
-			// As the real agent: the condition says what runs now, lastError why.
-			ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, "ApplyFailed", "running the last good revision"
+			// As the real agent (agent/status): Ready carries the error, Degraded what runs now.
+			ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, "ApplyFailed", "simulated apply failure"
+			conditions = []metav1.Condition{ready, {Type: v1.ConditionDegraded, Status: metav1.ConditionTrue, Reason: "RolledBack",
+				Message: "running the last good revision", ObservedGeneration: nnc.Generation, LastTransitionTime: metav1.Now()}}
 		case b.wrongMapVersion:
 			applied = nnc.Spec.Revision
 			st["mapVersion"] = "0000000000000000000000000000000000000000000000000000000000000000"
@@ -210,7 +213,8 @@ func (a *agents) run(name string, kick chan struct{}) {
 			st["mapVersion"] = nnc.Spec.ExpectedMapVersion
 		}
 		st["appliedRevision"] = applied
-		st["conditions"] = []metav1.Condition{ready}
+		conditions[0] = ready
+		st["conditions"] = conditions
 		body, err := json.Marshal(map[string]any{"status": st})
 		if err != nil {
 			a.t.Errorf("agent %s: %v", name, err)

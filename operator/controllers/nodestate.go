@@ -46,15 +46,14 @@ func nodeState(n *corev1.Node, nnc *v1.NodeNetworkConfig, groupLabel string, sta
 	c.Stale = stale
 	if ready := freshCondition(nnc, v1.ConditionReady); ready != nil {
 		c.ConfigReady = rollout.ConditionStatus(ready.Status)
-		c.Message = ready.Message
-		if ready.Status == metav1.ConditionFalse {
-			// The agent's condition says what runs now (the last good state); lastError says why.
-			c.Message = cmp.Or(nnc.Status.LastError, ready.Message)
-		}
+		c.Message = cmp.Or(ready.Message, nnc.Status.LastError)
 	}
 	if deg := freshCondition(nnc, v1.ConditionDegraded); deg != nil && deg.Status == metav1.ConditionTrue {
 		c.Degraded = true
-		c.Message = cmp.Or(deg.Message, c.Message)
+		// Ready says what went wrong; Degraded only what runs instead (e.g. the last good revision).
+		if c.ConfigReady != rollout.ConditionFalse {
+			c.Message = cmp.Or(deg.Message, c.Message)
+		}
 	}
 	s.Config = c
 	return s
