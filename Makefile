@@ -39,13 +39,14 @@ check-generated:
 envtest:
 	./hack/envtest-assets.sh $(ENVTEST_K8S_VERSION) $(ENVTEST_ETCD_VERSION) >/dev/null
 
-## test: installs what it needs, checks generated files, runs every test (root, namespaces, FRR, API server).
+## test: installs what it needs, checks generated files, runs every test (root, namespaces, FRR, API server) with
+## every prerequisite required, the fuzz target, the unprivileged tests again under -race, checks that nothing was
+## left behind, and ends with one summary (hack/test.sh).
 test: deps check-generated envtest
 	KUBEBUILDER_ASSETS="$$(./hack/envtest-assets.sh $(ENVTEST_K8S_VERSION) $(ENVTEST_ETCD_VERSION))" \
-		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
-	$(MAKE) fuzz FUZZTIME=20s
+		PKGS="$(PKGS)" TEST_TIMEOUT=$(TEST_TIMEOUT) FUZZTIME=20s ./hack/test.sh
 
-## test-unit: tests that need neither root nor an API server (the rest skip with their reason).
+## test-unit: for a laptop without root: a test whose prerequisite is missing skips with the reason.
 test-unit:
 	$(GO) test -count=1 $(PKGS)
 
@@ -78,4 +79,4 @@ lint:
 	test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '_bpfel.go$$'))"
 
 clean:
-	rm -rf bin
+	rm -rf bin _out

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/network-operator/network-operator/bpf"
+	"github.com/network-operator/network-operator/internal/testreq"
 )
 
 // progRunAttr is the BPF_PROG_TEST_RUN part of union bpf_attr. cilium/ebpf's
@@ -125,7 +126,7 @@ func BenchmarkRouterFloor(b *testing.B) {
 	var objs bpf.FloorObjects
 	if err := bpf.LoadFloorObjects(&objs, nil); err != nil {
 		if errors.Is(err, ebpf.ErrNotSupported) {
-			b.Skipf("load floor programs: %v", err)
+			testreq.KernelLacks(b, "a feature the floor programs need", err)
 		}
 		b.Fatal(err)
 	}

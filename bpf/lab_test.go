@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"runtime"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -19,7 +18,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/network-operator/network-operator/bpf"
+	"github.com/network-operator/network-operator/internal/namedns"
+	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/maps"
+	"github.com/network-operator/network-operator/pkg/netnsrun"
 )
 
 // The test topology, all in one fresh network namespace:
@@ -89,12 +91,10 @@ type lab struct {
 	rawIfaces               map[maps.InterfaceKey]maps.IfaceValue
 }
 
-// requireRoot skips tests that need root for namespaces and BPF.
+// requireRoot: the tests create network namespaces and load BPF programs.
 func requireRoot(tb testing.TB) {
 	tb.Helper()
-	if os.Geteuid() != 0 {
-		tb.Skip("needs root: creates network namespaces and loads BPF programs")
-	}
+	testreq.Root(tb)
 }
 
 // inNS runs fn on a thread switched into the lab's namespace. BPF_PROG_TEST_RUN
@@ -106,27 +106,7 @@ func (l *lab) inNS(tb testing.TB, fn func() error) {
 	}
 }
 
-func runInNS(ns netns.NsHandle, fn func() error) error {
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("get current netns: %w", err)
-	}
-	defer orig.Close()
-	if err := netns.Set(ns); err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("enter test netns: %w", err)
-	}
-	ferr := fn()
-	if err := netns.Set(orig); err != nil {
-		// Leave the thread locked: it dies with the goroutine instead of
-		// running other code in the wrong namespace.
-		return errors.Join(ferr, fmt.Errorf("restore netns: %w", err))
-	}
-	runtime.UnlockOSThread()
-	return ferr
-}
+func runInNS(ns netns.NsHandle, fn func() error) error { return netnsrun.Run(ns, fn) }
 
 // newLab builds the namespace, loads the router unpinned and applies the test
 // tables.
@@ -142,7 +122,7 @@ func newLab(tb testing.TB) *lab {
 		})
 	}
 	if errors.Is(err, ebpf.ErrNotSupported) {
-		tb.Skipf("kernel lacks a BPF feature: %v", err)
+		testreq.KernelLacks(tb, "a BPF feature the router needs", err)
 	}
 	if err != nil {
 		tb.Fatal(err)
@@ -155,23 +135,9 @@ func buildLab() (*lab, error) {
 	rand.Read(suffix[:])
 	l := &lab{name: "bpft-" + hex.EncodeToString(suffix[:])}
 
-	// NewNamed switches the calling thread: do it on a locked thread and
-	// switch back.
-	runtime.LockOSThread()
-	orig, err := netns.Get()
+	ns, err := namedns.Create(l.name)
 	if err != nil {
-		runtime.UnlockOSThread()
 		return nil, err
-	}
-	ns, nerr := netns.NewNamed(l.name)
-	if err := netns.Set(orig); err != nil {
-		orig.Close()
-		return nil, fmt.Errorf("restore netns: %w", err)
-	}
-	orig.Close()
-	runtime.UnlockOSThread()
-	if nerr != nil {
-		return nil, fmt.Errorf("create netns %s: %w", l.name, nerr)
 	}
 	l.ns = ns
 
@@ -194,7 +160,7 @@ func (l *lab) close() error {
 	}
 	if l.ns.IsOpen() {
 		errs = append(errs, l.ns.Close())
-		errs = append(errs, netns.DeleteNamed(l.name))
+		errs = append(errs, namedns.Delete(l.name))
 	}
 	return errors.Join(errs...)
 }

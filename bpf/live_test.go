@@ -14,6 +14,7 @@ import (
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
+	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
 
@@ -144,7 +145,7 @@ func TestRouterLiveTC(t *testing.T) {
 		defer lnk.Close()
 	}
 	if errors.Is(err, ebpf.ErrNotSupported) {
-		t.Skipf("tcx not supported: %v", err)
+		testreq.KernelLacks(t, "tcx", err)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,8 @@
 # Two tenants with the same addresses sit behind one router namespace; the eBPF router (tc) forwards each
 # tenant's packets with a FIB lookup in the tenant's own routing table. Kernel forwarding is off on every
 # tenant interface: what gets through was forwarded by eBPF. Needs root and `make deps` (iproute2, iperf3,
-# bpftool, jq). Re-runnable: leftovers of an earlier run are removed first.
+# bpftool, jq). Re-runnable: leftovers of an earlier run are removed first. DEMO_PREFIX (default "demo-")
+# starts every namespace name and names the pin directory, so a test can run it beside a running demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,11 +26,13 @@ if [[ $(id -u) -ne 0 ]]; then
   exit 1
 fi
 
-pin_dir=/sys/fs/bpf/network-operator-demo
+prefix=${DEMO_PREFIX:-demo-}
+[[ $prefix =~ ^[a-z0-9]{1,8}-$ ]] || { echo "demo: DEMO_PREFIX=$prefix: want 1-8 of [a-z0-9] and a trailing -" >&2; exit 2; }
+pin_dir=/sys/fs/bpf/network-operator-${prefix%-}
 tables=hack/demo/tables.yaml
 agent=bin/network-agent
-router=demo-router
-hosts=(demo-a-cli demo-a-srv demo-b-cli demo-b-srv)
+router=${prefix}router
+hosts=("${prefix}a-cli" "${prefix}a-srv" "${prefix}b-cli" "${prefix}b-srv")
 
 bold=$(tput bold 2>/dev/null || true)
 plain=$(tput sgr0 2>/dev/null || true)
@@ -104,7 +107,7 @@ setup() {
   for t in a:101 b:102; do
     tenant=${t%%:*} table=${t##*:}
     for side in cli srv; do
-      ns=demo-$tenant-$side ifname=$tenant-$side
+      ns=$prefix$tenant-$side ifname=$tenant-$side
       if [[ $side == cli ]]; then addr=10.1.0.2 gw=10.1.0.1; else addr=10.2.0.2 gw=10.2.0.1; fi
       ip netns add "$ns"
       no_ipv6 "$ns"
@@ -120,13 +123,13 @@ setup() {
       ip -n "$router" route add "${addr%.*}.0/24" dev "$ifname" table "$table"
     done
   done
-  printf '  tenant A: demo-a-cli 10.1.0.2 -> [a-cli  demo-router  a-srv] -> demo-a-srv 10.2.0.2   (table 101)\n'
-  printf '  tenant B: demo-b-cli 10.1.0.2 -> [b-cli  demo-router  b-srv] -> demo-b-srv 10.2.0.2   (table 102)\n'
+  printf '  tenant A: %sa-cli 10.1.0.2 -> [a-cli  %s  a-srv] -> %sa-srv 10.2.0.2   (table 101)\n' "$prefix" "$router" "$prefix"
+  printf '  tenant B: %sb-cli 10.1.0.2 -> [b-cli  %s  b-srv] -> %sb-srv 10.2.0.2   (table 102)\n' "$prefix" "$router" "$prefix"
   show ip -n "$router" route show table 101
   show ip -n "$router" route show table 102
 
   step "Before the router: the kernel does not forward (forwarding is off)"
-  if in_ns demo-a-cli ping -c 1 -W 1 -q 10.2.0.2 >/dev/null; then
+  if in_ns "${prefix}a-cli" ping -c 1 -W 1 -q 10.2.0.2 >/dev/null; then
     echo "demo: unexpected reply without the eBPF router" >&2
     exit 1
   fi
@@ -142,30 +145,30 @@ setup() {
 traffic() {
   step "Traffic: ping and a 2 s iperf3 in tenant A, ping in tenant B"
   local a0 b0
-  a0=$(rx_packets demo-a-srv) b0=$(rx_packets demo-b-srv)
-  show in_ns demo-a-cli ping -c 5 -i 0.2 -q 10.2.0.2 || fail "tenant A cannot reach its server"
-  echo "  packets received meanwhile: tenant A's server +$(($(rx_packets demo-a-srv) - a0)), tenant B's server +$(($(rx_packets demo-b-srv) - b0))"
-  a0=$(rx_packets demo-a-srv) b0=$(rx_packets demo-b-srv)
-  show in_ns demo-b-cli ping -c 3 -i 0.2 -q 10.2.0.2 || fail "tenant B cannot reach its server"
-  echo "  packets received meanwhile: tenant B's server +$(($(rx_packets demo-b-srv) - b0)), tenant A's server +$(($(rx_packets demo-a-srv) - a0))"
+  a0=$(rx_packets "${prefix}a-srv") b0=$(rx_packets "${prefix}b-srv")
+  show in_ns "${prefix}a-cli" ping -c 5 -i 0.2 -q 10.2.0.2 || fail "tenant A cannot reach its server"
+  echo "  packets received meanwhile: tenant A's server +$(($(rx_packets "${prefix}a-srv") - a0)), tenant B's server +$(($(rx_packets "${prefix}b-srv") - b0))"
+  a0=$(rx_packets "${prefix}a-srv") b0=$(rx_packets "${prefix}b-srv")
+  show in_ns "${prefix}b-cli" ping -c 3 -i 0.2 -q 10.2.0.2 || fail "tenant B cannot reach its server"
+  echo "  packets received meanwhile: tenant B's server +$(($(rx_packets "${prefix}b-srv") - b0)), tenant A's server +$(($(rx_packets "${prefix}a-srv") - a0))"
 
-  in_ns demo-a-srv iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
-  wait_listening demo-a-srv 5201
-  show in_ns demo-a-cli iperf3 -c 10.2.0.2 -p 5201 -t 2 -f g | grep -E '\] \$|sender|receiver'
+  in_ns "${prefix}a-srv" iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
+  wait_listening "${prefix}a-srv" 5201
+  show in_ns "${prefix}a-cli" iperf3 -c 10.2.0.2 -p 5201 -t 2 -f g | grep -E '\] \$|sender|receiver'
 
   step "Isolation: the same address in tenant B is a different server"
   echo "  iperf3 listens only on tenant A's server. From tenant B, 10.2.0.2 is B's own server:"
-  in_ns demo-a-srv iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
-  wait_listening demo-a-srv 5201
-  if out=$(in_ns demo-b-cli iperf3 -c 10.2.0.2 -p 5201 -t 1 2>&1); then
+  in_ns "${prefix}a-srv" iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
+  wait_listening "${prefix}a-srv" 5201
+  if out=$(in_ns "${prefix}b-cli" iperf3 -c 10.2.0.2 -p 5201 -t 1 2>&1); then
     echo "demo: tenant B reached tenant A's iperf3 server: isolation broken" >&2
     exit 1
   fi
-  echo "  [demo-b-cli] \$ iperf3 -c 10.2.0.2  ->  ${out##*error - }"
-  in_ns demo-a-cli iperf3 -c 10.2.0.2 -p 5201 -t 1 >/dev/null # ends the waiting one-off server
+  echo "  [${prefix}b-cli] \$ iperf3 -c 10.2.0.2  ->  ${out##*error - }"
+  in_ns "${prefix}a-cli" iperf3 -c 10.2.0.2 -p 5201 -t 1 >/dev/null # ends the waiting one-off server
 
   step "No route, no forwarding: tenant A to an address its table does not know"
-  show in_ns demo-a-cli ping -c 2 -W 1 -q 10.9.9.9 || true
+  show in_ns "${prefix}a-cli" ping -c 2 -W 1 -q 10.9.9.9 || true
   echo "  (counted below as passed-not-fwded: the router hands such packets to the kernel, which does not forward)"
 }
 
@@ -192,7 +195,7 @@ up)
   step "Left running"
   cat <<EOT
   Look around:   nsenter --net=/run/netns/$router $agent dataplane dump -f $tables --pin-dir $pin_dir
-                 nsenter --net=/run/netns/demo-a-cli ping 10.2.0.2
+                 nsenter --net=/run/netns/${prefix}a-cli ping 10.2.0.2
                  bpftool map dump pinned $pin_dir/iface_table
                  bpftrace tools/bpftrace/vrf-paths.bt
   Tear down:     hack/demo-dataplane.sh down

@@ -28,11 +28,21 @@ if [[ $(id -u) -ne 0 ]]; then
   exit 1
 fi
 state_dir=${DEMO_STATE_DIR:-/run/network-operator-demo}
-mkdir -p bin
+# The host as it was before the demo: after the teardown, anything of the demo still there is named and fails it.
+host_before=${state_dir}.host-before.json
+mkdir -p bin bin/tools
+go build -o bin/tools/ ./hack/tools/leftovers
+
+check_leftovers() {
+  echo "== Is anything left on the host?"
+  bin/tools/leftovers check "$host_before" && rm -f "$host_before"
+}
 
 if [[ $mode == down ]]; then
   [[ -x bin/netop-demo ]] || go build -o bin/netop-demo ./cmd/netop-demo
-  exec bin/netop-demo down --state-dir "$state_dir"
+  bin/netop-demo down --state-dir "$state_dir"
+  [[ ! -f $host_before ]] || check_leftovers
+  exit
 fi
 
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
@@ -43,4 +53,13 @@ for cmd in network-operator network-agent netop-demo; do
   go build -o "bin/$cmd" "./cmd/$cmd"
 done
 echo "  bin/network-operator bin/network-agent bin/netop-demo; kube-apiserver and etcd from $KUBEBUILDER_ASSETS"
-exec bin/netop-demo "$mode" --state-dir "$state_dir" --bin-dir bin "$@"
+# A snapshot left by an `up` that was never taken down stays: it shows the host before that demo.
+[[ -f $host_before ]] || bin/tools/leftovers snapshot "$host_before"
+if [[ $mode == up ]]; then
+  exec bin/netop-demo up --state-dir "$state_dir" --bin-dir bin "$@"
+fi
+status=0
+trap ':' INT TERM # Ctrl-C reaches the demo, which tears down; this script then still checks the host
+bin/netop-demo run --state-dir "$state_dir" --bin-dir bin "$@" || status=$?
+check_leftovers || status=1
+exit "$status"

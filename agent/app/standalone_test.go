@@ -11,6 +11,7 @@ import (
 	"time"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/test/netns/lab"
 )
 
@@ -210,10 +211,7 @@ func equalIDs[K comparable, V comparable](a, b map[K]V) bool {
 
 // promtool check metrics accepts a scrape of the agent.
 func TestMetricsPassPromtool(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed (Debian package prometheus): " + err.Error())
-	}
+	promtool := testreq.Commands(t, "promtool")[0] // Debian package prometheus; the node needs root
 	n := newNode(t)
 	n.writeSpec(t, baseSpec("rev-1"))
 	a := startAgent(t, freePort(t), n.agentArgs()...)

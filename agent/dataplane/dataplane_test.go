@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
 	"github.com/network-operator/network-operator/test/netns/lab"
@@ -28,7 +29,7 @@ func TestEnsureVerifyView(t *testing.T) {
 	pin := l.MustPinDir()
 	dp, err := Open(ctx, Options{PinDir: pin, NetNS: ns.NsHandle(), Links: ns.Handle()})
 	if errors.Is(err, loader.ErrNotSupported) {
-		t.Skipf("kernel lacks a feature the router needs: %v", err)
+		testreq.KernelLacks(t, "a feature the router needs", err)
 	}
 	mustf(err, "open")
 	t.Cleanup(func() { dp.Close() })
@@ -68,7 +69,7 @@ func TestEnsureVerifyView(t *testing.T) {
 	want[0].Hook = v1.HookXDP
 	st, err = dp.Ensure(ctx, want)
 	if errors.Is(err, loader.ErrNotSupported) {
-		t.Skipf("XDP: %v", err)
+		testreq.KernelLacks(t, "XDP", err)
 	}
 	mustf(err, "ensure xdp")
 	if st[0].Mode != v1.AttachXDPNative && st[0].Mode != v1.AttachXDPGeneric {

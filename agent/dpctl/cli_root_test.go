@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/network-operator/network-operator/agent/dpctl"
+	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/test/netns/lab"
 )
 
@@ -129,9 +130,7 @@ func dumpJSON(t *testing.T, ns *lab.Netns, bin, pinDir string) dpctl.Dump {
 }
 
 func TestCLIInNetnsLab(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: attaching BPF programs and building namespaces needs root")
-	}
+	testreq.Root(t) // attaching BPF programs and building namespaces
 	l := routerLab(t)
 	bin := buildAgent(t)
 	r, a := l.NS("r"), l.NS("a")

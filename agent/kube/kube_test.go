@@ -35,21 +35,10 @@ import (
 	"github.com/network-operator/network-operator/test/netns/lab"
 )
 
-var env *testenv.Env
+// shared is the package's one control plane, started by the first test that needs it.
+var shared testenv.Shared
 
-func TestMain(m *testing.M) {
-	var err error
-	env, err = testenv.Start(context.Background(), testenv.Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(shared.Main(m)) }
 
 const tableRed = nodeconfig.TableIDBase + 100
 
@@ -57,6 +46,7 @@ const tableRed = nodeconfig.TableIDBase + 100
 // nB (in VRF red) come from the operator's options, the bridge and VXLAN of red from the VRF itself.
 func startOperator(t *testing.T) {
 	t.Helper()
+	env := shared.Get(t)
 	m, err := opmetrics.New(prometheus.NewRegistry())
 	mustf(t, err, "operator metrics")
 	skip := true
@@ -94,7 +84,8 @@ type agentNode struct {
 
 func newAgentNode(t *testing.T) *agentNode {
 	t.Helper()
-	l := lab.New(t)
+	l := lab.New(t) // first: without root the control plane is not started for nothing
+	env := shared.Get(t)
 	err := l.Build(context.Background(), lab.Topology{
 		Namespaces: []lab.Namespace{{Name: "node", Loopback: []string{"10.255.0.1/32"}, Sysctls: []lab.Sysctl{
 			{Key: "net.ipv4.conf.all.forwarding", Value: "1"}, {Key: "net.ipv4.conf.default.forwarding", Value: "1"}}},
@@ -139,6 +130,7 @@ func newAgentNode(t *testing.T) *agentNode {
 // annotations the operator needs.
 func createNode(t *testing.T, name string) {
 	t.Helper()
+	env := shared.Get(t)
 	ctx := context.Background()
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{
 		nodeconfig.AnnotationRouterID: "10.255.0.1"}},
@@ -154,6 +146,7 @@ func createNode(t *testing.T, name string) {
 
 func createVRF(t *testing.T, name, vrf string, vni, seq int32) {
 	t.Helper()
+	env := shared.Get(t)
 	c := &v1.VRFRouteConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	c.Spec.VRF, c.Spec.VNI, c.Spec.Seq = vrf, &vni, seq
 	c.Spec.Export = []v1.PrefixItem{{CIDR: "10.0.0.0/8", Action: v1.PrefixActionPermit}}
@@ -167,6 +160,7 @@ func createVRF(t *testing.T, name, vrf string, vni, seq int32) {
 // (the kernel refuses its VXLAN) and the operator rolls the node back to A.
 func TestOperatorAcceptsAgentStatus(t *testing.T) {
 	n := newAgentNode(t)
+	env := shared.Get(t)
 	createNode(t, n.name)
 	startOperator(t)
 	run(t, n.mgr)
@@ -244,6 +238,7 @@ func TestOperatorAcceptsAgentStatus(t *testing.T) {
 
 // The reconciler reads BGP passwords with a namespaced Get, uncached.
 func TestPasswordFromSecret(t *testing.T) {
+	env := shared.Get(t)
 	ctx := context.Background()
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "bgp-pw"}, Data: map[string][]byte{"pw": []byte("hunter2")}}
 	mustf(t, env.Client.Create(ctx, s), "create secret")
@@ -280,6 +275,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool
 
 func waitRevisionPhase(t *testing.T, timeout time.Duration, phase v1.RevisionPhase, match func(*v1.NetworkConfigRevision) bool) *v1.NetworkConfigRevision {
 	t.Helper()
+	env := shared.Get(t)
 	var found *v1.NetworkConfigRevision
 	waitFor(t, timeout, fmt.Sprintf("a matching revision in phase %s", phase), func() (bool, error) {
 		var l v1.NetworkConfigRevisionList
@@ -300,6 +296,7 @@ func waitRevisionPhase(t *testing.T, timeout time.Duration, phase v1.RevisionPha
 
 func getNNC(t *testing.T, name string) *v1.NodeNetworkConfig {
 	t.Helper()
+	env := shared.Get(t)
 	var nnc v1.NodeNetworkConfig
 	mustf(t, env.Client.Get(context.Background(), client.ObjectKey{Name: name}, &nnc), "get NodeNetworkConfig %s", name)
 	return &nnc

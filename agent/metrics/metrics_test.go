@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/frr"
 	routermaps "github.com/network-operator/network-operator/pkg/maps"
 )
@@ -144,10 +145,7 @@ func TestBGPStates(t *testing.T) {
 
 // Every metric the agent exposes passes promtool's lint (names, units, help, types).
 func TestPromtoolCheckMetrics(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed (Debian package prometheus): " + err.Error())
-	}
+	promtool := testreq.Tools(t, "promtool")[0] // Debian package prometheus
 	m := New()
 	m.SetCounterSource(sample(), func() map[uint32]string { return map[uint32]string{1: "red"} })
 	m.SetBGPSource(&fakeBGP{s: frr.Summary{"vr.red": {L2VPNEVPN: &frr.AFSummary{Peers: map[string]frr.PeerSummary{"10.0.0.2": {State: "Active"}}}}}})

@@ -14,10 +14,11 @@ import (
 
 	"github.com/network-operator/network-operator/agent/netconf"
 	"github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/test/netns/lab"
 )
 
-// nsWith makes a fresh namespace "nc" (plus the given foreign objects), removed at cleanup. Skips when not root.
+// nsWith makes a fresh namespace "nc" (plus the given foreign objects), removed at cleanup. Needs root (lab.New).
 func nsWith(t *testing.T, topo lab.Topology) *lab.Netns {
 	t.Helper()
 	l := lab.New(t)
@@ -528,7 +529,7 @@ func TestVRFDevices(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !f.VRF {
-		t.Skipf("skipping: %s", f.VRFReason)
+		testreq.KernelLacks(t, "VRF devices", errors.New(f.VRFReason))
 	}
 	converge(t, m, twoVRFsOneL2())
 	vrf, ok := link(t, ns, "vr.blue").(*netlink.Vrf)
@@ -565,7 +566,8 @@ func TestVLANSubinterfaces(t *testing.T) {
 		if _, err := ns.Link("vl.100"); err == nil {
 			t.Fatal("vl.100 exists on a kernel without 802.1Q")
 		}
-		t.Skipf("skipping the 802.1Q device checks (the rest converged and vl.100 is reported unsupported): %s", f.VLANReason)
+		// The rest converged and vl.100 is reported unsupported: only the 802.1Q device checks cannot run.
+		testreq.KernelLacks(t, "802.1Q VLAN devices", errors.New(f.VLANReason))
 	}
 	v, ok := link(t, ns, "vl.100").(*netlink.Vlan)
 	if !ok || v.VlanId != 100 || masterName(t, ns, v) != "l2br.100" {

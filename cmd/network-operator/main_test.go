@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/operator/nodeconfig"
 	testenv "github.com/network-operator/network-operator/test/envtest"
 )
@@ -75,6 +76,8 @@ func get(url string) (string, error) {
 // TestBinaryWiring builds the operator binary and runs it against a real API server: leader election,
 // health and readiness endpoints, metrics, and a node receiving its configuration.
 func TestBinaryWiring(t *testing.T) {
+	_, err := testenv.AssetsDir()
+	testreq.Available(t, "API-server binaries (kube-apiserver, etcd)", err)
 	ctx := context.Background()
 	env, err := testenv.Start(ctx, testenv.Options{})
 	if err != nil {

@@ -4,31 +4,41 @@ package demo_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/network-operator/network-operator/internal/namedns"
+	"github.com/network-operator/network-operator/internal/testreq"
 )
 
 func TestDemoScript(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: the demo needs root (namespaces, BPF)")
+	testreq.BPFFS(t)
+	testreq.Commands(t, "iperf3", "bpftool", "jq", "nsenter", "ip")
+	// Names of our own: a demo the user left running (hack/demo-dataplane.sh up) is not touched.
+	var id [3]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat("/run/netns/demo-router"); err == nil {
-		t.Skip("skipping: a demo is running (hack/demo-dataplane.sh up); the test would tear it down")
-	}
-	for _, tool := range []string{"iperf3", "bpftool", "jq", "nsenter"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("skipping: %s not installed (make deps installs it)", tool)
-		}
-	}
+	prefix := "dt" + hex.EncodeToString(id[:]) + "-"
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "./demo-dataplane.sh")
 	cmd.Dir = ".." // hack/
+	cmd.Env = append(os.Environ(), "DEMO_PREFIX="+prefix)
+	t.Cleanup(func() {
+		// Whatever a failed run left: the script's own `down` removes it.
+		down := exec.Command("./demo-dataplane.sh", "down")
+		down.Dir, down.Env = "..", cmd.Env
+		if out, err := down.CombinedOutput(); err != nil {
+			t.Errorf("hack/demo-dataplane.sh down: %v\n%s", err, out)
+		}
+	})
 	out, err := cmd.CombinedOutput()
 	t.Logf("hack/demo-dataplane.sh:\n%s", out)
 	if err != nil {
@@ -53,13 +63,14 @@ func TestDemoScript(t *testing.T) {
 			t.Errorf("demo output lacks %q", want)
 		}
 	}
-	for _, ns := range []string{"demo-router", "demo-a-cli", "demo-a-srv", "demo-b-cli", "demo-b-srv"} {
-		if _, err := os.Stat(filepath.Join("/run/netns", ns)); err == nil {
-			t.Errorf("namespace %s left behind", ns)
+	for _, ns := range []string{"router", "a-cli", "a-srv", "b-cli", "b-srv"} {
+		if _, err := os.Stat(namedns.Path(prefix + ns)); err == nil {
+			t.Errorf("namespace %s left behind", prefix+ns)
 		}
 	}
-	if _, err := os.Stat("/sys/fs/bpf/network-operator-demo"); err == nil {
-		t.Error("pin dir /sys/fs/bpf/network-operator-demo left behind")
+	pins := "/sys/fs/bpf/network-operator-" + strings.TrimSuffix(prefix, "-")
+	if _, err := os.Stat(pins); err == nil {
+		t.Errorf("pin dir %s left behind", pins)
 	}
 	if strings.Contains(text, "isolation broken") {
 		t.Error("the demo reported broken isolation")

@@ -70,6 +70,7 @@ func delays(seed uint64) func(i int) time.Duration {
 // behaviour (called on the first sight of a node).
 func startAgents(t testing.TB, behaviourOf func(node string) *behaviour) *agents {
 	t.Helper()
+	env := shared.Get(t)
 	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkRollout100Nodes -benchtime 3x ./operator/controllers/
 func BenchmarkRollout100Nodes(b *testing.B) {
+	env := shared.Get(b)
 	resetCluster(b)
 	createNodes(b, 100)
 	startAgents(b, seededAgents(42))

@@ -24,6 +24,7 @@ func waitSnapshots(t *testing.T, op *operator, result string, before float64) fl
 
 func touchLabel(t *testing.T, name, value string) {
 	t.Helper()
+	env := shared.Get(t)
 	ctx := context.Background()
 	var c v1.VRFRouteConfiguration
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, &c); err != nil {
@@ -39,6 +40,7 @@ func touchLabel(t *testing.T, name, value string) {
 // TestRevisionsFromSnapshots covers creation, de-duplication, ordering after A -> B -> A, the failed
 // hash rule, inherited rollout annotations and debouncing, with only the config controller running.
 func TestRevisionsFromSnapshots(t *testing.T) {
+	env := shared.Get(t)
 	resetCluster(t)
 	opts := testOptions()
 	opts.Debounce = 300 * time.Millisecond

@@ -27,22 +27,10 @@ import (
 	testenv "github.com/network-operator/network-operator/test/envtest"
 )
 
-// env is the package's one control plane (kube-apiserver + etcd), shared by every test in turn.
-var env *testenv.Env
+// shared is the package's one control plane (kube-apiserver + etcd), shared by every test in turn.
+var shared testenv.Shared
 
-func TestMain(m *testing.M) {
-	var err error
-	env, err = testenv.Start(context.Background(), testenv.Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(shared.Main(m)) }
 
 // testOptions are fast settings: short debounce, generous deadline.
 func testOptions() Options {
@@ -69,6 +57,7 @@ const (
 // startOperator starts a manager running the selected controllers until the test ends.
 func startOperator(t testing.TB, opts Options, which int) *operator {
 	t.Helper()
+	env := shared.Get(t)
 	m, err := metrics.New(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +99,7 @@ func startOperator(t testing.TB, opts Options, which int) *operator {
 // resetCluster deletes everything a previous test left, and waits until it is gone.
 func resetCluster(t testing.TB) {
 	t.Helper()
+	env := shared.Get(t)
 	ctx := context.Background()
 	kinds := []struct {
 		obj  client.Object
@@ -197,6 +187,7 @@ func nodeName(i int) string { return fmt.Sprintf("node-%03d", i) }
 // createNode creates a Node with a router-id annotation and the given Ready state.
 func createNode(t testing.TB, name string, labels map[string]string, ready bool) *corev1.Node {
 	t.Helper()
+	env := shared.Get(t)
 	ctx := context.Background()
 	var idx int
 	fmt.Sscanf(name, "node-%d", &idx)
@@ -211,6 +202,7 @@ func createNode(t testing.TB, name string, labels map[string]string, ready bool)
 
 func setNodeReady(t testing.TB, n *corev1.Node, ready bool) {
 	t.Helper()
+	env := shared.Get(t)
 	status := corev1.ConditionFalse
 	if ready {
 		status = corev1.ConditionTrue
@@ -243,6 +235,7 @@ func vrfConfig(name, vrf string, vni int32, seq int32) *v1.VRFRouteConfiguration
 // setVNI changes a VRFRouteConfiguration's content (and so the snapshot hash).
 func setVNI(t testing.TB, name string, vni int32) {
 	t.Helper()
+	env := shared.Get(t)
 	ctx := context.Background()
 	var c v1.VRFRouteConfiguration
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, &c); err != nil {
@@ -257,6 +250,7 @@ func setVNI(t testing.TB, name string, vni int32) {
 
 func listRevisions(t testing.TB) []v1.NetworkConfigRevision {
 	t.Helper()
+	env := shared.Get(t)
 	var l v1.NetworkConfigRevisionList
 	if err := env.Client.List(context.Background(), &l); err != nil {
 		t.Fatal(err)
@@ -282,6 +276,7 @@ func waitRevision(t testing.TB, seq int64) *v1.NetworkConfigRevision {
 
 func getRevision(t testing.TB, name string) *v1.NetworkConfigRevision {
 	t.Helper()
+	env := shared.Get(t)
 	var r v1.NetworkConfigRevision
 	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: name}, &r); err != nil {
 		t.Fatalf("get revision %s: %v", name, err)
@@ -305,6 +300,7 @@ func waitPhase(t testing.TB, timeout time.Duration, name string, phase v1.Revisi
 
 func listNNCs(t testing.TB) map[string]v1.NodeNetworkConfig {
 	t.Helper()
+	env := shared.Get(t)
 	var l v1.NodeNetworkConfigList
 	if err := env.Client.List(context.Background(), &l); err != nil {
 		t.Fatal(err)
@@ -319,6 +315,7 @@ func listNNCs(t testing.TB) map[string]v1.NodeNetworkConfig {
 // events returns the reasons of the Events about the named object.
 func eventReasons(t testing.TB, regarding string) []string {
 	t.Helper()
+	env := shared.Get(t)
 	var l eventsv1.EventList
 	if err := env.Client.List(context.Background(), &l, client.InNamespace("default")); err != nil {
 		t.Fatal(err)

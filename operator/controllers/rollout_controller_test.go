@@ -59,6 +59,7 @@ func checkAllConfirmed(t *testing.T, nodes int, hash string) map[string]v1.NodeN
 // until the revision was Done.
 func rollout100(t *testing.T, ag *agents, seq int64, vni int32) (*v1.NetworkConfigRevision, time.Duration) {
 	t.Helper()
+	env := shared.Get(t)
 	start := time.Now()
 	if vni == 0 {
 		if err := env.Client.Create(context.Background(), vrfConfig("blue", "blue", 100, 10)); err != nil {
@@ -126,6 +127,7 @@ func TestRollout100Nodes(t *testing.T) {
 // setAnnotation sets (or with value "" removes) an annotation on a revision.
 func setRevisionAnnotation(t *testing.T, name, key, value string) {
 	t.Helper()
+	env := shared.Get(t)
 	rev := getRevision(t, name)
 	orig := rev.DeepCopy()
 	if value == "" {
@@ -142,6 +144,7 @@ func setRevisionAnnotation(t *testing.T, name, key, value string) {
 // 100); it returns A's revision once Done.
 func startRollout(t *testing.T, count int, opts Options, behaviourOf func(string) *behaviour) (*operator, *agents, *v1.NetworkConfigRevision) {
 	t.Helper()
+	env := shared.Get(t)
 	resetCluster(t)
 	createNodes(t, count)
 	if err := env.Client.Create(context.Background(), vrfConfig("blue", "blue", 100, 10)); err != nil {
@@ -300,6 +303,7 @@ func TestPauseAndResume(t *testing.T) {
 // TestNodeJoinsAndLeaves: a node added mid-rollout receives the target; a deleted node's config is
 // collected.
 func TestNodeJoinsAndLeaves(t *testing.T) {
+	env := shared.Get(t)
 	const nodes = 10
 	opts := testOptions()
 	opts.MaxUnavailable = intstr.FromInt32(2)
@@ -335,6 +339,7 @@ func TestNodeJoinsAndLeaves(t *testing.T) {
 
 // TestNotReadyNodeIsReportedNotCounted: a NotReady node is held back and named, never counted as done.
 func TestNotReadyNodeIsReportedNotCounted(t *testing.T) {
+	env := shared.Get(t)
 	const nodes, down = 4, 1
 	opts := testOptions()
 	opts.MaxUnavailable = intstr.FromInt32(nodes)
@@ -397,6 +402,7 @@ func TestProgressDeadline(t *testing.T) {
 
 // TestTopologyGroups: with a topology label, zones roll one after another, in zone then name order.
 func TestTopologyGroups(t *testing.T) {
+	env := shared.Get(t)
 	resetCluster(t)
 	zones := map[string]string{"node-000": "c", "node-001": "b", "node-002": "a", "node-003": "c", "node-004": "a", "node-005": "b"}
 	for name, zone := range zones {
@@ -458,6 +464,7 @@ func TestPruneRevisions(t *testing.T) {
 // TestInvalidContentFailsBeforeAnyNode: content that cannot be built for a node fails the revision
 // before any node receives it; the previous revision stays.
 func TestInvalidContentFailsBeforeAnyNode(t *testing.T) {
+	env := shared.Get(t)
 	opts := testOptions()
 	opts.MaxUnavailable = intstr.FromInt32(2)
 	op, ag, a := startRollout(t, 4, opts, seededAgents(9))
@@ -488,6 +495,7 @@ func TestInvalidContentFailsBeforeAnyNode(t *testing.T) {
 // TestHeldNode: a Node without router id is held back and named; the others proceed; fixing the Node
 // lets it finish.
 func TestHeldNode(t *testing.T) {
+	env := shared.Get(t)
 	resetCluster(t)
 	createNodes(t, 3)
 	bare := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-bare"}}
@@ -533,6 +541,7 @@ func TestHeldNode(t *testing.T) {
 
 // TestNodeLabelChangeReconfigures: a node whose labels change gets the same revision rebuilt for it.
 func TestNodeLabelChangeReconfigures(t *testing.T) {
+	env := shared.Get(t)
 	resetCluster(t)
 	createNodes(t, 3)
 	red := vrfConfig("red", "red", 300, 10)

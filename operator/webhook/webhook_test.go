@@ -38,23 +38,9 @@ import (
 )
 
 // One control plane for the package: the API server with the CRDs, the webhooks served from this process.
-var env *testenv.Env
+var shared = testenv.Shared{Options: testenv.Options{Webhooks: webhook.SetupWebhooks}}
 
-func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	var err error
-	env, err = testenv.Start(ctx, testenv.Options{Webhooks: webhook.SetupWebhooks})
-	cancel()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "operator/webhook tests need a real API server: %v\n", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "stop control plane: %v\n", err)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(shared.Main(m)) }
 
 var kinds = map[string]string{
 	"vrf":  "VRFRouteConfiguration",
@@ -86,6 +72,7 @@ func ctxT(t *testing.T) context.Context {
 // storedNames lists the names of all stored objects of a kind.
 func storedNames(t *testing.T, kind string) []string {
 	t.Helper()
+	env := shared.Get(t)
 	l := &unstructured.UnstructuredList{}
 	l.SetGroupVersionKind(v1.GroupVersion.WithKind(kinds[kind] + "List"))
 	if err := env.Client.List(ctxT(t), l); err != nil {
@@ -102,6 +89,7 @@ func storedNames(t *testing.T, kind string) []string {
 // createSamples creates config/samples in dependency order: VRFs, Layer2 networks, peerings.
 func createSamples(t *testing.T) map[string][]string {
 	t.Helper()
+	env := shared.Get(t)
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -143,6 +131,7 @@ type rejection struct {
 }
 
 func TestAdmission(t *testing.T) {
+	env := shared.Get(t)
 	createSamples(t)
 
 	good := []struct{ kind, name, spec string }{

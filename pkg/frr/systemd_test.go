@@ -16,6 +16,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
+	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
 )
@@ -67,10 +68,7 @@ func (m *fakeManager) ReloadUnit(name, mode string) (dbus.ObjectPath, *dbus.Erro
 // privateBus starts a dbus-daemon for the test and returns its address.
 func privateBus(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("dbus-daemon")
-	if err != nil {
-		t.Skip("dbus-daemon not installed: cannot run a private bus for the D-Bus reload test")
-	}
+	bin := testreq.Tools(t, "dbus-daemon")[0] // runs the private bus for the D-Bus reload tests
 	sock := filepath.Join(t.TempDir(), "bus")
 	cmd := exec.Command(bin, "--session", "--nofork", "--nopidfile", "--print-address=1", "--address=unix:path="+sock)
 	out, err := cmd.StdoutPipe()
@@ -196,26 +194,5 @@ func TestNewReloaderOptions(t *testing.T) {
 	}
 	if _, err := NewReloader(Options{StateDir: t.TempDir(), Method: ReloadSystemd}); err == nil {
 		t.Error("ReloadSystemd without a UnitReloader accepted")
-	}
-}
-
-// TestSystemdLiveReload would reload the host's frr.service; test machines
-// run no systemd, so it only runs where systemd manages an frr.service.
-func TestSystemdLiveReload(t *testing.T) {
-	if _, err := os.Stat("/run/systemd/system"); err != nil {
-		t.Skip("no systemd on this machine (/run/systemd/system missing): no frr.service to reload over D-Bus")
-	}
-	if os.Getenv("FRR_TEST_SYSTEMD") == "" {
-		t.Skip("systemd present, but reloading the host's frr.service needs FRR_TEST_SYSTEMD=1")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := NewSystemdDBus(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.ReloadUnit(ctx, "frr.service"); err != nil {
-		t.Fatal(err)
 	}
 }

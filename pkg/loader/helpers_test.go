@@ -8,35 +8,31 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
-	"github.com/network-operator/network-operator/pkg/netnsrun"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/network-operator/network-operator/internal/namedns"
+	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/pkg/netnsrun"
 )
 
-// requireRoot skips tests that need root and a bpffs at /sys/fs/bpf.
+// requireRoot: the tests need root (network namespaces, BPF) and a bpffs at /sys/fs/bpf.
 func requireRoot(t testing.TB) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (network namespaces, BPF, bpffs)")
-	}
-	var st unix.Statfs_t
-	if err := unix.Statfs("/sys/fs/bpf", &st); err != nil || st.Type != unix.BPF_FS_MAGIC {
-		t.Skip("needs bpffs mounted at /sys/fs/bpf (mount -t bpf bpf /sys/fs/bpf)")
-	}
+	testreq.BPFFS(t)
 }
 
-// skipIfNotSupported turns a missing kernel feature into a skip with reason.
+// skipIfNotSupported turns a missing kernel feature, detected by err, into a skip with the reason.
 func skipIfNotSupported(t testing.TB, err error) {
 	t.Helper()
 	if errors.Is(err, ErrNotSupported) {
-		t.Skipf("kernel feature missing: %v", err)
+		testreq.KernelLacks(t, "a feature the loader needs", err)
 	}
 }
 
@@ -47,36 +43,29 @@ func uniqueName(prefix string) string { return fmt.Sprintf("%s%08x", prefix, ran
 func newNS(t testing.TB) netns.NsHandle {
 	t.Helper()
 	name := uniqueName("ldr-")
-	type result struct {
-		h   netns.NsHandle
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		// NewNamed moves this thread into the new namespace; it stays
-		// locked, so the runtime discards the thread when we return.
-		runtime.LockOSThread()
-		h, err := netns.NewNamed(name)
-		if err == nil {
-			// No IPv6 DAD/MLD chatter: counters then see only test frames.
-			// /proc/sys/net follows this thread's namespace.
-			for _, f := range []string{"all", "default"} {
-				_ = os.WriteFile("/proc/sys/net/ipv6/conf/"+f+"/disable_ipv6", []byte("1"), 0o644)
-			}
-		}
-		ch <- result{h, err}
-	}()
-	r := <-ch
-	if r.err != nil {
-		t.Fatalf("create netns %s: %v", name, r.err)
+	h, err := namedns.Create(name)
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		r.h.Close()
-		if err := netns.DeleteNamed(name); err != nil {
-			t.Errorf("delete netns %s: %v", name, err)
+		h.Close()
+		if err := namedns.Delete(name); err != nil {
+			t.Error(err)
 		}
 	})
-	return r.h
+	// No IPv6 DAD/MLD chatter: counters then see only test frames. /proc/sys/net follows the thread's namespace.
+	err = netnsrun.Run(h, func() error {
+		for _, f := range []string{"all", "default"} {
+			if err := os.WriteFile("/proc/sys/net/ipv6/conf/"+f+"/disable_ipv6", []byte("1"), 0o644); err != nil {
+				return fmt.Errorf("disable IPv6 in %s: %w", name, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 // addVeth creates an up veth pair a<->b inside ns.

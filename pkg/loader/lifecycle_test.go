@@ -10,6 +10,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/network-operator/network-operator/internal/testreq"
 )
 
 // addBridge adds an up bridge: a device without native XDP (no ndo_bpf).
@@ -23,7 +25,7 @@ func addBridge(t *testing.T, ns netns.NsHandle, name string) {
 	d := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: name}}
 	if err := h.LinkAdd(d); err != nil {
 		if errors.Is(err, unix.EOPNOTSUPP) {
-			t.Skipf("bridge devices not available in this kernel: %v", err)
+			testreq.KernelLacks(t, "bridge devices", err)
 		}
 		t.Fatalf("add bridge %s: %v", name, err)
 	}

@@ -30,16 +30,23 @@ type graceWaiter struct {
 	inner *ebpf.Map
 }
 
-// membarrierGlobal reports whether MEMBARRIER_CMD_GLOBAL is available. It is
-// synchronize_rcu() in the kernel, but skips the wait when only one CPU is
-// online and is refused with nohz_full; a single-CPU process uses the map
-// fallback to stay on the safe side (the online count is not cheap to know).
-func membarrierGlobal() bool {
-	if runtime.NumCPU() < 2 {
-		return false
+// membarrierGlobal returns nil when MEMBARRIER_CMD_GLOBAL is available, else
+// why not. It is synchronize_rcu() in the kernel, but skips the wait when only
+// one CPU is online and is refused with nohz_full; a single-CPU process uses
+// the map fallback to stay on the safe side (the online count is not cheap to
+// know).
+func membarrierGlobal() error {
+	if n := runtime.NumCPU(); n < 2 {
+		return fmt.Errorf("membarrier: this process may use %d CPU, the map fallback is used", n)
 	}
 	mask, _, errno := unix.Syscall(unix.SYS_MEMBARRIER, membarrierCmdQuery, 0, 0)
-	return errno == 0 && mask&membarrierCmdGlobal != 0
+	if errno != 0 {
+		return fmt.Errorf("membarrier(MEMBARRIER_CMD_QUERY): %w", errno)
+	}
+	if mask&membarrierCmdGlobal == 0 {
+		return fmt.Errorf("membarrier: MEMBARRIER_CMD_GLOBAL not in the supported commands %#x", mask)
+	}
+	return nil
 }
 
 func (g *graceWaiter) wait(ctx context.Context) error {
@@ -49,7 +56,7 @@ func (g *graceWaiter) wait(ctx context.Context) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.probe {
-		g.useMB, g.probe = membarrierGlobal(), true
+		g.useMB, g.probe = membarrierGlobal() == nil, true
 	}
 	if g.useMB {
 		_, _, errno := unix.Syscall(unix.SYS_MEMBARRIER, membarrierCmdGlobal, 0, 0)

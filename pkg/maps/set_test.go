@@ -13,14 +13,13 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/network-operator/network-operator/bpf"
+	"github.com/network-operator/network-operator/internal/testreq"
 )
 
-// requireBPF skips unless the test can create BPF maps.
+// requireBPF: creating BPF maps needs root.
 func requireBPF(t testing.TB) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create BPF maps")
-	}
+	testreq.Root(t)
 }
 
 // newMaps creates the router's maps unpinned (or pinned in pinDir when set),
@@ -47,8 +46,11 @@ func newMaps(t testing.TB, pinDir string, mutate func(map[string]*ebpf.MapSpec))
 		MapRedirectTable: &m.RedirectTable, MapVRFCounters: &m.VrfCounters, MapVersion: &m.Version}
 	for _, name := range MapNames {
 		mp, err := ebpf.NewMapWithOptions(specs[name], ebpf.MapOptions{PinPath: pinDir})
-		if errors.Is(err, ebpf.ErrNotSupported) || errors.Is(err, os.ErrPermission) {
-			t.Skipf("cannot create BPF map %s: %v", name, err)
+		if errors.Is(err, ebpf.ErrNotSupported) {
+			testreq.KernelLacks(t, "BPF map "+name, err)
+		}
+		if errors.Is(err, os.ErrPermission) {
+			testreq.Need(t, "permission to create BPF maps", fmt.Errorf("create map %s: %w", name, err))
 		}
 		if err != nil {
 			t.Fatalf("create map %s: %v", name, err)
@@ -273,11 +275,9 @@ func TestApplyCancelledWritesNothing(t *testing.T) {
 }
 
 func TestAdoptPinnedGeneration(t *testing.T) {
-	requireBPF(t)
+	testreq.BPFFS(t)
 	dir, err := os.MkdirTemp("/sys/fs/bpf", "maps-test-")
-	if err != nil {
-		t.Skipf("bpffs not usable at /sys/fs/bpf: %v", err)
-	}
+	testreq.Need(t, "a writable bpffs at /sys/fs/bpf", err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	m := newMaps(t, dir, nil)
 	s := newSet(t, m)
@@ -360,8 +360,8 @@ func TestGracePeriodWaiters(t *testing.T) {
 	if err := g.waitMapOfMaps(); err != nil {
 		t.Fatalf("second map-of-maps grace period: %v", err)
 	}
-	if !membarrierGlobal() {
-		t.Skip("membarrier(MEMBARRIER_CMD_GLOBAL) not available here")
+	if err := membarrierGlobal(); err != nil {
+		testreq.KernelLacks(t, "membarrier(MEMBARRIER_CMD_GLOBAL)", err)
 	}
 	if err := WaitGracePeriod(context.Background()); err != nil {
 		t.Fatal(err)
@@ -371,15 +371,10 @@ func TestGracePeriodWaiters(t *testing.T) {
 // bpftool prints every map with BTF field names (and enum names), which is
 // what operators see when they debug a node.
 func TestBpftoolShowsFieldNames(t *testing.T) {
-	requireBPF(t)
-	bpftool, err := exec.LookPath("bpftool")
-	if err != nil {
-		t.Skip("bpftool not installed")
-	}
+	bpftool := testreq.Commands(t, "bpftool")[0]
+	testreq.BPFFS(t)
 	dir, err := os.MkdirTemp("/sys/fs/bpf", "maps-test-")
-	if err != nil {
-		t.Skipf("bpffs not usable at /sys/fs/bpf: %v", err)
-	}
+	testreq.Need(t, "a writable bpffs at /sys/fs/bpf", err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	s := newSet(t, newMaps(t, dir, nil))
 	if _, err := s.Apply(context.Background(), validTables(), "bpftool"); err != nil {

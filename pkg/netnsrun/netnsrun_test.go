@@ -2,17 +2,16 @@ package netnsrun
 
 import (
 	"errors"
-	"os"
 	"runtime"
 	"testing"
 
 	"github.com/vishvananda/netns"
+
+	"github.com/network-operator/network-operator/internal/testreq"
 )
 
 func TestRunSwitchesAndRestores(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a network namespace")
-	}
+	testreq.Root(t) // creating a network namespace
 	runtime.LockOSThread()
 	orig, err := netns.Get()
 	if err != nil {
@@ -20,9 +19,7 @@ func TestRunSwitchesAndRestores(t *testing.T) {
 	}
 	defer orig.Close()
 	target, err := netns.New() // also switches this thread; switch back at once
-	if err != nil {
-		t.Skipf("cannot create a network namespace: %v", err)
-	}
+	testreq.Need(t, "a new network namespace", err)
 	defer target.Close()
 	if err := netns.Set(orig); err != nil {
 		t.Fatal(err)

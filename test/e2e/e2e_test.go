@@ -16,6 +16,7 @@ import (
 	"time"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 	"github.com/network-operator/network-operator/test/e2e/cluster"
 	testenv "github.com/network-operator/network-operator/test/envtest"
@@ -25,19 +26,12 @@ import (
 const scenarioTimeout = 8 * time.Minute
 
 func TestDemoScenario(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: needs root (network namespaces, BPF, FRR)")
-	}
-	if err := frrproc.Check(); err != nil {
-		t.Skipf("skipping: %v (make deps installs FRR)", err)
-	}
-	if _, err := os.Stat("/usr/bin/prometheus"); err != nil {
-		t.Skip("skipping: /usr/bin/prometheus missing (make deps installs the Debian package prometheus)")
-	}
-	// No skip without the control-plane binaries: the test fails and says how to build them.
-	if _, err := testenv.AssetsDir(); err != nil {
-		t.Fatalf("%v (make envtest builds them)", err)
-	}
+	testreq.Root(t) // network namespaces, BPF, FRR
+	testreq.Need(t, "FRR daemons (make deps installs FRR)", frrproc.Check())
+	_, err := os.Stat("/usr/bin/prometheus")
+	testreq.Need(t, "/usr/bin/prometheus (make deps installs the Debian package prometheus)", err)
+	_, err = testenv.AssetsDir()
+	testreq.Available(t, "API-server binaries (kube-apiserver, etcd; make envtest builds them)", err)
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)

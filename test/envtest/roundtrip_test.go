@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/testreq"
 	testenv "github.com/network-operator/network-operator/test/envtest"
 )
 
@@ -34,6 +35,8 @@ import (
 // survive the API server unchanged: the schemaless revision snapshot is not pruned, NodeNetworkConfig's spec and
 // its status subresource keep every field.
 func TestGeneratedKindsRoundTrip(t *testing.T) {
+	_, err := testenv.AssetsDir()
+	testreq.Available(t, "API-server binaries (kube-apiserver, etcd)", err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	env, err := testenv.Start(ctx, testenv.Options{})

@@ -16,7 +16,7 @@ limitations under the License.
 
 // Package testenv starts a real kube-apiserver + etcd (controller-runtime's envtest) with this project's CRDs
 // installed and, optionally, its admission webhooks served by the test process. Start one per test package from
-// TestMain: a control plane takes ~3 s to start and ~300 MB of memory.
+// TestMain (Shared): a control plane takes ~3 s to start and ~300 MB of memory.
 //
 // The binaries come from $KUBEBUILDER_ASSETS or from the cache hack/envtest-assets.sh fills (`make envtest`). When
 // neither has them, Start fails with a message saying so: API-server tests never skip silently.
@@ -30,6 +30,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -45,6 +47,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	networkv1alpha1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/testreq"
 )
 
 const (
@@ -262,4 +265,46 @@ func isModuleRoot(gomod string) bool {
 		}
 	}
 	return false
+}
+
+// Shared is the one control plane of a test package: the first test that asks for it starts it, Main stops it
+// after the last test. A test that asks without the binaries fails in `make test` and skips elsewhere, with the
+// reason (internal/testreq).
+type Shared struct {
+	// Options configure the control plane.
+	Options Options
+
+	once sync.Once
+	env  *Env
+	err  error
+}
+
+// Get returns the running control plane, starting it on first use.
+func (s *Shared) Get(tb testing.TB) *Env {
+	tb.Helper()
+	_, missing := AssetsDir()
+	testreq.Available(tb, "API-server binaries (kube-apiserver, etcd)", missing)
+	s.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		s.env, s.err = Start(ctx, s.Options)
+	})
+	if s.err != nil {
+		tb.Fatalf("start the shared control plane: %v", s.err)
+	}
+	return s.env
+}
+
+// Main runs the package's tests (call it from TestMain) and stops the control plane if a test started it.
+func (s *Shared) Main(m *testing.M) int {
+	code := m.Run()
+	if s.env != nil {
+		if err := s.env.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stop the shared control plane: %v\n", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}
+	return code
 }

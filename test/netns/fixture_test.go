@@ -14,6 +14,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/network-operator/network-operator/bpf"
+	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
 	"github.com/network-operator/network-operator/test/netns/lab"
@@ -179,7 +180,7 @@ func loadRouter(t testing.TB, ns *lab.Netns, pinDir string, opts loader.Options)
 	opts.NetNS = ns.NsHandle()
 	ldr, err := loader.Load(ctx, opts)
 	if errors.Is(err, loader.ErrNotSupported) {
-		t.Skipf("kernel lacks a feature the router needs: %v", err)
+		testreq.KernelLacks(t, "a feature the router needs", err)
 	}
 	if err != nil {
 		t.Fatalf("load router into %s: %v", pinDir, err)
@@ -206,7 +207,7 @@ func (r *router) attach(t testing.TB, mode loader.Mode, ifnames ...string) []loa
 	for _, ifn := range ifnames {
 		a, err := r.ldr.Attach(context.Background(), ifn, mode)
 		if errors.Is(err, loader.ErrNotSupported) {
-			t.Skipf("attach mode %s not supported here: %v", mode, err)
+			testreq.KernelLacks(t, "attach mode "+string(mode), err)
 		}
 		if err != nil {
 			t.Fatalf("attach %s to %s: %v", mode, ifn, err)

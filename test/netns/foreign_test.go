@@ -14,6 +14,7 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
 
+	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/test/netns/lab"
 )
@@ -169,7 +170,7 @@ func installForeign(ctx context.Context, t *testing.T, ns *lab.Netns, pinDir str
 			return lnk.Pin(filepath.Join(pinDir, "foreign_tcx_"+ifn))
 		})
 		if errors.Is(err, link.ErrNotSupported) {
-			t.Skipf("tcx not supported: %v", err)
+			testreq.KernelLacks(t, "tcx", err)
 		}
 		if err != nil {
 			t.Fatalf("foreign tcx on %s: %v", ifn, err)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/network-operator/network-operator/bpf"
+	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
 	"github.com/network-operator/network-operator/test/netns/lab"
@@ -29,16 +30,10 @@ var report = regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d .* per second`)
 
 func requireBpftrace(t *testing.T) string {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: bpftrace needs root")
-	}
-	path, err := exec.LookPath("bpftrace")
-	if err != nil {
-		t.Skip("skipping: bpftrace not installed (make deps installs it)")
-	}
-	if _, err := os.Stat("/sys/kernel/tracing/events/net"); err != nil {
-		t.Skip("skipping: tracefs not mounted at /sys/kernel/tracing (make deps mounts it)")
-	}
+	path := testreq.Commands(t, "bpftrace")[0] // make deps installs it; it needs root
+	testreq.Tracefs(t)                         // make deps mounts it
+	_, err := os.Stat("/sys/kernel/tracing/events/net")
+	testreq.Need(t, "the net trace events in /sys/kernel/tracing/events/net", err)
 	return path
 }
 

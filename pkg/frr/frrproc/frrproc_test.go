@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/network-operator/network-operator/internal/testreq"
 )
 
 func TestPoll(t *testing.T) {
@@ -39,9 +41,7 @@ func TestUniqueName(t *testing.T) {
 // TestInstanceLifecycle starts zebra and bgpd with an initial config in a
 // namespace, reads it back and checks Stop removes the directory.
 func TestInstanceLifecycle(t *testing.T) {
-	if err := Check(); err != nil {
-		t.Skip(err.Error())
-	}
+	testreq.Need(t, "FRR daemons", Check())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ns, err := NewNetns(ctx, "frrproc-")

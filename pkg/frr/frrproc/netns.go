@@ -14,10 +14,12 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/network-operator/network-operator/internal/namedns"
 )
 
 // ErrNotAvailable reports a missing prerequisite (root, FRR binaries, the frr
-// user); tests turn it into t.Skip with the reason.
+// user); tests pass it to testreq.Need, which fails or skips with the reason.
 var ErrNotAvailable = errors.New("FRR daemons cannot run here")
 
 // Netns is a named network namespace (/run/netns/<Name>).
@@ -37,9 +39,11 @@ func UniqueName(prefix string) string {
 // NewNetns creates a uniquely named namespace with its loopback up.
 func NewNetns(ctx context.Context, prefix string) (*Netns, error) {
 	n := &Netns{Name: UniqueName(prefix)}
-	if _, err := run(ctx, "ip", "netns", "add", n.Name); err != nil {
-		return nil, fmt.Errorf("create netns %s: %w", n.Name, err)
+	h, err := namedns.Create(n.Name)
+	if err != nil {
+		return nil, err
 	}
+	h.Close() // the named file keeps the namespace; everything here reaches it by name
 	if err := n.IP(ctx, "link", "set", "lo", "up"); err != nil {
 		_ = n.Delete(context.WithoutCancel(ctx))
 		return nil, err
@@ -47,12 +51,9 @@ func NewNetns(ctx context.Context, prefix string) (*Netns, error) {
 	return n, nil
 }
 
-// Delete removes the namespace; its interfaces go with it.
-func (n *Netns) Delete(ctx context.Context) error {
-	if _, err := run(ctx, "ip", "netns", "del", n.Name); err != nil {
-		return fmt.Errorf("delete netns %s: %w", n.Name, err)
-	}
-	return nil
+// Delete removes the namespace; its interfaces go with it once no process is left inside.
+func (n *Netns) Delete(context.Context) error {
+	return namedns.Delete(n.Name)
 }
 
 // IP runs "ip -n <ns> args...".

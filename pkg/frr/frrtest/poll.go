@@ -1,6 +1,6 @@
-// Package frrtest holds test helpers around frrproc: skip when FRR cannot
-// run, namespaces and FRR instances cleaned up with the test, and polling
-// with deadlines instead of sleeps.
+// Package frrtest holds test helpers around frrproc: require FRR daemons
+// (through internal/testreq), namespaces and FRR instances cleaned up with the
+// test, and polling with deadlines instead of sleeps.
 package frrtest
 
 import (
@@ -9,15 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 )
 
-// Require skips the test, with the reason, when FRR daemons cannot run here.
+// Require needs FRR daemons that can run here; without them the test fails or
+// skips with the reason, as internal/testreq decides.
 func Require(t testing.TB) {
 	t.Helper()
-	if err := frrproc.Check(); err != nil {
-		t.Skip(err.Error())
-	}
+	testreq.Need(t, "FRR daemons", frrproc.Check())
 }
 
 // Netns creates a uniquely named namespace removed when the test ends.

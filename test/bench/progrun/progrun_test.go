@@ -2,19 +2,18 @@ package progrun
 
 import (
 	"errors"
-	"os"
 	"testing"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+
+	"github.com/network-operator/network-operator/internal/testreq"
 )
 
 // loadIfindexEcho loads a tc program that returns __sk_buff.ifindex, so the test sees the context arrive.
 func loadIfindexEcho(t *testing.T) *ebpf.Program {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: loading BPF programs needs root")
-	}
+	testreq.Root(t) // loading BPF programs
 	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
 		Type: ebpf.SchedCLS,
 		Instructions: asm.Instructions{
@@ -24,7 +23,7 @@ func loadIfindexEcho(t *testing.T) *ebpf.Program {
 		License: "GPL",
 	})
 	if errors.Is(err, ebpf.ErrNotSupported) {
-		t.Skipf("skipping: tc programs not supported: %v", err)
+		testreq.KernelLacks(t, "tc (SchedCLS) programs", err)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -2,14 +2,13 @@ package swap
 
 import (
 	"context"
-	"os"
 	"testing"
+
+	"github.com/network-operator/network-operator/internal/testreq"
 )
 
 func TestMeasureSmall(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: creating BPF maps needs root")
-	}
+	testreq.Root(t) // creating BPF maps
 	rows := Measure(context.Background(), Options{Sizes: []int{10, 1000}, Swaps: 3})
 	if len(rows) != 4 {
 		t.Fatalf("%d rows, want p50 and p99 for 2 sizes", len(rows))

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/vishvananda/netns"
+	"github.com/network-operator/network-operator/internal/namedns"
 )
 
 // StateFileName is the file a running cluster keeps in its state directory.
@@ -195,43 +195,24 @@ func pidsMentioning(s string) []int {
 
 // deleteNamespaces kills every process inside the namespaces /run/netns/<prefix>* and deletes them.
 func deleteNamespaces(prefix string, logf func(format string, args ...any)) error {
-	matches, err := filepath.Glob(filepath.Join("/run/netns", prefix+"*"))
+	names, err := namedns.List(prefix)
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, path := range matches {
-		var want syscall.Stat_t
-		if err := syscall.Stat(path, &want); err != nil {
-			continue
+	for _, name := range names {
+		pids, err := namedns.Processes(name)
+		if err != nil {
+			errs = append(errs, err)
 		}
-		for _, pid := range pidsInNetns(want) {
-			logf("killing process %d in %s (%s)", pid, filepath.Base(path), cmdline(pid))
+		for _, pid := range pids {
+			logf("killing process %d in %s (%s)", pid, name, cmdline(pid))
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-		logf("deleting namespace %s", filepath.Base(path))
-		if err := netns.DeleteNamed(filepath.Base(path)); err != nil {
-			errs = append(errs, fmt.Errorf("delete namespace %s: %w", path, err))
+		logf("deleting namespace %s", name)
+		if err := namedns.Delete(name); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func pidsInNetns(ns syscall.Stat_t) []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		var st syscall.Stat_t
-		if syscall.Stat(filepath.Join("/proc", e.Name(), "ns", "net"), &st) != nil {
-			continue
-		}
-		if st.Ino == ns.Ino && st.Dev == ns.Dev {
-			out = append(out, pid)
-		}
-	}
-	return out
 }

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/network-operator/network-operator/internal/namedns"
+	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 )
 
@@ -18,17 +21,21 @@ import (
 // process inside one of its namespaces, a process naming the work directory, directories - and checks that Down
 // stops and removes all of it.
 func TestDownAfterCrash(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: needs root (network namespaces)")
-	}
+	testreq.Commands(t, "nsenter")
 	ctx := context.Background()
 	stateDir, work, extra := t.TempDir(), t.TempDir(), t.TempDir()
 	prefix := frrproc.UniqueName("nldown") + "-"
 	ns := prefix + "n1"
-	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add: %v: %s", err, out)
+	h, err := namedns.Create(ns)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	h.Close()
+	t.Cleanup(func() {
+		if err := namedns.Delete(ns); err != nil && !errors.Is(err, namedns.ErrNotExist) {
+			t.Error(err)
+		}
+	})
 
 	// "sleep 300; true" keeps sh from exec'ing sleep, so the marker argument stays on sh's command line.
 	start := func(marker string, setpgid bool, argv ...string) *exec.Cmd {

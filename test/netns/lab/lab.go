@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/network-operator/network-operator/internal/testreq"
 )
 
 // NamePrefix starts every namespace name the lab creates, so leftovers of a killed run can be recognised.
@@ -58,12 +60,11 @@ func (l *Lab) onClose(fn func()) {
 	l.mu.Unlock()
 }
 
-// New returns a Lab whose objects are removed in tb.Cleanup. It skips the test (with the reason) when not root.
+// New returns a Lab whose objects are removed in tb.Cleanup. Without root the test fails or skips, as
+// internal/testreq decides.
 func New(tb testing.TB) *Lab {
 	tb.Helper()
-	if os.Geteuid() != 0 {
-		tb.Skipf("skipping: %v (running as uid %d)", ErrNotRoot, os.Geteuid())
-	}
+	testreq.Root(tb)
 	l, err := NewLab(tb)
 	if err != nil {
 		tb.Fatalf("new lab: %v", err)
@@ -197,11 +198,12 @@ func (l *Lab) PinDir() (string, error) {
 	return dir, nil
 }
 
-// MustPinDir is PinDir failing the test on error; without bpffs it skips the test with the reason.
+// MustPinDir is PinDir failing the test on error; without bpffs the test fails or skips, as internal/testreq
+// decides.
 func (l *Lab) MustPinDir() string {
 	d, err := l.PinDir()
 	if errors.Is(err, ErrNoBPFFS) && l.tb != nil {
-		l.tb.Skipf("skipping: %v", err)
+		testreq.Need(l.tb, "bpffs at /sys/fs/bpf", err)
 	}
 	if err != nil {
 		l.fatalf("%v", err)

@@ -13,9 +13,9 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
-)
 
-const runNetns = "/run/netns"
+	"github.com/network-operator/network-operator/internal/namedns"
+)
 
 // Netns is one named network namespace of a Lab.
 type Netns struct {
@@ -31,33 +31,19 @@ type Netns struct {
 	oracleTables map[int]bool // tables RouteGet has rules for
 }
 
-// createNetns makes a named namespace without moving the calling goroutine: the unshare happens on a locked
-// thread that is switched back before it is unlocked.
+// createNetns makes a named namespace (internal/namedns, which never moves the calling goroutine).
 func createNetns(name string) (*Netns, error) {
-	var (
-		h   netns.NsHandle
-		err error
-	)
-	doErr := onLockedThread(func() error {
-		h, err = netns.NewNamed(name)
-		return nil
-	})
-	if doErr != nil {
-		if h.IsOpen() {
-			h.Close()
-		}
-		return nil, doErr
-	}
+	h, err := namedns.Create(name)
 	if err != nil {
 		return nil, err
 	}
 	nl, err := netlink.NewHandleAt(h)
 	if err != nil {
 		h.Close()
-		_ = netns.DeleteNamed(name)
+		_ = namedns.Delete(name)
 		return nil, fmt.Errorf("netlink handle in %s: %w", name, err)
 	}
-	return &Netns{Name: name, Path: filepath.Join(runNetns, name), handle: h, nl: nl}, nil
+	return &Netns{Name: name, Path: namedns.Path(name), handle: h, nl: nl}, nil
 }
 
 // onLockedThread runs fn on the calling goroutine locked to its OS thread and restores the thread's namespace
@@ -199,8 +185,8 @@ func (n *Netns) destroy() error {
 			errs = append(errs, fmt.Errorf("close netns %s: %w", n.Name, err))
 		}
 	}
-	if err := netns.DeleteNamed(n.Name); err != nil && !errors.Is(err, os.ErrNotExist) {
-		errs = append(errs, fmt.Errorf("delete netns %s: %w", n.Name, err))
+	if err := namedns.Delete(n.Name); err != nil && !errors.Is(err, namedns.ErrNotExist) {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

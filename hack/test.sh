@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# `make test`: every test with every prerequisite required (a test that cannot run fails, naming what is
+# missing; only a kernel feature this kernel lacks may skip), the router's fuzz target, the tests that need
+# neither root nor namespaces once more under -race, then a check that nothing was left on the host, and one
+# summary: every skip with its reason, every failure, and "N passed, N failed, N skipped".
+#
+# Expects what the Makefile's test target sets up first (deps, check-generated, envtest) and KUBEBUILDER_ASSETS.
+# Full event streams stay in $TEST_OUT (default _out/test) for a closer look.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pkgs=${PKGS:-./...}
+timeout=${TEST_TIMEOUT:-25m}
+fuzztime=${FUZZTIME:-20s}
+out=${TEST_OUT:-_out/test}
+[[ -n ${KUBEBUILDER_ASSETS:-} ]] || { echo "test: KUBEBUILDER_ASSETS is not set (make test sets it)" >&2; exit 2; }
+[[ $(id -u) -eq 0 ]] || { echo "test: make test needs root (namespaces, BPF, FRR); make test-unit runs without" >&2; exit 2; }
+
+mkdir -p "$out" bin/tools
+rm -f "$out"/*.json "$out"/leftovers.txt
+go build -o bin/tools/ ./hack/tools/testsummary ./hack/tools/leftovers
+bin/tools/leftovers snapshot "$out/host-before.json"
+
+# pass NAME PREREQ-MODE GO-TEST-ARGS...: one `go test -json` run, logged compactly, its stream kept. Its exit
+# status is not what decides: the summary reads every event (a build failure or panic is an event too).
+pass() {
+  local name=$1 mode=$2
+  shift 2
+  echo "== $name: go test $*"
+  NETOP_TEST_PREREQS=$mode go test -json "$@" 2>&1 | bin/tools/testsummary stream -json "$out/$name.json" || true
+}
+
+start=$SECONDS
+pass main require -count=1 -timeout "$timeout" $pkgs
+pass fuzz require -run '^$' -fuzz '^FuzzRouterMalformed$' -fuzztime "$fuzztime" ./bpf/
+pass race exclude -race -count=1 -timeout "$timeout" $pkgs
+echo "== tests took $((SECONDS - start)) s"
+
+echo "== what is left on the host"
+bin/tools/leftovers check -o "$out/leftovers.txt" "$out/host-before.json" || true
+
+echo "== summary"
+exec bin/tools/testsummary report -leftovers "$out/leftovers.txt" \
+  "main:strict:$out/main.json" "fuzz:strict:$out/fuzz.json" "race:strict:$out/race.json"
