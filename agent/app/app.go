@@ -219,7 +219,7 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 	}
 
 	if f.dryRun {
-		return dryRun(ctx, f, stdout, nc, reloader, links, store, passwords)
+		return dryRun(ctx, f, stdout, nc, reloader, ns, links, store, passwords)
 	}
 
 	m := metrics.New()
@@ -283,7 +283,7 @@ func runKube(ctx context.Context, f *flags, engine *reconcile.Engine, logger *sl
 
 // dryRun prints the plan for the file (or the node's object) without loading anything into the kernel.
 func dryRun(ctx context.Context, f *flags, stdout io.Writer, nc *netconf.Manager, reloader *frr.Reloader,
-	links *netlink.Handle, store *laststate.Store, passwords frrconfig.PasswordFunc) error {
+	ns netns.NsHandle, links *netlink.Handle, store *laststate.Store, passwords frrconfig.PasswordFunc) error {
 	if f.configFile == "" {
 		return errors.New("--dry-run needs --config-file")
 	}
@@ -294,7 +294,7 @@ func dryRun(ctx context.Context, f *flags, stdout io.Writer, nc *netconf.Manager
 	for _, n := range doc.Notes {
 		fmt.Fprintf(stdout, "note: %s\n", n)
 	}
-	view, err := dataplane.OpenView(f.pinDir, links)
+	view, err := dataplane.OpenView(ctx, f.pinDir, ns)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,10 @@
 // the hook each one asks for - attaching once and never again while the hook stays the same, so link IDs are
 // stable across config changes and restarts - applies table generations through pkg/maps and verifies against
 // the kernel that every attachment is really there.
+//
+// Attachments follow the house pattern of pure planners with thin I/O shells: the caller observes (Attachments
+// or a View's, Ifindexes), PlanAttach decides, and Ensure and Detach execute exactly the plan's steps, so a dry
+// run prints what the apply does.
 package dataplane
 
 import (
@@ -104,101 +108,51 @@ func (d *Dataplane) Version() (maps.Version, error) { return d.set.Version() }
 // Attachments lists the router's attachments.
 func (d *Dataplane) Attachments() []loader.Attachment { return d.ldr.Attachments() }
 
-// Ensure attaches the router to every interface of want with its hook. An interface attached already with a mode
-// its hook allows keeps its attachment (same link); a link that was re-created since (new ifindex) is attached
-// anew. It returns the status of every interface, and an error joining the failures.
-func (d *Dataplane) Ensure(ctx context.Context, want []v1.DataPlaneInterface) ([]v1.InterfaceStatus, error) {
-	current := map[string]loader.Attachment{}
-	for _, a := range d.ldr.Attachments() {
-		current[a.Interface] = a
-	}
-	hooks := map[string]v1.AttachHook{}
-	var names []string
-	for _, i := range want {
-		if _, dup := hooks[i.Name]; !dup {
-			names = append(names, i.Name) // several VLANs of one interface share the attachment
-		}
-		if hooks[i.Name] == "" || hooks[i.Name] == v1.HookAuto {
-			hooks[i.Name] = cmpHook(i.Hook)
-		}
-	}
-	slices.Sort(names)
+// Ensure executes the attach steps of a plan (AttachPlan.Attach, from PlanAttach) and nothing else: attach,
+// move and reattach try the step's modes in order (the loader replaces the attachment of a re-created device
+// and moves hooks make-before-break), keep calls nothing. It returns the status of every interface, and an
+// error joining the failures.
+func (d *Dataplane) Ensure(ctx context.Context, steps []AttachStep) ([]v1.InterfaceStatus, error) {
 	var errs []error
-	out := make([]v1.InterfaceStatus, 0, len(names))
-	for _, name := range names {
-		st := v1.InterfaceStatus{Name: name, Mode: v1.AttachNone}
-		a, err := d.ensure(ctx, name, hooks[name], current)
+	out := make([]v1.InterfaceStatus, 0, len(steps))
+	for _, s := range steps {
+		st := v1.InterfaceStatus{Name: s.Interface, Mode: v1.AttachNone}
+		mode, err := d.attach(ctx, s)
 		if err != nil {
 			st.Error = err.Error()
 			errs = append(errs, err)
 		} else {
-			st.Mode = AttachMode(a.Mode)
+			st.Mode = AttachMode(mode)
 		}
 		out = append(out, st)
 	}
 	return out, errors.Join(errs...)
 }
 
-func cmpHook(h v1.AttachHook) v1.AttachHook {
-	if h == "" {
-		return v1.HookAuto
+func (d *Dataplane) attach(ctx context.Context, s AttachStep) (loader.Mode, error) {
+	switch s.Action {
+	case ActionKeep:
+		return s.From, nil
+	case ActionAttach, ActionMove, ActionReattach:
+	default:
+		return "", fmt.Errorf("%s %s: not an attach step", s.Action, s.Interface)
 	}
-	return h
-}
-
-func (d *Dataplane) ensure(ctx context.Context, name string, hook v1.AttachHook, current map[string]loader.Attachment) (loader.Attachment, error) {
-	link, err := d.links.LinkByName(name)
-	if err != nil {
-		return loader.Attachment{}, fmt.Errorf("attach to %s: %w", name, err)
+	if len(s.Modes) == 0 {
+		return "", fmt.Errorf("%s %s: the step names no mode to try", s.Action, s.Interface)
 	}
-	if cur, ok := current[name]; ok {
-		if cur.Ifindex != link.Attrs().Index {
-			// The device was re-created under the same name: the old attachment went with the old device.
-			d.log.Info("interface re-created, attaching anew", "interface", name, "old ifindex", cur.Ifindex, "ifindex", link.Attrs().Index)
-			if err := d.ldr.Detach(ctx, name); err != nil {
-				return loader.Attachment{}, fmt.Errorf("drop stale attachment of %s: %w", name, err)
-			}
-		} else if allows(hook, cur.Mode) {
-			return d.ldr.Attach(ctx, name, cur.Mode) // keeps the link, swaps the program only if it differs
-		}
-	}
-	modes := preferred(hook)
+	d.log.Info("attaching router", "interface", s.Interface, "action", s.Action, "hook", s.Hook, "from", s.From, "reason", s.Reason)
 	var last error
-	for _, m := range modes {
-		a, err := d.ldr.Attach(ctx, name, m)
+	for _, m := range s.Modes {
+		a, err := d.ldr.Attach(ctx, s.Interface, m)
 		if err == nil {
-			return a, nil
+			return a.Mode, nil
 		}
 		last = err
 		if !errors.Is(err, loader.ErrNotSupported) {
 			break
 		}
 	}
-	return loader.Attachment{}, last
-}
-
-// allows reports whether an attachment in mode satisfies hook.
-func allows(hook v1.AttachHook, mode loader.Mode) bool {
-	switch hook {
-	case v1.HookTC:
-		return mode == loader.ModeTCX || mode == loader.ModeTC
-	case v1.HookXDP:
-		return mode.IsXDP()
-	default:
-		return true
-	}
-}
-
-// preferred lists the loader modes tried for a hook, best first.
-func preferred(hook v1.AttachHook) []loader.Mode {
-	switch hook {
-	case v1.HookTC:
-		return []loader.Mode{loader.ModeTCX, loader.ModeTC}
-	case v1.HookXDP:
-		return []loader.Mode{loader.ModeXDPNative, loader.ModeXDPGeneric}
-	default:
-		return []loader.Mode{loader.ModeAuto}
-	}
+	return "", fmt.Errorf("%s step of %s (hook %s): %w", s.Action, s.Interface, s.Hook, last)
 }
 
 // AttachMode names a loader mode in the API's terms.
@@ -216,19 +170,16 @@ func AttachMode(m loader.Mode) v1.AttachMode {
 	return v1.AttachNone
 }
 
-// DetachExcept removes the router from every interface not in keep.
-func (d *Dataplane) DetachExcept(ctx context.Context, keep []v1.DataPlaneInterface) error {
-	want := map[string]bool{}
-	for _, i := range keep {
-		want[i.Name] = true
-	}
+// Detach executes the detach steps of a plan (AttachPlan.Detach) and nothing else.
+func (d *Dataplane) Detach(ctx context.Context, steps []AttachStep) error {
 	var errs []error
-	for _, a := range d.ldr.Attachments() {
-		if want[a.Interface] {
+	for _, s := range steps {
+		if s.Action != ActionDetach {
+			errs = append(errs, fmt.Errorf("%s %s: not a detach step", s.Action, s.Interface))
 			continue
 		}
-		if err := d.ldr.Detach(ctx, a.Interface); err != nil {
-			errs = append(errs, fmt.Errorf("detach from %s: %w", a.Interface, err))
+		if err := d.ldr.Detach(ctx, s.Interface); err != nil {
+			errs = append(errs, fmt.Errorf("detach from %s: %w", s.Interface, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -262,7 +213,7 @@ func (d *Dataplane) Verify(want []v1.DataPlaneInterface) error {
 			errs = append(errs, fmt.Errorf("interface %s is down", i.Name))
 		}
 		a, ok := atts[i.Name]
-		if !ok || a.Ifindex != attrs.Index {
+		if !ok || a.Defunct(attrs.Index) {
 			errs = append(errs, fmt.Errorf("interface %s: %w", i.Name, ErrNotAttached))
 			continue
 		}

@@ -4,14 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
-	"github.com/cilium/ebpf/link"
-	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netlink/nl"
+	"github.com/vishvananda/netns"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/loader"
@@ -23,78 +19,32 @@ var ErrReadOnly = errors.New("read-only view of the data plane (dry run)")
 
 // View is a read-only look at the router pinned in a directory, for dry runs: Load would create pins or swap
 // programs, a View only reads. Its maps come from the pins (empty when nothing is pinned yet) and its
-// attachments from the pinned tcx and XDP links (legacy tc filters are not listed: a dry run shows them as
-// attachments to make).
+// attachments from loader.Observe, which reads them exactly as the next Load adopts them (pinned tcx and XDP
+// links, legacy tc filters), so a dry run plans against what the apply starts from.
 type View struct {
-	set   *maps.Set
-	atts  []loader.Attachment
-	links *netlink.Handle
+	set  *maps.Set
+	atts []loader.Attachment
 }
 
-// OpenView opens the pinned maps and lists the pinned links of pinDir; links resolves ifindexes to names.
-func OpenView(pinDir string, links *netlink.Handle) (*View, error) {
+// OpenView opens the pinned maps of pinDir and observes the router's attachments in namespace ns (0: the
+// caller's).
+func OpenView(ctx context.Context, pinDir string, ns netns.NsHandle) (*View, error) {
 	if pinDir == "" {
 		pinDir = loader.DefaultPinDir
 	}
-	v := &View{links: links}
+	atts, err := loader.Observe(ctx, loader.Options{PinDir: pinDir, NetNS: ns})
+	if err != nil {
+		return nil, fmt.Errorf("read-only view: %w", err)
+	}
+	v := &View{atts: atts}
 	if _, err := os.Stat(filepath.Join(pinDir, maps.MapVersion)); err == nil {
 		set, err := maps.OpenPinned(pinDir)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read-only view: %w", err)
 		}
 		v.set = set
 	}
-	for _, kind := range []string{"tcx", "xdp"} {
-		dir := filepath.Join(pinDir, "links", kind)
-		entries, err := os.ReadDir(dir)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			v.Close()
-			return nil, fmt.Errorf("list pinned links: %w", err)
-		}
-		for _, e := range entries {
-			a, ok := v.pinnedAttachment(filepath.Join(dir, e.Name()), kind)
-			if ok {
-				v.atts = append(v.atts, a)
-			}
-		}
-	}
 	return v, nil
-}
-
-func (v *View) pinnedAttachment(path, kind string) (loader.Attachment, bool) {
-	lnk, err := link.LoadPinnedLink(path, nil)
-	if err != nil {
-		return loader.Attachment{}, false
-	}
-	defer lnk.Close()
-	info, err := lnk.Info()
-	if err != nil {
-		return loader.Attachment{}, false
-	}
-	var ifindex uint32
-	mode := loader.ModeTCX
-	switch {
-	case kind == "tcx" && info.TCX() != nil:
-		ifindex = info.TCX().Ifindex
-	case kind == "xdp" && info.XDP() != nil:
-		ifindex, mode = info.XDP().Ifindex, loader.ModeXDPNative
-	}
-	if ifindex == 0 {
-		return loader.Attachment{}, false
-	}
-	dev, err := v.links.LinkByIndex(int(ifindex))
-	if err != nil {
-		return loader.Attachment{}, false
-	}
-	if x := dev.Attrs().Xdp; mode.IsXDP() && x != nil && x.AttachMode == nl.XDP_ATTACHED_SKB {
-		mode = loader.ModeXDPGeneric
-	}
-	return loader.Attachment{Interface: dev.Attrs().Name, Ifindex: int(ifindex), Mode: mode, Requested: mode,
-		ProgramID: info.Program, LinkID: info.ID, Pin: path, Adopted: true,
-		Reason: "pinned " + strings.TrimSuffix(kind, "/") + " link"}, true
 }
 
 // Close releases the maps.
@@ -105,7 +55,7 @@ func (v *View) Close() error {
 	return nil
 }
 
-// Attachments lists the pinned tcx and XDP attachments.
+// Attachments lists the attachments as the next Load adopts them.
 func (v *View) Attachments() []loader.Attachment { return v.atts }
 
 // Live reads the live tables (empty when nothing is pinned).
@@ -133,12 +83,12 @@ func (v *View) Counters() ([]maps.VRFCounters, error) {
 }
 
 // Ensure is refused: a View changes nothing.
-func (v *View) Ensure(context.Context, []v1.DataPlaneInterface) ([]v1.InterfaceStatus, error) {
+func (v *View) Ensure(context.Context, []AttachStep) ([]v1.InterfaceStatus, error) {
 	return nil, ErrReadOnly
 }
 
-// DetachExcept is refused: a View changes nothing.
-func (v *View) DetachExcept(context.Context, []v1.DataPlaneInterface) error { return ErrReadOnly }
+// Detach is refused: a View changes nothing.
+func (v *View) Detach(context.Context, []AttachStep) error { return ErrReadOnly }
 
 // Apply is refused: a View changes nothing.
 func (v *View) Apply(context.Context, maps.Tables, string) (maps.Report, error) {

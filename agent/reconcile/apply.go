@@ -57,12 +57,12 @@ func (e *Engine) apply(ctx context.Context, p *Plan) error {
 		{StepFRR, func() error { return e.applyFRR(ctx, p) }},
 		{StepInterfaces, netlinkPhase(netconf.PhaseInterfaces)},
 		{StepAttach, func() error {
-			st, err := e.o.Dataplane.Ensure(ctx, p.Spec.DataPlane.Interfaces)
+			st, err := e.o.Dataplane.Ensure(ctx, p.Attach.Attach)
 			e.setAttachStatus(st)
 			return err
 		}},
 		{StepMaps, func() error { return e.applyTables(ctx, p) }},
-		{StepDetach, func() error { return e.o.Dataplane.DetachExcept(ctx, p.Spec.DataPlane.Interfaces) }},
+		{StepDetach, func() error { return e.o.Dataplane.Detach(ctx, p.Attach.Detach) }},
 		{StepRemovals, netlinkPhase(netconf.PhaseRemovals)},
 	}
 	for _, s := range steps {

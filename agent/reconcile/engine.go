@@ -6,7 +6,8 @@
 //  2. FRR: render, validate, reload (skipped when identical): FRR must know a VRF's VNI before its interfaces
 //     come up
 //  3. netlink phase "interfaces": bridges, VXLANs, addresses, routes, up
-//  4. attach the router to new interfaces (existing attachments are kept: same link IDs)
+//  4. attach the router to new interfaces, move the ones whose hook changed, attach anew to re-created devices
+//     (the others keep their attachment: same link IDs), exactly as dataplane.PlanAttach planned it
 //  5. one table generation with revision = the spec's map version
 //  6. detach from interfaces no longer configured, netlink phase "removals"
 //  7. health check (interfaces up, router attached everywhere, FRR answering, version map reads back), then the
@@ -27,6 +28,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/network-operator/network-operator/agent/dataplane"
 	"github.com/network-operator/network-operator/agent/frrconfig"
 	"github.com/network-operator/network-operator/agent/laststate"
 	"github.com/network-operator/network-operator/agent/metrics"
@@ -59,10 +61,11 @@ type Links interface {
 	LinkByName(name string) (netlink.Link, error)
 }
 
-// Dataplane is the eBPF router (*dataplane.Dataplane).
+// Dataplane is the eBPF router (*dataplane.Dataplane, or a *dataplane.View for dry runs). Ensure and Detach
+// execute the steps of the plan's dataplane.AttachPlan.
 type Dataplane interface {
-	Ensure(ctx context.Context, want []v1.DataPlaneInterface) ([]v1.InterfaceStatus, error)
-	DetachExcept(ctx context.Context, keep []v1.DataPlaneInterface) error
+	Ensure(ctx context.Context, steps []dataplane.AttachStep) ([]v1.InterfaceStatus, error)
+	Detach(ctx context.Context, steps []dataplane.AttachStep) error
 	Apply(ctx context.Context, t maps.Tables, revision string) (maps.Report, error)
 	Version() (maps.Version, error)
 	Verify(want []v1.DataPlaneInterface) error

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/network-operator/network-operator/agent/dataplane"
 	"github.com/network-operator/network-operator/agent/laststate"
 	"github.com/network-operator/network-operator/agent/metrics"
 	"github.com/network-operator/network-operator/agent/netconf"
@@ -131,31 +132,44 @@ func (f *fakeFRR) LastApplied() ([]byte, error) {
 
 func (f *fakeFRR) Summary(context.Context) (frr.Summary, error) { return frr.Summary{}, nil }
 
+type fakeAttachment struct {
+	ifindex int
+	mode    loader.Mode
+}
+
+// fakeDataplane executes attach steps like the real one: the first mode of a step (auto is tcx here), nothing
+// for keep.
 type fakeDataplane struct {
 	w        *world
-	attached map[string]int
+	attached map[string]fakeAttachment
 	tables   maps.Tables
 	version  maps.Version
 }
 
-func (d *fakeDataplane) Ensure(_ context.Context, want []v1.DataPlaneInterface) ([]v1.InterfaceStatus, error) {
+func (d *fakeDataplane) Ensure(_ context.Context, steps []dataplane.AttachStep) ([]v1.InterfaceStatus, error) {
 	var out []v1.InterfaceStatus
-	for _, i := range want {
-		if _, ok := d.attached[i.Name]; !ok {
-			d.w.logf("attach %s", i.Name)
-			d.attached[i.Name] = d.w.links[i.Name]
+	for _, s := range steps {
+		if s.Changes() {
+			mode := s.Modes[0]
+			if mode == loader.ModeAuto {
+				mode = loader.ModeTCX
+			}
+			if s.Action == dataplane.ActionMove {
+				d.w.logf("move %s to %s", s.Interface, mode)
+			} else {
+				d.w.logf("%s %s", s.Action, s.Interface)
+			}
+			d.attached[s.Interface] = fakeAttachment{ifindex: d.w.links[s.Interface], mode: mode}
 		}
-		out = append(out, v1.InterfaceStatus{Name: i.Name, Mode: v1.AttachTCX})
+		out = append(out, v1.InterfaceStatus{Name: s.Interface, Mode: dataplane.AttachMode(d.attached[s.Interface].mode)})
 	}
 	return out, nil
 }
 
-func (d *fakeDataplane) DetachExcept(_ context.Context, keep []v1.DataPlaneInterface) error {
-	for name := range d.attached {
-		if !slices.ContainsFunc(keep, func(i v1.DataPlaneInterface) bool { return i.Name == name }) {
-			d.w.logf("detach %s", name)
-			delete(d.attached, name)
-		}
+func (d *fakeDataplane) Detach(_ context.Context, steps []dataplane.AttachStep) error {
+	for _, s := range steps {
+		d.w.logf("detach %s", s.Interface)
+		delete(d.attached, s.Interface)
 	}
 	return nil
 }
@@ -196,8 +210,8 @@ func (d *fakeDataplane) Counters() ([]maps.VRFCounters, error) { return nil, nil
 
 func (d *fakeDataplane) Attachments() []loader.Attachment {
 	var out []loader.Attachment
-	for name, idx := range d.attached {
-		out = append(out, loader.Attachment{Interface: name, Ifindex: idx, Mode: loader.ModeTCX})
+	for name, a := range d.attached {
+		out = append(out, loader.Attachment{Interface: name, Ifindex: a.ifindex, Mode: a.mode})
 	}
 	return out
 }
@@ -228,7 +242,7 @@ func newRig(t *testing.T, dir string) *rig {
 	t.Helper()
 	w := newWorld()
 	r := &rig{w: w, store: laststate.New(filepath.Join(dir, "state.yaml")), frr: &fakeFRR{w: w},
-		dp: &fakeDataplane{w: w, attached: map[string]int{}}}
+		dp: &fakeDataplane{w: w, attached: map[string]fakeAttachment{}}}
 	var err error
 	r.e, err = New(Options{Netlink: &fakeNetlink{w: w, applied: map[string]bool{}, done: map[string]bool{}}, Dataplane: r.dp, FRR: r.frr, FRRStatus: r.frr,
 		Links: fakeLinks{w}, Store: r.store, Metrics: metrics.New(),
@@ -410,5 +424,91 @@ func TestLineDiff(t *testing.T) {
 	added, removed := lineDiff([]byte("a\nb\n neighbor x password old\n"), []byte("a\nc\n neighbor x password new\n"))
 	if !slices.Equal(added, []string{"c", " neighbor x password <redacted>"}) || !slices.Equal(removed, []string{"b", " neighbor x password <redacted>"}) {
 		t.Fatalf("added %q removed %q", added, removed)
+	}
+}
+
+func attachStep(p *Plan, name string) (dataplane.AttachStep, bool) {
+	for _, s := range p.Attach.Attach {
+		if s.Interface == name {
+			return s, true
+		}
+	}
+	return dataplane.AttachStep{}, false
+}
+
+// Issue 11's reproduced case: eth0 is attached with tcx, then the spec asks for hook xdp on its second entry
+// (VLAN 7) and changes nothing else. The dry-run plan shows the move, the apply makes exactly that move, and the
+// reconcile counts as applied, not unchanged; the next one keeps the XDP attachment.
+func TestHookChangePlannedAsApplied(t *testing.T) {
+	r := newRig(t, t.TempDir())
+	s1 := spec("r1", "red")
+	s1.DataPlane.Interfaces = append(s1.DataPlane.Interfaces, v1.DataPlaneInterface{Name: "eth0", VLAN: 7, VRF: "red"})
+	if out, _ := r.reconcile(s1); !out.Applied() || r.dp.attached["eth0"].mode != loader.ModeTCX {
+		t.Fatalf("r1: %s %v, eth0 %+v", out.Result, out.Err, r.dp.attached["eth0"])
+	}
+
+	s2 := s1.DeepCopy()
+	s2.Revision = "r2"
+	s2.DataPlane.Interfaces[2].Hook = v1.HookXDP
+	p, err := r.e.Plan(context.Background(), s2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Netlink.Empty() || p.FRR.Changed || !p.Tables.NoOp {
+		t.Fatalf("r2 changes more than the hook; the test needs the attach step to be the only change:\n%s", p)
+	}
+	step, ok := attachStep(p, "eth0")
+	if !ok || step.Action != dataplane.ActionMove || step.From != loader.ModeTCX || step.Hook != v1.HookXDP || p.Empty() {
+		t.Fatalf("plan step of eth0 %+v (empty %t), want a move from tcx to hook xdp", step, p.Empty())
+	}
+	if s := p.String(); !strings.Contains(s, "move router on eth0 from tcx to hook xdp") {
+		t.Fatalf("printed plan lacks the move:\n%s", s)
+	}
+
+	out, log := r.reconcile(s2)
+	if !out.Applied() || out.Result != metrics.ResultApplied {
+		t.Fatalf("r2: result %s (%v), want %s", out.Result, out.Err, metrics.ResultApplied)
+	}
+	attachLog := slices.DeleteFunc(slices.Clone(log), func(l string) bool { return strings.HasPrefix(l, "frr ") })
+	if want := []string{"move eth0 to xdp-native"}; !slices.Equal(attachLog, want) {
+		t.Fatalf("r2 steps %q, want %q", log, want)
+	}
+	if !slices.Equal(out.Plan.Attach.Kept(), []string{"br.red"}) {
+		t.Fatalf("kept %q, want br.red", out.Plan.Attach.Kept())
+	}
+	for _, i := range out.Interfaces {
+		if i.Name == "eth0" && i.Mode != v1.AttachXDPNative {
+			t.Fatalf("eth0 status mode %q, want %q", i.Mode, v1.AttachXDPNative)
+		}
+	}
+
+	out, log = r.reconcile(s2)
+	if out.Result != metrics.ResultUnchanged || slices.ContainsFunc(log, func(l string) bool { return !strings.HasPrefix(l, "frr ") }) {
+		t.Fatalf("r2 again: %s, steps %q", out.Result, log)
+	}
+	if step, _ := attachStep(out.Plan, "eth0"); step.Action != dataplane.ActionKeep || step.From != loader.ModeXDPNative {
+		t.Fatalf("r2 again: eth0 step %+v, want keep xdp-native", step)
+	}
+}
+
+// A device re-created behind the agent's back (new ifindex) is planned as a re-attach and re-attached; the
+// reconcile counts as applied.
+func TestRecreatedDevicePlannedAsApplied(t *testing.T) {
+	r := newRig(t, t.TempDir())
+	s := spec("r1", "red")
+	if out, _ := r.reconcile(s); !out.Applied() {
+		t.Fatal(out.Err)
+	}
+	r.w.links["eth0"] = 50
+	out, log := r.reconcile(s)
+	if !out.Applied() || out.Result != metrics.ResultApplied {
+		t.Fatalf("result %s (%v), want %s", out.Result, out.Err, metrics.ResultApplied)
+	}
+	step, _ := attachStep(out.Plan, "eth0")
+	if step.Action != dataplane.ActionReattach || !strings.Contains(step.Reason, "ifindex 2 -> 50") {
+		t.Fatalf("eth0 step %+v, want a re-attach naming the ifindexes", step)
+	}
+	if !slices.Contains(log, "reattach eth0") || r.dp.attached["eth0"].ifindex != 50 {
+		t.Fatalf("steps %q, eth0 %+v", log, r.dp.attached["eth0"])
 	}
 }

@@ -5,15 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/network-operator/network-operator/agent/bpftables"
+	"github.com/network-operator/network-operator/agent/dataplane"
 	"github.com/network-operator/network-operator/agent/frrconfig"
 	"github.com/network-operator/network-operator/agent/netconf"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/frr"
-	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
 
@@ -36,12 +35,9 @@ type Plan struct {
 	MapVersion string
 	Netlink    *netconf.Plan
 	FRR        FRRStep
-	// Attach lists the interfaces the router is not attached to yet (or with another hook); Keep the ones whose
-	// attachment stays as it is.
-	Attach []AttachStep
-	Keep   []string
-	// Detach lists attached interfaces no longer configured.
-	Detach []string
+	// Attach is every attach, move, re-attach, keep and detach, decided by dataplane.PlanAttach; the apply
+	// executes exactly these steps.
+	Attach dataplane.AttachPlan
 	Tables TablesStep
 }
 
@@ -58,14 +54,6 @@ type FRRStep struct {
 	Summary        string
 }
 
-// AttachStep is one interface to attach.
-type AttachStep struct {
-	Interface string
-	Hook      v1.AttachHook
-	// From is the hook in use when the attachment moves to another hook ("" for a new attachment).
-	From loader.Mode
-}
-
 // TablesStep is the table generation of a plan.
 type TablesStep struct {
 	// Desired are the tables; interfaces netconf creates in this apply have placeholder ifindexes (Pending).
@@ -78,7 +66,7 @@ type TablesStep struct {
 
 // Empty reports whether applying the plan would change nothing.
 func (p *Plan) Empty() bool {
-	return p.Netlink.Empty() && !p.FRR.Changed && len(p.Attach) == 0 && len(p.Detach) == 0 && p.Tables.NoOp
+	return p.Netlink.Empty() && !p.FRR.Changed && p.Attach.Empty() && p.Tables.NoOp
 }
 
 // String prints the plan as numbered steps in apply order (what --dry-run shows).
@@ -110,15 +98,18 @@ func (p *Plan) String() string {
 	for _, a := range p.Netlink.PhaseActions(netconf.PhaseInterfaces) {
 		line(StepInterfaces, "%s", a)
 	}
-	for _, a := range p.Attach {
-		if a.From != "" {
-			line(StepAttach, "move router on %s from %s to hook %s", a.Interface, a.From, a.Hook)
-		} else {
+	for _, a := range p.Attach.Attach {
+		switch a.Action {
+		case dataplane.ActionMove:
+			line(StepAttach, "move router on %s from %s to hook %s (%s)", a.Interface, a.From, a.Hook, a.Reason)
+		case dataplane.ActionReattach:
+			line(StepAttach, "re-attach router to %s (hook %s): %s", a.Interface, a.Hook, a.Reason)
+		case dataplane.ActionAttach:
 			line(StepAttach, "attach router to %s (hook %s)", a.Interface, a.Hook)
 		}
 	}
-	if len(p.Keep) > 0 {
-		fmt.Fprintf(&b, "     (kept attached: %s)\n", strings.Join(p.Keep, ", "))
+	if kept := p.Attach.Kept(); len(kept) > 0 {
+		fmt.Fprintf(&b, "     (kept attached: %s)\n", strings.Join(kept, ", "))
 	}
 	if p.Tables.NoOp {
 		line(StepMaps, "tables and revision live already (no new generation)")
@@ -129,8 +120,8 @@ func (p *Plan) String() string {
 			fmt.Fprintf(&b, "       (ifindexes of %s resolved after they are created)\n", strings.Join(p.Tables.Pending, ", "))
 		}
 	}
-	for _, i := range p.Detach {
-		line(StepDetach, "detach router from %s", i)
+	for _, a := range p.Attach.Detach {
+		line(StepDetach, "detach router from %s (%s)", a.Interface, a.Reason)
 	}
 	for _, a := range p.Netlink.PhaseActions(netconf.PhaseRemovals) {
 		line(StepRemovals, "%s", a)
@@ -181,7 +172,9 @@ func (e *Engine) plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passw
 	if err := e.planFRR(ctx, p, passwords); err != nil {
 		return p, fail("frr", err)
 	}
-	e.planAttach(p)
+	if err := e.planAttach(p); err != nil {
+		return p, fail("attach", err)
+	}
 	if err := e.planTables(ctx, p); err != nil {
 		return p, fail("bpf tables", err)
 	}
@@ -252,49 +245,23 @@ func lineDiff(a, b []byte) (added, removed []string) {
 	return added, removed
 }
 
-func (e *Engine) planAttach(p *Plan) {
-	current := map[string]loader.Attachment{}
-	for _, a := range e.o.Dataplane.Attachments() {
-		current[a.Interface] = a
+// planAttach observes the attachments and the wanted devices (predicting the ones netconf re-creates) and lets
+// dataplane.PlanAttach decide; the apply hands the same steps to the dataplane.
+func (e *Engine) planAttach(p *Plan) error {
+	want := p.Spec.DataPlane.Interfaces
+	idx, err := dataplane.Ifindexes(e.o.Links, want)
+	if err != nil {
+		return err
 	}
-	want := map[string]bool{}
-	for _, i := range p.Spec.DataPlane.Interfaces {
-		if want[i.Name] {
-			continue
-		}
-		want[i.Name] = true
-		hook := i.Hook
-		if hook == "" {
-			hook = v1.HookAuto
-		}
-		cur, ok := current[i.Name]
-		switch {
-		case !ok:
-			p.Attach = append(p.Attach, AttachStep{Interface: i.Name, Hook: hook})
-		case !hookAllows(hook, cur.Mode):
-			p.Attach = append(p.Attach, AttachStep{Interface: i.Name, Hook: hook, From: cur.Mode})
-		case e.linkIndex(i.Name) != cur.Ifindex:
-			p.Attach = append(p.Attach, AttachStep{Interface: i.Name, Hook: hook}) // device re-created
-		default:
-			p.Keep = append(p.Keep, i.Name)
+	re := map[string]bool{}
+	for _, i := range want {
+		if recreated(p.Netlink, i.Name) {
+			re[i.Name] = true
 		}
 	}
-	for name := range current {
-		if !want[name] {
-			p.Detach = append(p.Detach, name)
-		}
-	}
-	slices.Sort(p.Detach)
-}
-
-func hookAllows(hook v1.AttachHook, mode loader.Mode) bool {
-	switch hook {
-	case v1.HookTC:
-		return mode == loader.ModeTCX || mode == loader.ModeTC
-	case v1.HookXDP:
-		return mode.IsXDP()
-	}
-	return true
+	p.Attach = dataplane.PlanAttach(dataplane.AttachInput{Want: want, Attached: e.o.Dataplane.Attachments(),
+		Ifindex: idx, Recreated: re})
+	return nil
 }
 
 func (e *Engine) linkIndex(name string) int {

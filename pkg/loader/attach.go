@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -104,7 +103,7 @@ func (l *Loader) attach(iface *net.Interface, requested Mode) (*attachment, erro
 		}
 	}
 	cur := l.atts[ifname]
-	if cur != nil && cur.Ifindex != iface.Index {
+	if cur != nil && cur.Defunct(iface.Index) {
 		// The device was deleted and re-created under the same name: the old
 		// link or filter is bound to the vanished ifindex and runs nothing.
 		l.opts.Logger.Info("interface re-created, replacing its defunct attachment", "interface", ifname,
@@ -458,128 +457,63 @@ func (l *Loader) attachedNames() []string {
 	return names
 }
 
-// discover adopts the attachments an earlier process left: pinned tcx and
-// XDP links under links/, and our cls_bpf filters on any interface.
+// discover adopts the attachments an earlier process left (what scan finds), after tidying up what scan
+// reported: pins of defunct links go, a pin follows its renamed interface, and a legacy tc filter behind a
+// pinned link of the same interface is deleted.
 func (l *Loader) discover() error {
-	for _, kind := range []string{kindTCX, kindXDP} {
-		entries, err := os.ReadDir(l.linkKindDir(kind))
+	s, err := l.scan()
+	if err != nil {
+		return err
+	}
+	for _, name := range s.names() {
+		// Tracked from here on, so that closeHandles releases the links should Load fail below.
+		l.atts[name] = s.atts[name].attachment
+		l.report.Adopted++
+	}
+	for _, path := range s.defunct {
+		// The device is gone; the link is defunct.
+		l.opts.Logger.Info("removing pin of defunct link", "pin", path)
+		if err := removePin(path); err != nil {
+			return err
+		}
+	}
+	if len(s.duplicateFilters) > 0 {
+		tcnl, err := l.openTC()
 		if err != nil {
 			return err
 		}
-		for _, e := range entries {
-			path := filepath.Join(l.linkKindDir(kind), e.Name())
-			if err := l.adoptLink(unescapePinName(e.Name()), kind, path); err != nil {
+		defer tcnl.Close()
+		for _, iface := range s.duplicateFilters {
+			// A mode switch died half-way: the link forwards, the filter
+			// behind it only passes packets on. Drop the filter.
+			l.opts.Logger.Info("removing duplicate legacy tc filter", "interface", iface.Name, "kept", l.atts[iface.Name].Mode)
+			if err := l.deleteFilter(tcnl, iface.Index); err != nil {
+				return fmt.Errorf("%s: %w", iface.Name, err)
+			}
+		}
+	}
+	for _, name := range s.names() {
+		if f := s.atts[name]; f.renamedFrom != "" {
+			if err := movePin(f); err != nil {
 				return err
 			}
 		}
 	}
-
-	ifaces, err := net.Interfaces()
-	if err != nil {
-		return fmt.Errorf("list interfaces: %w", err)
-	}
-	tcnl, err := l.openTC()
-	if err != nil {
-		return err
-	}
-	defer tcnl.Close()
-	for _, iface := range ifaces {
-		f, err := l.findFilter(tcnl, iface.Index)
-		if err != nil {
-			return fmt.Errorf("%s: %w", iface.Name, err)
-		}
-		if f == nil || !l.ownsFilter(f) {
-			continue
-		}
-		if cur := l.atts[iface.Name]; cur != nil {
-			// A mode switch died half-way: the link forwards, the filter
-			// behind it only passes packets on. Drop the filter.
-			l.opts.Logger.Info("removing duplicate legacy tc filter", "interface", iface.Name, "kept", cur.Mode)
-			if err := l.deleteFilter(tcnl, iface.Index); err != nil {
-				return fmt.Errorf("%s: %w", iface.Name, err)
-			}
-			continue
-		}
-		prog := strings.TrimPrefix(filterName(f), l.opts.Owner+":")
-		l.atts[iface.Name] = &attachment{Attachment: Attachment{
-			Interface: iface.Name, Ifindex: iface.Index, Requested: ModeTC, Mode: ModeTC,
-			Reason: "adopted legacy tc filter", Program: prog, ProgramID: filterProgramID(f), Adopted: true,
-		}}
-		l.report.Adopted++
-	}
 	return nil
 }
 
-func (l *Loader) adoptLink(ifname, suffix, path string) error {
-	lnk, err := link.LoadPinnedLink(path, nil)
+// movePin moves the pin of a link whose interface was renamed since to the path of the new name.
+func movePin(f *found) error {
+	if err := os.Rename(f.renamedFrom, f.Pin); err != nil {
+		return fmt.Errorf("rename pin %s after interface rename: %w", f.renamedFrom, err)
+	}
+	// Reopened from the new pin, the handle knows its path.
+	lnk, err := link.LoadPinnedLink(f.Pin, nil)
 	if err != nil {
-		return fmt.Errorf("open pinned link %s: %w", path, err)
+		return fmt.Errorf("open pinned link %s: %w", f.Pin, err)
 	}
-	info, err := lnk.Info()
-	if err != nil {
-		lnk.Close()
-		return fmt.Errorf("pinned link %s info: %w", path, err)
-	}
-	var ifindex uint32
-	switch {
-	case suffix == kindTCX && info.Type == link.TCXType && info.TCX() != nil:
-		ifindex = info.TCX().Ifindex
-	case suffix == kindXDP && info.Type == link.XDPType && info.XDP() != nil:
-		ifindex = info.XDP().Ifindex
-	default:
-		lnk.Close()
-		return fmt.Errorf("pinned link %s: type %v does not match its name", path, info.Type)
-	}
-	if ifindex == 0 {
-		// The device is gone; the link is defunct.
-		l.opts.Logger.Info("removing pin of defunct link", "pin", path)
-		lnk.Close()
-		return removePin(path)
-	}
-	iface, err := net.InterfaceByIndex(int(ifindex))
-	if err != nil {
-		l.opts.Logger.Warn("pinned link's interface not in this namespace; left alone", "pin", path, "ifindex", ifindex)
-		lnk.Close()
-		return nil
-	}
-	mode := ModeTCX
-	if suffix == kindXDP {
-		mode = ModeXDPNative
-		if dev, err := netlink.LinkByIndex(iface.Index); err == nil && dev.Attrs().Xdp != nil &&
-			dev.Attrs().Xdp.AttachMode == nl.XDP_ATTACHED_SKB {
-			mode = ModeXDPGeneric
-		}
-	}
-	if iface.Name != ifname {
-		// Renamed since: move the pin along.
-		newPath := l.linkPin(iface.Name, mode)
-		if err := os.Rename(path, newPath); err != nil {
-			lnk.Close()
-			return fmt.Errorf("rename pin %s after interface rename: %w", path, err)
-		}
-		lnk.Close()
-		if lnk, err = link.LoadPinnedLink(newPath, nil); err != nil {
-			return fmt.Errorf("open pinned link %s: %w", newPath, err)
-		}
-		path = newPath
-	}
-	progName := l.opts.TCProgram
-	if mode.IsXDP() {
-		progName = l.opts.XDPProgram
-	}
-	if prev := l.atts[iface.Name]; prev != nil {
-		lnk.Close()
-		return fmt.Errorf("interface %s has two pinned links (%s and %s)", iface.Name, prev.Pin, path)
-	}
-	l.atts[iface.Name] = &attachment{
-		Attachment: Attachment{
-			Interface: iface.Name, Ifindex: iface.Index, Requested: mode, Mode: mode,
-			Reason: "adopted pinned " + string(mode) + " link", Program: progName,
-			ProgramID: info.Program, LinkID: info.ID, Pin: path, Adopted: true,
-		},
-		lnk: lnk,
-	}
-	l.report.Adopted++
+	f.lnk.Close()
+	f.lnk = lnk
 	return nil
 }
 

@@ -107,6 +107,35 @@ func (o Options) withDefaults() (Options, error) {
 		}
 		o.Spec = spec
 	}
+	o, err := o.withLayoutDefaults()
+	if err != nil {
+		return o, err
+	}
+	for ifname, m := range o.Overrides {
+		if !m.valid() {
+			return o, fmt.Errorf("Options.Overrides[%q] = %q: want one of %v", ifname, m, Modes())
+		}
+	}
+	if o.DriverTable == nil {
+		o.DriverTable = DriverMode
+	}
+
+	tcProg, ok := o.Spec.Programs[o.TCProgram]
+	if !ok {
+		return o, fmt.Errorf("Options.TCProgram %q: %w", o.TCProgram, ErrNoProgram)
+	}
+	if tcProg.Type != ebpf.SchedCLS {
+		return o, fmt.Errorf("Options.TCProgram %q: type %s, want %s", o.TCProgram, tcProg.Type, ebpf.SchedCLS)
+	}
+	if xdp, ok := o.Spec.Programs[o.XDPProgram]; ok && xdp.Type != ebpf.XDP {
+		return o, fmt.Errorf("Options.XDPProgram %q: type %s, want %s", o.XDPProgram, xdp.Type, ebpf.XDP)
+	}
+	return o, nil
+}
+
+// withLayoutDefaults fills in what names our objects (pin layout, program names, filter owner and place) and
+// the logger: all Observe needs, which loads no spec.
+func (o Options) withLayoutDefaults() (Options, error) {
 	if o.PinDir == "" {
 		o.PinDir = DefaultPinDir
 	}
@@ -132,27 +161,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.TCHandle == 0 {
 		o.TCHandle = DefaultTCHandle
 	}
-	for ifname, m := range o.Overrides {
-		if !m.valid() {
-			return o, fmt.Errorf("Options.Overrides[%q] = %q: want one of %v", ifname, m, Modes())
-		}
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.DriverTable == nil {
-		o.DriverTable = DriverMode
-	}
-
-	tcProg, ok := o.Spec.Programs[o.TCProgram]
-	if !ok {
-		return o, fmt.Errorf("Options.TCProgram %q: %w", o.TCProgram, ErrNoProgram)
-	}
-	if tcProg.Type != ebpf.SchedCLS {
-		return o, fmt.Errorf("Options.TCProgram %q: type %s, want %s", o.TCProgram, tcProg.Type, ebpf.SchedCLS)
-	}
-	if xdp, ok := o.Spec.Programs[o.XDPProgram]; ok && xdp.Type != ebpf.XDP {
-		return o, fmt.Errorf("Options.XDPProgram %q: type %s, want %s", o.XDPProgram, xdp.Type, ebpf.XDP)
 	}
 	return o, nil
 }
