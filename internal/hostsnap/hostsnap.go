@@ -52,7 +52,7 @@ type Options struct {
 	BPFFS   string   // /sys/fs/bpf
 	TempDir string   // os.TempDir()
 	FRRDirs []string // /etc/frr, /var/run/frr
-	// IgnoreTemp are names in TempDir that are expected to come and go (the snapshot file itself).
+	// IgnoreTemp are glob patterns of names in TempDir that are not the project's (the snapshot file itself).
 	IgnoreTemp []string
 }
 
@@ -162,8 +162,8 @@ func entries(dir string, ignore []string) ([]string, error) {
 	var out []string
 	for _, e := range es {
 		skip := false
-		for _, ig := range ignore {
-			if e.Name() == ig {
+		for _, pattern := range ignore {
+			if ok, _ := filepath.Match(pattern, e.Name()); ok {
 				skip = true
 			}
 		}

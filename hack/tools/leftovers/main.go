@@ -2,6 +2,9 @@
 //
 //	leftovers snapshot FILE          record the host (namespaces, pins, BPF programs, processes, mounts, ...)
 //	leftovers check [-o OUT] FILE    compare with FILE; print one line per leftover (also to OUT); exit 1 if any
+//
+// On a machine shared with other work, LEFTOVERS_IGNORE_TEMP lists glob patterns (space-separated) of temp
+// directory entries that are not the project's (e.g. an editor's); CI sets nothing.
 package main
 
 import (
@@ -31,7 +34,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	file := fs.Arg(0)
-	opts := hostsnap.Options{IgnoreTemp: []string{filepath.Base(file)}}
+	opts := hostsnap.Options{IgnoreTemp: append([]string{filepath.Base(file)}, strings.Fields(os.Getenv("LEFTOVERS_IGNORE_TEMP"))...)}
 	switch args[0] {
 	case "snapshot":
 		data, err := json.MarshalIndent(hostsnap.Take(opts), "", " ")
