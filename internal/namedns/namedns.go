@@ -14,13 +14,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/network-operator/network-operator/pkg/netnsrun"
 )
 
 // Dir is where named namespaces live, as for iproute2.
@@ -98,54 +99,29 @@ func Create(name string) (netns.NsHandle, error) {
 	}
 	f.Close()
 
-	type result struct {
-		h   netns.NsHandle
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		// Switch back afterwards rather than let the thread die locked: this goroutine may run on the main
-		// thread, which the runtime never discards, and whose namespace is the one /proc/self shows.
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			runtime.UnlockOSThread()
-			done <- result{err: fmt.Errorf("get the thread's network namespace: %w", err)}
-			return
-		}
-		defer orig.Close()
+	h := netns.None() // -1: a zero handle would be stdin
+	err = netnsrun.OnThread(func() error {
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-			runtime.UnlockOSThread()
-			done <- result{err: fmt.Errorf("unshare network namespace: %w", err)}
-			return
+			return fmt.Errorf("unshare network namespace: %w", err)
 		}
-		var r result
 		self := "/proc/self/task/" + strconv.Itoa(unix.Gettid()) + "/ns/net"
 		if err := unix.Mount(self, path, "none", unix.MS_BIND, ""); err != nil {
-			r.err = fmt.Errorf("bind-mount %s on %s: %w", self, path, err)
-		} else {
-			r.h, r.err = netns.Get() // the thread's own handle (net:[inode]), as netns.NewNamed gives
+			return fmt.Errorf("bind-mount %s on %s: %w", self, path, err)
 		}
-		if err := netns.Set(orig); err != nil {
-			// The thread stays locked and in the new namespace: the runtime discards it when this goroutine
-			// ends, so no other goroutine runs there.
-			if r.h.IsOpen() {
-				r.h.Close()
-			}
-			done <- result{err: errors.Join(r.err, fmt.Errorf("switch the thread back: %w", err))}
-			return
+		var err error
+		h, err = netns.Get() // the thread's own handle (net:[inode]), as netns.NewNamed gives
+		return err
+	})
+	if err != nil {
+		if h.IsOpen() {
+			h.Close()
 		}
-		runtime.UnlockOSThread()
-		done <- r
-	}()
-	r := <-done
-	if r.err != nil {
-		if err := Delete(name); err != nil && !errors.Is(err, ErrNotExist) {
-			r.err = errors.Join(r.err, err)
+		if derr := Delete(name); derr != nil && !errors.Is(derr, ErrNotExist) {
+			err = errors.Join(err, derr)
 		}
-		return netns.None(), fmt.Errorf("create network namespace %s: %w", name, r.err)
+		return netns.None(), fmt.Errorf("create network namespace %s: %w", name, err)
 	}
-	return r.h, nil
+	return h, nil
 }
 
 // maxStacked bounds the unmounts Delete makes on one file: more stacked mounts than this is not a race any more.

@@ -6,6 +6,7 @@
 package netnsrun
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 
@@ -19,6 +20,23 @@ func Run(ns netns.NsHandle, fn func() error) error {
 	if ns <= 0 {
 		return fn()
 	}
+	return OnThread(func() error {
+		if err := netns.Set(ns); err != nil {
+			return fmt.Errorf("enter netns %s: %w", ns, err)
+		}
+		return fn()
+	})
+}
+
+// OnThread runs fn on a fresh goroutine locked to an OS thread and returns
+// fn's error. fn may move the thread into other network namespaces
+// (netns.Set, unshare(CLONE_NEWNET)); afterwards the thread is switched back
+// to the namespace it started in. If that fails the thread stays locked, so
+// the runtime discards it when the goroutine ends and no other goroutine
+// runs in the wrong namespace. (Switching back matters even for a throw-away
+// thread: it may be the main thread, which the runtime never discards and
+// whose namespace is the one /proc/self shows.)
+func OnThread(fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -29,16 +47,9 @@ func Run(ns netns.NsHandle, fn func() error) error {
 			return
 		}
 		defer orig.Close()
-		if err := netns.Set(ns); err != nil {
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("enter netns %s: %w", ns, err)
-			return
-		}
 		ferr := fn()
 		if err := netns.Set(orig); err != nil {
-			// Leave the thread locked: the runtime discards it when this
-			// goroutine ends, so no other goroutine runs in ns by accident.
-			errc <- fmt.Errorf("restore netns: %w (after: %v)", err, ferr)
+			errc <- errors.Join(ferr, fmt.Errorf("restore netns: %w", err))
 			return
 		}
 		runtime.UnlockOSThread()

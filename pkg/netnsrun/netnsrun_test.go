@@ -2,10 +2,13 @@ package netnsrun
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"runtime"
 	"testing"
 
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 
 	"github.com/network-operator/network-operator/internal/testreq"
 )
@@ -58,5 +61,52 @@ func TestRunWithoutNamespaceRunsInPlace(t *testing.T) {
 	ran := false
 	if err := Run(0, func() error { ran = true; return nil }); err != nil || !ran {
 		t.Fatalf("Run(0): ran=%v err=%v", ran, err)
+	}
+}
+
+// TestOnThreadRestoresEveryThread moves the thread into a fresh namespace many times: afterwards no thread of
+// the process, the main thread (whose namespace /proc/self shows) included, is left there.
+func TestOnThreadRestoresEveryThread(t *testing.T) {
+	testreq.Root(t) // unshare(CLONE_NEWNET)
+	self := func() string {
+		s, err := os.Readlink("/proc/self/ns/net")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := self()
+	for i := range 50 {
+		var inside string
+		err := OnThread(func() error {
+			if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+				return err
+			}
+			var err error
+			inside, err = os.Readlink("/proc/thread-self/ns/net")
+			return err
+		})
+		if err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+		if inside == before {
+			t.Fatalf("round %d: fn did not run in a new namespace", i)
+		}
+		if now := self(); now != before {
+			t.Fatalf("round %d: the main thread is in %s, want %s", i, now, before)
+		}
+	}
+	// Every thread the runtime hands out again is in the original namespace.
+	for range 20 {
+		err := OnThread(func() error {
+			now, err := os.Readlink("/proc/thread-self/ns/net")
+			if err == nil && now != before {
+				err = fmt.Errorf("a reused thread is in %s, want %s", now, before)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }
