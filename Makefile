@@ -8,8 +8,11 @@ TEST_TIMEOUT  ?= 25m
 # Kubernetes control-plane binaries for envtest, built from source by hack/envtest-assets.sh and cached.
 ENVTEST_K8S_VERSION  ?= 1.37.1
 ENVTEST_ETCD_VERSION ?= 3.7.0
+# helm and kustomize, built from their Go modules by hack/chart-tools.sh and cached.
+HELM_VERSION      ?= 4.3.1
+KUSTOMIZE_VERSION ?= 5.8.2
 
-.PHONY: all build deps generate generate-bpf generate-k8s check-generated envtest test test-unit fuzz bench demo demo-up demo-down demo-dataplane lint clean
+.PHONY: all build deps generate generate-bpf generate-k8s check-generated envtest k8s-binaries chart-tools test test-unit fuzz bench demo demo-up demo-down demo-dataplane lint clean
 
 all: build
 
@@ -38,6 +41,14 @@ check-generated:
 ## envtest: builds (once, cached) kube-apiserver and etcd for the API-server tests.
 envtest:
 	./hack/envtest-assets.sh $(ENVTEST_K8S_VERSION) $(ENVTEST_ETCD_VERSION) >/dev/null
+
+## k8s-binaries: builds (once, cached) kubelet, kube-controller-manager, kube-scheduler, kube-proxy, kubectl.
+k8s-binaries:
+	./hack/k8s-binaries.sh $(ENVTEST_K8S_VERSION) $(ENVTEST_ETCD_VERSION) >/dev/null
+
+## chart-tools: builds (once, cached) helm and kustomize.
+chart-tools:
+	./hack/chart-tools.sh $(HELM_VERSION) $(KUSTOMIZE_VERSION) >/dev/null
 
 ## test: installs what it needs, checks generated files, runs every test (root, namespaces, FRR, API server) with
 ## every prerequisite required, the fuzz target, the unprivileged tests again under -race, checks that nothing was
