@@ -31,8 +31,11 @@ generate-bpf:
 
 generate-k8s:
 	$(GO) tool controller-gen object:headerFile=hack/boilerplate.go.txt paths=./api/...
-	$(GO) tool controller-gen crd rbac:roleName=network-operator webhook paths=./api/... paths=./operator/... paths=./agent/... \
-		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac output:webhook:artifacts:config=config/webhook
+	$(GO) tool controller-gen crd webhook paths=./api/... paths=./operator/... \
+		output:crd:artifacts:config=config/crd/bases output:webhook:artifacts:config=config/webhook
+	@# Least privilege: the operator and the agent get a ClusterRole each, from their own code's markers.
+	$(GO) tool controller-gen rbac:roleName=network-operator paths=./operator/... output:rbac:artifacts:config=config/rbac/operator
+	$(GO) tool controller-gen rbac:roleName=network-operator-agent paths=./agent/... output:rbac:artifacts:config=config/rbac/agent
 
 ## check-generated: fails when committed generated files differ from a fresh `make generate`.
 check-generated:

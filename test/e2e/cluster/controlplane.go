@@ -24,14 +24,27 @@ import (
 	testenv "github.com/network-operator/network-operator/test/envtest"
 )
 
-// Identities: the operator runs as its own user, the agents as users of one group; both are bound to the
-// ClusterRole generated from the code's RBAC markers (config/rbac/role.yaml), so the demo also proves the
-// role is sufficient.
+// Identities: the operator runs as its own user, the agents as users of one group; each is bound to its own
+// ClusterRole generated from its code's RBAC markers (config/rbac/operator, config/rbac/agent), so the demo also
+// proves each role is sufficient on its own.
 const (
 	operatorUser = "network-operator"
 	agentGroup   = "network-operator:agents"
-	roleName     = "network-operator"
 )
+
+// generatedRole is a generated ClusterRole and whom the harness binds it to.
+type generatedRole struct {
+	file, name string
+	subject    rbacv1.Subject
+}
+
+// generatedRoles: the operator's, then the agents'.
+func generatedRoles() []generatedRole {
+	return []generatedRole{
+		{"config/rbac/operator/role.yaml", "network-operator", rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: operatorUser}},
+		{"config/rbac/agent/role.yaml", "network-operator-agent", rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: agentGroup}},
+	}
+}
 
 // StartControlPlane starts etcd and kube-apiserver (the project-built binaries, on loopback), installs the
 // CRDs, the validating webhook configuration (pointing at the operator's webhook server on loopback, with a
@@ -99,8 +112,8 @@ func (c *Cluster) StartControlPlane(ctx context.Context) error {
 		return err
 	}
 	c.logf("  kube-apiserver %s and etcd (%s) on %s, up in %v", version, filepath.Base(assets), c.apiServer, time.Since(start).Round(10*time.Millisecond))
-	c.logf("  CRDs from config/crd/bases, ValidatingWebhookConfiguration -> https://%s:%d (operator), ClusterRole %s",
-		te.WebhookInstallOptions.LocalServingHost, te.WebhookInstallOptions.LocalServingPort, roleName)
+	c.logf("  CRDs from config/crd/bases, ValidatingWebhookConfiguration -> https://%s:%d (operator), ClusterRoles %s (operator) and %s (agents)",
+		te.WebhookInstallOptions.LocalServingHost, te.WebhookInstallOptions.LocalServingPort, generatedRoles()[0].name, generatedRoles()[1].name)
 	c.logf("  admin kubeconfig: %s", c.kubeconfig)
 	return nil
 }
@@ -132,34 +145,41 @@ func freeAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
-// installRBAC installs the generated ClusterRole and binds it to the operator's user and the agents' group.
+// installRBAC installs the generated ClusterRoles and binds the operator's to its user, the agent's to the
+// agents' group.
 func (c *Cluster) installRBAC(ctx context.Context) error {
-	objs, err := decodeFile(filepath.Join(c.opts.RepoRoot, "config", "rbac", "role.yaml"))
+	for _, role := range generatedRoles() {
+		if err := c.installRole(ctx, role.file, role.name, role.subject); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) installRole(ctx context.Context, file, name string, subject rbacv1.Subject) error {
+	objs, err := decodeFile(filepath.Join(c.opts.RepoRoot, file))
 	if err != nil {
 		return fmt.Errorf("RBAC role: %w", err)
 	}
 	found := false
 	for _, o := range objs {
-		if r, ok := o.(*rbacv1.ClusterRole); ok && r.Name == roleName {
+		if r, ok := o.(*rbacv1.ClusterRole); ok && r.Name == name {
 			found = true
 			if err := c.client.Create(ctx, r); err != nil {
-				return fmt.Errorf("create ClusterRole %s: %w", roleName, err)
+				return fmt.Errorf("create ClusterRole %s: %w", name, err)
 			}
 		}
 	}
 	if !found {
-		return fmt.Errorf("config/rbac/role.yaml has no ClusterRole %s", roleName)
+		return fmt.Errorf("%s has no ClusterRole %s", file, name)
 	}
 	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: roleName},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: roleName},
-		Subjects: []rbacv1.Subject{
-			{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: operatorUser},
-			{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: agentGroup},
-		},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{subject},
 	}
 	if err := c.client.Create(ctx, binding); err != nil {
-		return fmt.Errorf("create ClusterRoleBinding %s: %w", roleName, err)
+		return fmt.Errorf("create ClusterRoleBinding %s: %w", name, err)
 	}
 	return nil
 }
