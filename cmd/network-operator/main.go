@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -28,6 +30,7 @@ import (
 	"github.com/network-operator/network-operator/operator/metrics"
 	"github.com/network-operator/network-operator/operator/nodeconfig"
 	"github.com/network-operator/network-operator/operator/webhook"
+	"github.com/network-operator/network-operator/operator/webhookcert"
 )
 
 func main() {
@@ -46,6 +49,8 @@ func run() error {
 		underlayIfaces                   string
 		webhookHost, webhookCertDir      string
 		webhookPort                      int
+		certMode                         string
+		certOpts                         webhookcert.Options
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
@@ -55,6 +60,11 @@ func run() error {
 	flag.StringVar(&webhookHost, "webhook-host", "", "address the webhook server listens on (default: all)")
 	flag.IntVar(&webhookPort, "webhook-port", 9443, "port of the webhook server")
 	flag.StringVar(&webhookCertDir, "webhook-cert-dir", "", "directory with the webhook serving certificate tls.crt and key tls.key (default: controller-runtime's)")
+	flag.StringVar(&certMode, "webhook-cert-mode", "files", "who provides the webhook serving certificate: files (already in --webhook-cert-dir, e.g. from cert-manager) or self (the operator makes, rotates and publishes it)")
+	flag.StringVar(&certOpts.Namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the operator's namespace (webhook Service and certificate Secret; default $POD_NAMESPACE)")
+	flag.StringVar(&certOpts.SecretName, "webhook-cert-secret", "network-operator-webhook-cert", "with --webhook-cert-mode=self: the Secret holding the certificate")
+	flag.StringVar(&certOpts.ServiceName, "webhook-service", "network-operator-webhook", "with --webhook-cert-mode=self: the webhook Service the certificate is for")
+	flag.StringVar(&certOpts.WebhookConfiguration, "webhook-configuration", "network-operator-validating", "with --webhook-cert-mode=self: the ValidatingWebhookConfiguration that gets the caBundle")
 	flag.BoolVar(&verbose, "v", false, "debug logging")
 	flag.DurationVar(&opts.Debounce, "debounce", time.Second, "delay between the first change of a burst and the snapshot")
 	flag.StringVar(&maxUnavailable, "max-unavailable", "1", "nodes updating at once: a number or a percentage (revision annotation "+controllers.AnnotationMaxUnavailable+" overrides)")
@@ -89,6 +99,15 @@ func run() error {
 		return fmt.Errorf("--underlay-asn %d: must be 1..4294967294", opts.NodeConfig.Underlay.ASN)
 	}
 
+	if certMode != "files" && certMode != "self" {
+		return fmt.Errorf("--webhook-cert-mode %q: want files or self", certMode)
+	}
+	if certMode == "self" && webhookCertDir == "" {
+		// controller-runtime's default, named so the certificate manager writes where the server reads.
+		webhookCertDir = filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs")
+	}
+	certOpts.CertDir = webhookCertDir
+
 	scheme := runtime.NewScheme()
 	if err := errors.Join(clientgoscheme.AddToScheme(scheme), v1.AddToScheme(scheme)); err != nil {
 		return fmt.Errorf("build scheme: %w", err)
@@ -96,6 +115,21 @@ func run() error {
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	ctx := ctrl.SetupSignalHandler()
+	var certs *webhookcert.Manager
+	if webhooks && certMode == "self" {
+		// The server reads the files when it starts: make them first, with a direct client (no cache yet).
+		direct, err := client.New(cfg, client.Options{Scheme: scheme})
+		if err != nil {
+			return fmt.Errorf("client: %w", err)
+		}
+		if certs, err = webhookcert.New(direct, certOpts); err != nil {
+			return err
+		}
+		if err := certs.Ensure(ctx); err != nil {
+			return fmt.Errorf("webhook certificate: %w", err)
+		}
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
@@ -120,6 +154,11 @@ func run() error {
 			return fmt.Errorf("set up webhooks: %w", err)
 		}
 	}
+	if certs != nil {
+		if err := mgr.Add(certs); err != nil { // renews before expiry, on every replica
+			return fmt.Errorf("add webhook certificate manager: %w", err)
+		}
+	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return fmt.Errorf("add health check: %w", err)
 	}
@@ -139,5 +178,5 @@ func run() error {
 			return fmt.Errorf("add webhook readiness check: %w", err)
 		}
 	}
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return mgr.Start(ctx)
 }

@@ -18,10 +18,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,51 +90,17 @@ func TestBinaryWiring(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	dir := t.TempDir()
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: env.Config.Host, CertificateAuthorityData: env.Config.CAData}
-	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: env.Config.CertData, ClientKeyData: env.Config.KeyData}
-	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
-	kc.CurrentContext = "envtest"
-	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-
-	bin := filepath.Join(dir, "network-operator")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
 	metricsAddr, probeAddr, webhookAddr := freePort(t), freePort(t), freePort(t)
-	certDir := filepath.Join(dir, "certs")
+	certDir := filepath.Join(t.TempDir(), "certs")
 	wantCert := writeServingCert(t, certDir)
 	webhookHost, webhookPort, err := net.SplitHostPort(webhookAddr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--leader-elect",
+	logs := runOperator(t, env, "--leader-elect",
 		"--leader-election-namespace", "default", "--metrics-bind-address", metricsAddr,
 		"--health-probe-bind-address", probeAddr, "--debounce", "100ms", "--underlay-interfaces", "eth1,eth2",
 		"--webhook-host", webhookHost, "--webhook-port", webhookPort, "--webhook-cert-dir", certDir)
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Errorf("operator exited with %v after SIGTERM\n%s", err, logs.String())
-			}
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Errorf("operator did not stop after SIGTERM\n%s", logs.String())
-		}
-	})
 
 	waitFor(t, "/readyz", func() error { _, err := get("http://" + probeAddr + "/readyz"); return err })
 	if _, err := get("http://" + probeAddr + "/healthz"); err != nil {
@@ -186,6 +154,122 @@ func TestBinaryWiring(t *testing.T) {
 	})
 	if t.Failed() {
 		t.Log(logs.String())
+	}
+}
+
+// runOperator builds the operator binary and runs it with args against env (an admin kubeconfig is added)
+// until the test ends, when it must stop cleanly on SIGTERM. It returns the binary's log.
+func runOperator(t *testing.T, env *testenv.Env, args ...string) *syncLog {
+	t.Helper()
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: env.Config.Host, CertificateAuthorityData: env.Config.CAData}
+	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: env.Config.CertData, ClientKeyData: env.Config.KeyData}
+	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
+	kc.CurrentContext = "envtest"
+	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "network-operator")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	logs := &syncLog{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("operator exited with %v after SIGTERM\n%s", err, logs.String())
+			}
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Errorf("operator did not stop after SIGTERM\n%s", logs.String())
+		}
+	})
+	return logs
+}
+
+// syncLog collects a process's output; the test reads it while the process writes.
+type syncLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// TestSelfManagedWebhookCert: with --webhook-cert-mode=self a fresh install needs no certificate: the operator
+// makes one for its Service, stores it in a Secret, publishes the CA in the webhook configuration's caBundle, and
+// serves it; the API server's view (trust the caBundle, dial the Service's DNS name) verifies.
+func TestSelfManagedWebhookCert(t *testing.T) {
+	_, err := testenv.AssetsDir()
+	testreq.Available(t, "API-server binaries (kube-apiserver, etcd)", err)
+	ctx := context.Background()
+	env, err := testenv.Start(ctx, testenv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	const ns, vwcName = "netop-system", "network-operator-validating"
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	none := admissionv1.SideEffectClassNone
+	vwc := &admissionv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: vwcName},
+		Webhooks: []admissionv1.ValidatingWebhook{{Name: "vrf.network-operator.io", SideEffects: &none,
+			AdmissionReviewVersions: []string{"v1"}, ClientConfig: admissionv1.WebhookClientConfig{
+				Service: &admissionv1.ServiceReference{Namespace: ns, Name: "network-operator-webhook"}}}}}
+	if err := env.Client.Create(ctx, vwc); err != nil {
+		t.Fatal(err)
+	}
+	probeAddr, webhookAddr := freePort(t), freePort(t)
+	webhookHost, webhookPort, err := net.SplitHostPort(webhookAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := runOperator(t, env, "--namespace", ns, "--webhook-cert-mode", "self",
+		"--webhook-cert-dir", filepath.Join(t.TempDir(), "certs"), "--metrics-bind-address", "0",
+		"--health-probe-bind-address", probeAddr, "--webhook-host", webhookHost, "--webhook-port", webhookPort)
+	waitFor(t, "/readyz", func() error { _, err := get("http://" + probeAddr + "/readyz"); return err })
+
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: vwcName}, vwc); err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(vwc.Webhooks[0].ClientConfig.CABundle) {
+		t.Fatalf("no CA in the caBundle\n%s", logs.String())
+	}
+	conn, err := tls.Dial("tcp", webhookAddr, &tls.Config{RootCAs: roots, ServerName: "network-operator-webhook." + ns + ".svc",
+		MinVersion: tls.VersionTLS12})
+	if err != nil {
+		t.Fatalf("the served certificate does not verify against the caBundle: %v\n%s", err, logs.String())
+	}
+	conn.Close()
+	var s corev1.Secret
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "network-operator-webhook-cert"}, &s); err != nil {
+		t.Fatalf("certificate Secret: %v", err)
 	}
 }
 
