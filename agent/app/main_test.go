@@ -11,10 +11,11 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/network-operator/network-operator/internal/syncbuf"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -40,29 +41,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// syncBuffer collects a child's output while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // agent is one running agent process.
 type agent struct {
 	t       testing.TB
 	cmd     *exec.Cmd
-	out     *syncBuffer
+	out     *syncbuf.Buffer
 	done    chan struct{}
 	err     error
 	listen  string
@@ -109,7 +92,7 @@ func startAgent(t testing.TB, listen string, args ...string) *agent {
 	} else {
 		args = append(args, "--listen", "")
 	}
-	a := &agent{t: t, out: &syncBuffer{}, done: make(chan struct{}), listen: listen}
+	a := &agent{t: t, out: &syncbuf.Buffer{}, done: make(chan struct{}), listen: listen}
 	a.cmd = exec.Command(os.Args[0], args...)
 	a.cmd.Env = append(os.Environ(), reexecEnv+"=1")
 	a.cmd.Stdout, a.cmd.Stderr = a.out, a.out

@@ -18,10 +18,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/network-operator/network-operator/internal/syncbuf"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -32,10 +33,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/operator/nodeconfig"
 	testenv "github.com/network-operator/network-operator/test/envtest"
 )
+
+// shared is the package's control plane: the tests run one operator binary after the other against it.
+var shared testenv.Shared
+
+func TestMain(m *testing.M) { os.Exit(shared.Main(m)) }
 
 func freePort(t *testing.T) string {
 	t.Helper()
@@ -78,18 +83,8 @@ func get(url string) (string, error) {
 // TestBinaryWiring builds the operator binary and runs it against a real API server: leader election,
 // health and readiness endpoints, metrics, and a node receiving its configuration.
 func TestBinaryWiring(t *testing.T) {
-	_, err := testenv.AssetsDir()
-	testreq.Available(t, "API-server binaries (kube-apiserver, etcd)", err)
+	env := shared.Get(t)
 	ctx := context.Background()
-	env, err := testenv.Start(ctx, testenv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
 	metricsAddr, probeAddr, webhookAddr := freePort(t), freePort(t), freePort(t)
 	certDir := filepath.Join(t.TempDir(), "certs")
 	wantCert := writeServingCert(t, certDir)
@@ -159,7 +154,7 @@ func TestBinaryWiring(t *testing.T) {
 
 // runOperator builds the operator binary and runs it with args against env (an admin kubeconfig is added)
 // until the test ends, when it must stop cleanly on SIGTERM. It returns the binary's log.
-func runOperator(t *testing.T, env *testenv.Env, args ...string) *syncLog {
+func runOperator(t *testing.T, env *testenv.Env, args ...string) *syncbuf.Buffer {
 	t.Helper()
 	dir := t.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
@@ -176,7 +171,7 @@ func runOperator(t *testing.T, env *testenv.Env, args ...string) *syncLog {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	cmd := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
-	logs := &syncLog{}
+	logs := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -198,40 +193,12 @@ func runOperator(t *testing.T, env *testenv.Env, args ...string) *syncLog {
 	return logs
 }
 
-// syncLog collects a process's output; the test reads it while the process writes.
-type syncLog struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // TestSelfManagedWebhookCert: with --webhook-cert-mode=self a fresh install needs no certificate: the operator
 // makes one for its Service, stores it in a Secret, publishes the CA in the webhook configuration's caBundle, and
 // serves it; the API server's view (trust the caBundle, dial the Service's DNS name) verifies.
 func TestSelfManagedWebhookCert(t *testing.T) {
-	_, err := testenv.AssetsDir()
-	testreq.Available(t, "API-server binaries (kube-apiserver, etcd)", err)
+	env := shared.Get(t)
 	ctx := context.Background()
-	env, err := testenv.Start(ctx, testenv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
 	const ns, vwcName = "netop-system", "network-operator-validating"
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)

@@ -12,9 +12,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/network-operator/network-operator/internal/syncbuf"
 )
 
 // Locations of the Debian FRR packages.
@@ -62,26 +63,8 @@ type Instance struct {
 type daemon struct {
 	name string
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *syncbuf.Buffer
 	done chan error
-}
-
-// syncBuffer collects a daemon's stdout/stderr while Logs may read it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // Start creates the directory, writes the initial config and starts the
@@ -196,7 +179,7 @@ func (in *Instance) start(ctx context.Context, name string) error {
 	}
 	// Not CommandContext: the daemon outlives the start-up context.
 	cmd := exec.Command(argv[0], argv[1:]...)
-	d := &daemon{name: name, cmd: cmd, out: &syncBuffer{}, done: make(chan error, 1)}
+	d := &daemon{name: name, cmd: cmd, out: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	cmd.Stdout, cmd.Stderr = d.out, d.out
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", name, err)
