@@ -29,6 +29,8 @@ import (
 	"github.com/vishvananda/netns"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -258,11 +260,8 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 }
 
 func runKube(ctx context.Context, f *flags, engine *reconcile.Engine, logger *slog.Logger) error {
-	if f.kubeconfig != "" {
-		os.Setenv("KUBECONFIG", f.kubeconfig)
-	}
 	log.SetLogger(logr.FromSlogHandler(logger.Handler()))
-	cfg, err := config.GetConfig()
+	cfg, err := kubeConfig(f.kubeconfig)
 	if err != nil {
 		return fmt.Errorf("kubernetes client config: %w", err)
 	}
@@ -279,6 +278,15 @@ func runKube(ctx context.Context, f *flags, engine *reconcile.Engine, logger *sl
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// kubeConfig loads the --kubeconfig file when given, else what controller-runtime finds (KUBECONFIG, in-cluster,
+// ~/.kube/config): no environment is changed to pass the flag on.
+func kubeConfig(path string) (*rest.Config, error) {
+	if path != "" {
+		return clientcmd.BuildConfigFromFlags("", path)
+	}
+	return config.GetConfig()
 }
 
 // dryRun prints the plan for the file (or the node's object) without loading anything into the kernel.
