@@ -11,8 +11,13 @@ ENVTEST_ETCD_VERSION ?= 3.7.0
 # helm and kustomize, built from their Go modules by hack/chart-tools.sh and cached.
 HELM_VERSION      ?= 4.3.1
 KUSTOMIZE_VERSION ?= 5.8.2
+# Container images (make images): archives in IMAGES_DIR named IMAGE_REPO/NAME:IMAGE_TAG (default tag: git describe).
+IMAGES_DIR ?= _out/images
+IMAGE_REPO ?= localhost/network-operator
+IMAGE_TAG  ?=
+IMAGES     ?= network-operator network-agent frr
 
-.PHONY: all build deps generate generate-bpf generate-k8s check-generated envtest k8s-binaries chart-tools test test-unit fuzz bench demo demo-up demo-down demo-dataplane lint clean
+.PHONY: all build deps images generate generate-bpf generate-k8s check-generated envtest k8s-binaries chart-tools test test-unit fuzz bench demo demo-up demo-down demo-dataplane lint clean
 
 all: build
 
@@ -22,6 +27,13 @@ build:
 ## deps: Debian packages, bpffs/tracefs mounts (idempotent).
 deps:
 	./hack/install-deps.sh
+
+## images: OCI archives of the operator, the agent and FRR in $(IMAGES_DIR) for `ctr -n k8s.io images import`,
+## without docker or a registry; reproducible (SOURCE_DATE_EPOCH overrides the commit time). FRR's root file system
+## is built once with mmdebstrap (~1.5-2.5 min) and cached. See docs/images.md.
+images: deps
+	$(GO) build -o bin/tools/ ./hack/tools/imagebuild
+	bin/tools/imagebuild -out $(IMAGES_DIR) -repo $(IMAGE_REPO) $(if $(IMAGE_TAG),-tag $(IMAGE_TAG)) $(IMAGES)
 
 ## generate: bpf2go objects, deepcopy, CRDs, RBAC and webhook manifests.
 generate: generate-bpf generate-k8s

@@ -4,7 +4,8 @@
 set -euo pipefail
 
 packages=(clang llvm libbpf-dev bpftool iproute2 ethtool iputils-ping jq iperf3 frr frr-pythontools
-  prometheus tcpdump bpftrace iptables conntrack kmod dbus-daemon util-linux)
+  prometheus tcpdump bpftrace iptables conntrack kmod dbus-daemon util-linux
+  mmdebstrap containerd) # make images: FRR's root file system; ctr and a private containerd in its test
 
 missing=()
 for p in "${packages[@]}"; do
@@ -18,8 +19,11 @@ if ((${#missing[@]})); then
   echo "install-deps: installing ${missing[*]}"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-  # The frr package starts a host FRR; our tests run their own daemons per namespace.
-  systemctl disable --now frr >/dev/null 2>&1 || true
+  # The frr and containerd packages start host services; our tests run their own daemons. Only what this run
+  # installed is stopped: a containerd that was there before is someone's.
+  for svc in frr containerd; do
+    if [[ " ${missing[*]} " == *" $svc "* ]]; then systemctl disable --now "$svc" >/dev/null 2>&1 || true; fi
+  done
 fi
 
 if [[ $(id -u) -eq 0 ]]; then
