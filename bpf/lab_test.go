@@ -75,6 +75,7 @@ const (
 	vlanFwdOffStrict = 301 // VRF 2, route, strict
 	vlanNoVRF        = 401 // raw entry: VRF 44 not in vrf_table
 	vlanNoVRFStrict  = 402 // raw entry: VRF 44, strict
+	vlanNoCounter    = 403 // raw entry (TestRouterVRFWithoutCounter only): VRF id without counter
 	vlanPass         = 500 // VRF 1, pass
 	vlanNoTable      = 700 // VRF 3 (table 999 does not exist), route
 	vlanUnknown      = 999 // not in iface_table

@@ -10,7 +10,8 @@
  *   route mode:    bpf_fib_lookup in the VRF's kernel table and redirect, or
  *   redirect mode: redirect to the egress interface from redirect_table.
  * Everything the program does not forward goes to the kernel unchanged. Every
- * exit is counted exactly once in vrf_counters (by VRF and reason).
+ * exit is counted exactly once in vrf_counters (by VRF and reason), except for
+ * an interface entry whose VRF id has no counter (>= MAX_VRFS).
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -545,8 +546,9 @@ static __always_inline __u32 decide(void *ctx, const int hook, __u32 *vrf_out, _
 
 static __always_inline void count(__u32 vrf_id, __u32 reason, __u32 len)
 {
-	__u32 key = vrf_id < MAX_VRFS ? vrf_id : 0;
-	struct vrf_stats *st = bpf_map_lookup_elem(&vrf_counters, &key);
+	/* An id >= MAX_VRFS finds no entry: not counted rather than counted
+	 * under another VRF (see MAX_VRFS). */
+	struct vrf_stats *st = bpf_map_lookup_elem(&vrf_counters, &vrf_id);
 
 	if (!st || reason >= REASON_MAX)
 		return;

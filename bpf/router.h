@@ -10,7 +10,10 @@
 
 #include <linux/types.h>
 
-/* Counters are indexed by VRF id; ids at or above this are counted as 0. */
+/* Counters are indexed by VRF id (0: interface not in iface_table). An id at or
+ * above this has no counter and is not counted: folding it into another VRF
+ * would blame that VRF. pkg/maps rejects such ids before they reach the maps;
+ * Go takes this and the sizes below from bpf/limits (generated from here). */
 #define MAX_VRFS 4096
 /* Hash tables hold two generations (slot 0 and slot 1) during an Apply. */
 #define IFACE_TABLE_SIZE 8192

@@ -140,7 +140,7 @@ func TestDryRunAndOnce(t *testing.T) {
 	bad.DataPlane.Interfaces = append(bad.DataPlane.Interfaces, v1.DataPlaneInterface{Name: "nosuch0", VRF: "red"})
 	n.writeSpec(t, bad)
 	code, out = runAgent(t, time.Minute, append(n.agentArgs(), "--once")...)
-	if code != 1 || !strings.Contains(out, `"nosuch0" does not exist`) {
+	if code != 1 || !strings.Contains(out, `.name: Invalid value: "nosuch0": does not exist`) {
 		t.Fatalf("--once with a missing interface: exit %d, want 1 naming the interface:\n%s", code, out)
 	}
 	pingOK(t, n.host("ha"), addrB, 5)

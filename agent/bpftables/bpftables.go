@@ -7,30 +7,17 @@ package bpftables
 import (
 	"errors"
 	"fmt"
-	"strconv"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/maps"
+	"github.com/network-operator/network-operator/pkg/validation"
 )
 
-// ErrInvalid marks a spec that cannot be turned into tables; every such error is a *FieldError.
-var ErrInvalid = errors.New("spec cannot be turned into BPF tables")
-
-// ErrMissingLink marks a named interface that does not exist in the node's namespace (also a *FieldError).
-var ErrMissingLink = errors.New("interface does not exist")
-
-// FieldError names the spec field and value that cannot be translated.
-type FieldError struct {
-	Field string
-	Value any
-	Msg   string
-	Err   error // ErrInvalid or ErrMissingLink
-}
-
-func (e *FieldError) Error() string { return fmt.Sprintf("%s: %v %s", e.Field, e.Value, e.Msg) }
-
-// Is matches ErrInvalid for every FieldError and ErrMissingLink for missing interfaces.
-func (e *FieldError) Is(target error) bool { return target == ErrInvalid || target == e.Err }
+// ErrMissingLink marks a named interface that does not exist in the node's namespace. Like every problem of the
+// spec it also matches validation.ErrInvalid; the field errors name field and value.
+var ErrMissingLink = fmt.Errorf("%w: interface does not exist", validation.ErrInvalid)
 
 // Links looks interface names up in the node's namespace; ok is false when there is no such link.
 type Links func(name string) (ifindex int, ok bool)
@@ -49,22 +36,23 @@ type Input struct {
 func Revision(spec *v1.NodeNetworkConfigSpec) (string, error) {
 	mv := spec.MapVersion()
 	if spec.ExpectedMapVersion != "" && spec.ExpectedMapVersion != mv {
-		return "", &FieldError{Field: "expectedMapVersion", Value: strconv.Quote(spec.ExpectedMapVersion),
-			Msg: "differs from the MapVersion() of the spec (" + mv + "): operator and agent disagree on the map content", Err: ErrInvalid}
+		return "", validation.Join(field.ErrorList{field.Invalid(field.NewPath("expectedMapVersion"), spec.ExpectedMapVersion,
+			"differs from the MapVersion() of the spec ("+mv+"): operator and agent disagree on the map content")})
 	}
 	return mv, nil
 }
 
-// Tables builds the desired tables. Every problem is reported (errors.Join of *FieldError).
+// Tables builds the desired tables. Every problem is reported: each a *field.Error naming the spec field and
+// value, together matching validation.ErrInvalid, and ErrMissingLink when an interface does not exist.
 func Tables(spec *v1.NodeNetworkConfigSpec, in Input) (maps.Tables, error) {
-	var errs []error
-	bad := func(err error, field string, value any, msg string, args ...any) {
-		errs = append(errs, &FieldError{Field: field, Value: value, Msg: fmt.Sprintf(msg, args...), Err: err})
+	var errs, missing field.ErrorList
+	bad := func(path *field.Path, value any, format string, args ...any) {
+		errs = append(errs, field.Invalid(path, value, fmt.Sprintf(format, args...)))
 	}
-	lookup := func(field, name string) uint32 {
+	lookup := func(path *field.Path, name, what string) uint32 {
 		idx, ok := in.Links(name)
 		if !ok {
-			bad(ErrMissingLink, field, strconv.Quote(name), "does not exist on the node")
+			missing = append(missing, field.Invalid(path, name, what+"does not exist on the node"))
 			return 0
 		}
 		return uint32(idx)
@@ -73,65 +61,65 @@ func Tables(spec *v1.NodeNetworkConfigSpec, in Input) (maps.Tables, error) {
 	var t maps.Tables
 	vrfIDs := make(map[string]uint32, len(spec.VRFs))
 	for i, v := range spec.VRFs {
-		f := fmt.Sprintf("vrfs[%d]", i)
-		if v.ID < 1 || v.ID >= maps.MaxVRFs {
-			bad(ErrInvalid, f+".id", v.ID, "is out of range (1..%d)", maps.MaxVRFs-1)
+		f := field.NewPath("vrfs").Index(i)
+		if v.ID < v1.MinVRFID || v.ID > v1.MaxVRFID {
+			bad(f.Child("id"), v.ID, "BPF VRF id must be within %d..%d", v1.MinVRFID, v1.MaxVRFID)
 			continue
 		}
-		if v.TableID < 1 {
-			bad(ErrInvalid, f+".tableID", v.TableID, "is not a routing table")
+		if v.TableID < v1.MinTableID {
+			bad(f.Child("tableID"), v.TableID, "not a routing table")
 			continue
 		}
 		if v.VNI < 0 || v.VNI > v1.MaxVNI {
-			bad(ErrInvalid, f+".vni", v.VNI, "is out of range (0..%d)", v1.MaxVNI)
+			bad(f.Child("vni"), v.VNI, "must be within 0..%d", v1.MaxVNI)
 			continue
 		}
 		if _, dup := vrfIDs[v.Name]; dup {
-			bad(ErrInvalid, f+".name", strconv.Quote(v.Name), "is listed twice")
+			errs = append(errs, field.Duplicate(f.Child("name"), v.Name))
 			continue
 		}
 		vrfIDs[v.Name] = uint32(v.ID)
 		entry := maps.VRF{ID: uint32(v.ID), TableID: uint32(v.TableID), VNI: uint32(v.VNI)}
 		if dev := in.LookupDevices[v.Name]; dev != "" {
-			entry.LookupIfindex = lookup(f+" (VRF device)", dev)
+			entry.LookupIfindex = lookup(f, dev, "VRF device ")
 		}
 		t.VRFs = append(t.VRFs, entry)
 	}
 
 	redirects := map[uint32]bool{}
 	for i, d := range spec.DataPlane.Interfaces {
-		f := fmt.Sprintf("dataplane.interfaces[%d]", i)
+		f := field.NewPath("dataplane", "interfaces").Index(i)
 		mode, err := Mode(d.Mode)
 		if err != nil {
-			bad(ErrInvalid, f+".mode", strconv.Quote(string(d.Mode)), "is not route, redirect or pass")
+			errs = append(errs, field.NotSupported(f.Child("mode"), d.Mode, []v1.InterfaceMode{v1.ModeRoute, v1.ModeRedirect, v1.ModePass}))
 			continue
 		}
 		if d.VLAN < 0 || d.VLAN > v1.MaxVLAN {
-			bad(ErrInvalid, f+".vlan", d.VLAN, "is out of range (0..%d)", v1.MaxVLAN)
+			bad(f.Child("vlan"), d.VLAN, "must be within 0..%d", v1.MaxVLAN)
 			continue
 		}
 		entry := maps.Interface{VLAN: uint16(d.VLAN), Mode: mode, Strict: spec.DataPlane.Strict}
 		if d.VRF != "" {
 			id, ok := vrfIDs[d.VRF]
 			if !ok {
-				bad(ErrInvalid, f+".vrf", strconv.Quote(d.VRF), "is not in vrfs")
+				bad(f.Child("vrf"), d.VRF, "not in vrfs")
 				continue
 			}
 			entry.VRF = id
 		} else if mode == maps.ModeRoute {
-			bad(ErrInvalid, f+".vrf", `""`, "is required for mode route")
+			errs = append(errs, field.Required(f.Child("vrf"), "required for mode route"))
 			continue
 		}
-		entry.Ifindex = lookup(f+".name", d.Name)
+		entry.Ifindex = lookup(f.Child("name"), d.Name, "")
 		if entry.Ifindex == 0 {
 			continue
 		}
 		if mode == maps.ModeRedirect {
 			if d.RedirectTarget == "" {
-				bad(ErrInvalid, f+".redirectTarget", `""`, "is required for mode redirect")
+				errs = append(errs, field.Required(f.Child("redirectTarget"), "required for mode redirect"))
 				continue
 			}
-			egress := lookup(f+".redirectTarget", d.RedirectTarget)
+			egress := lookup(f.Child("redirectTarget"), d.RedirectTarget, "")
 			if egress == 0 {
 				continue
 			}
@@ -143,11 +131,12 @@ func Tables(spec *v1.NodeNetworkConfigSpec, in Input) (maps.Tables, error) {
 		}
 		t.Interfaces = append(t.Interfaces, entry)
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(validation.Join(errs), validation.JoinClass(ErrMissingLink, missing)); err != nil {
 		return maps.Tables{}, err
 	}
+	// The spec checks above cover the router's; this guards against the two drifting apart.
 	if err := t.Validate(); err != nil {
-		return maps.Tables{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return maps.Tables{}, fmt.Errorf("tables from the spec: %w", err)
 	}
 	return t.Normalize(), nil
 }
@@ -162,5 +151,5 @@ func Mode(m v1.InterfaceMode) (maps.Mode, error) {
 	case v1.ModePass:
 		return maps.ModePass, nil
 	}
-	return 0, fmt.Errorf("interface mode %q: %w", m, ErrInvalid)
+	return 0, fmt.Errorf("interface mode %q: %w", m, validation.ErrInvalid)
 }

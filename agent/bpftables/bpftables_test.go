@@ -7,6 +7,7 @@ import (
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/maps"
+	"github.com/network-operator/network-operator/pkg/validation"
 )
 
 var links = map[string]int{"eth0": 2, "eth1": 3, "br.red": 10, "vr.red": 11, "veth9": 20}
@@ -87,25 +88,26 @@ func TestTablesErrors(t *testing.T) {
 		missing bool
 	}{
 		{"missing link", func(s *v1.NodeNetworkConfigSpec) { s.DataPlane.Interfaces[0].Name = "nosuch" },
-			[]string{`dataplane.interfaces[0].name: "nosuch" does not exist`}, true},
+			[]string{`dataplane.interfaces[0].name: Invalid value: "nosuch": does not exist on the node`}, true},
 		{"unknown VRF and bad mode", func(s *v1.NodeNetworkConfigSpec) {
 			s.DataPlane.Interfaces[1].VRF = "blue"
 			s.DataPlane.Interfaces[2].Mode = "bounce"
-		}, []string{`dataplane.interfaces[1].vrf: "blue" is not in vrfs`, `dataplane.interfaces[2].mode: "bounce"`}, false},
+		}, []string{`dataplane.interfaces[1].vrf: Invalid value: "blue": not in vrfs`, `dataplane.interfaces[2].mode: Unsupported value: "bounce"`}, false},
 		{"route without VRF", func(s *v1.NodeNetworkConfigSpec) { s.DataPlane.Interfaces[0].VRF = "" },
 			[]string{"dataplane.interfaces[0].vrf"}, false},
 		{"redirect without target", func(s *v1.NodeNetworkConfigSpec) {
 			s.DataPlane.Interfaces[0].Mode = v1.ModeRedirect
 		}, []string{"dataplane.interfaces[0].redirectTarget"}, false},
-		{"VRF id out of range", func(s *v1.NodeNetworkConfigSpec) { s.VRFs[0].ID = 4096 }, []string{"vrfs[0].id: 4096"}, false},
+		{"VRF id out of range", func(s *v1.NodeNetworkConfigSpec) { s.VRFs[0].ID = 4096 }, []string{"vrfs[0].id: Invalid value: 4096: BPF VRF id must be within 1..4095"}, false},
+		{"VRF id negative", func(s *v1.NodeNetworkConfigSpec) { s.VRFs[0].ID = -1 }, []string{"vrfs[0].id: Invalid value: -1"}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := spec()
 			tc.edit(s)
 			_, err := Tables(s, Input{Links: lookup})
-			if !errors.Is(err, ErrInvalid) {
-				t.Fatalf("error %v, want ErrInvalid", err)
+			if !errors.Is(err, validation.ErrInvalid) {
+				t.Fatalf("error %v, want validation.ErrInvalid", err)
 			}
 			if errors.Is(err, ErrMissingLink) != tc.missing {
 				t.Errorf("errors.Is(ErrMissingLink) = %t, want %t", !tc.missing, tc.missing)
@@ -130,7 +132,7 @@ func TestRevision(t *testing.T) {
 		t.Fatalf("revision %q %v", rev, err)
 	}
 	s.ExpectedMapVersion = strings.Repeat("0", 64)
-	if _, err := Revision(s); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "expectedMapVersion") {
+	if _, err := Revision(s); !errors.Is(err, validation.ErrInvalid) || !strings.Contains(err.Error(), "expectedMapVersion") {
 		t.Fatalf("mismatching expectedMapVersion: %v", err)
 	}
 }

@@ -198,7 +198,7 @@ func TestCLIInNetnsLab(t *testing.T) {
 
 	// A bad file names the field and value, and the live generation stays.
 	rejected := agent(t, r, bin, "apply", "-f", bad, "--pin-dir", pinDir)
-	if rejected.code != 1 || !strings.Contains(rejected.stderr, `interfaces[1].vrf: "blue" is not defined in vrfs`) {
+	if rejected.code != 1 || !strings.Contains(rejected.stderr, `interfaces[1].vrf: Invalid value: "blue": not defined in vrfs`) {
 		t.Errorf("bad apply: exit %d, stderr %q", rejected.code, rejected.stderr)
 	}
 	if d := dumpJSON(t, r, bin, pinDir); d.Version.Generation != 1 || d.Version.Revision != "test-1" {

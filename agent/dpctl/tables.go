@@ -1,15 +1,17 @@
 package dpctl
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/maps"
+	"github.com/network-operator/network-operator/pkg/validation"
 )
 
 // File is the tables file `dataplane apply -f` reads: interfaces by NAME, resolved to ifindexes on the node.
@@ -34,7 +36,7 @@ type File struct {
 // VRF is a tenant routing domain: the kernel routing table the router's bpf_fib_lookup searches.
 type VRF struct {
 	Name string `json:"name"`
-	// ID keys the VRF's counters (1..4095); keep it stable across applies so counters keep counting.
+	// ID keys the VRF's counters (v1.MinVRFID..v1.MaxVRFID); keep it stable across applies so counters keep counting.
 	ID    int64 `json:"id"`
 	Table int64 `json:"table"`
 	VNI   int64 `json:"vni,omitempty"`
@@ -61,41 +63,20 @@ type Redirect struct {
 	DstMAC string `json:"dstMAC,omitempty"`
 }
 
-// ErrInvalid is wrapped by every problem found in a tables file.
-var ErrInvalid = errors.New("invalid tables file")
-
-// FieldError names the field of the tables file and the value that is wrong.
-type FieldError struct {
-	Field string // e.g. interfaces[2].vrf
-	Value any
-	Msg   string // e.g. is not defined in vrfs
-}
-
-func (e *FieldError) Error() string {
-	if s, ok := e.Value.(string); ok {
-		return fmt.Sprintf("%s: %q %s", e.Field, s, e.Msg)
-	}
-	return fmt.Sprintf("%s: %v %s", e.Field, e.Value, e.Msg)
-}
-
-// Is makes errors.Is(err, ErrInvalid) hold.
-func (e *FieldError) Is(target error) bool { return target == ErrInvalid }
-
-// maxIfName is IFNAMSIZ-1.
-const maxIfName = 15
-
 // Parse decodes and validates a tables file. Unknown fields are errors, so a typo never silently drops a setting.
+// Every problem of the file matches validation.ErrInvalid; a field's problem is a *field.Error naming field and
+// value as the file has them.
 func Parse(data []byte) (File, error) {
 	var generic any
 	if err := yaml.Unmarshal(data, &generic); err != nil {
-		return File{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return File{}, fmt.Errorf("%w: tables file: %w", validation.ErrInvalid, err)
 	}
-	if err := unknownFields("", generic, reflect.TypeFor[File]()); err != nil {
-		return File{}, err
+	if ferr := unknownFields(nil, generic, reflect.TypeFor[File]()); ferr != nil {
+		return File{}, validation.Join(field.ErrorList{ferr})
 	}
 	var f File
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
-		return File{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return File{}, fmt.Errorf("%w: tables file: %w", validation.ErrInvalid, err)
 	}
 	if err := f.Validate(); err != nil {
 		return File{}, err
@@ -105,7 +86,7 @@ func Parse(data []byte) (File, error) {
 
 // unknownFields reports the first key the file's types do not have, with its path (vrfs[0].tabel), which
 // the JSON decoder's own message leaves out.
-func unknownFields(path string, v any, t reflect.Type) error {
+func unknownFields(path *field.Path, v any, t reflect.Type) *field.Error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -127,15 +108,15 @@ func unknownFields(path string, v any, t reflect.Type) error {
 		slices.Sort(keys)
 		for _, k := range keys {
 			ft, ok := fields[k]
-			field := k
-			if path != "" {
-				field = path + "." + k
+			child := field.NewPath(k)
+			if path != nil {
+				child = path.Child(k)
 			}
 			if !ok {
-				return &FieldError{Field: field, Value: k, Msg: "is not a known field"}
+				return field.Invalid(child, k, "not a known field")
 			}
-			if err := unknownFields(field, obj[k], ft); err != nil {
-				return err
+			if ferr := unknownFields(child, obj[k], ft); ferr != nil {
+				return ferr
 			}
 		}
 	case reflect.Slice:
@@ -144,8 +125,8 @@ func unknownFields(path string, v any, t reflect.Type) error {
 			return nil
 		}
 		for i, e := range list {
-			if err := unknownFields(fmt.Sprintf("%s[%d]", path, i), e, t.Elem()); err != nil {
-				return err
+			if ferr := unknownFields(path.Index(i), e, t.Elem()); ferr != nil {
+				return ferr
 			}
 		}
 	}
@@ -161,82 +142,82 @@ func ParseMode(s string) (maps.Mode, error) {
 }
 
 // Validate checks everything that can be checked without the node's interfaces, and returns every problem
-// (errors.Join of *FieldError).
+// (each a *field.Error, together matching validation.ErrInvalid).
 func (f File) Validate() error {
-	var errs []error
-	bad := func(field string, value any, msg string, args ...any) {
-		errs = append(errs, &FieldError{Field: field, Value: value, Msg: fmt.Sprintf(msg, args...)})
+	var errs field.ErrorList
+	bad := func(path *field.Path, value any, format string, args ...any) {
+		errs = append(errs, field.Invalid(path, value, fmt.Sprintf(format, args...)))
 	}
-	checkIfName := func(field, name string, required bool) {
+	checkIfName := func(path *field.Path, name string, required bool) {
 		switch {
 		case name == "" && required:
-			bad(field, name, "is required")
-		case len(name) > maxIfName:
-			bad(field, name, "is longer than %d bytes", maxIfName)
+			errs = append(errs, field.Required(path, "an interface name"))
+		case len(name) > v1.MaxInterfaceNameLen:
+			bad(path, name, "longer than %d bytes", v1.MaxInterfaceNameLen)
 		case strings.ContainsAny(name, "/ \t\n") || name == "." || name == "..":
-			bad(field, name, "is not a valid interface name")
+			bad(path, name, "not a valid interface name")
 		}
 	}
 
-	if len(f.Revision) >= 64 {
-		bad("revision", f.Revision, "is longer than 63 bytes")
+	if len(f.Revision) > maps.MaxRevisionLen {
+		bad(field.NewPath("revision"), f.Revision, "longer than %d bytes", maps.MaxRevisionLen)
 	}
 
 	vrfByName := map[string]int{}
 	vrfByID := map[int64]int{}
 	for i, v := range f.VRFs {
-		p := fmt.Sprintf("vrfs[%d]", i)
+		p := field.NewPath("vrfs").Index(i)
 		if v.Name == "" {
-			bad(p+".name", v.Name, "is required")
+			errs = append(errs, field.Required(p.Child("name"), "a VRF name"))
 		} else if first, dup := vrfByName[v.Name]; dup {
-			bad(p+".name", v.Name, "is already defined by vrfs[%d]", first)
+			bad(p.Child("name"), v.Name, "already defined by vrfs[%d]", first)
 		} else {
 			vrfByName[v.Name] = i
 		}
 		switch {
 		case v.ID == 0:
-			bad(p+".id", v.ID, "is reserved for traffic of unknown interfaces (use 1-%d)", maps.MaxVRFs-1)
-		case v.ID < 0 || v.ID >= maps.MaxVRFs:
-			bad(p+".id", v.ID, "is out of range (1-%d)", maps.MaxVRFs-1)
+			bad(p.Child("id"), v.ID, "reserved for traffic of unknown interfaces (use %d..%d)", v1.MinVRFID, v1.MaxVRFID)
+		case v.ID < v1.MinVRFID || v.ID > v1.MaxVRFID:
+			bad(p.Child("id"), v.ID, "BPF VRF id must be within %d..%d", v1.MinVRFID, v1.MaxVRFID)
 		default:
 			if first, dup := vrfByID[v.ID]; dup {
-				bad(p+".id", v.ID, "is already used by vrfs[%d]", first)
+				bad(p.Child("id"), v.ID, "already used by vrfs[%d]", first)
 			} else {
 				vrfByID[v.ID] = i
 			}
 		}
-		if v.Table <= 0 || v.Table > 0xffffffff {
-			bad(p+".table", v.Table, "is not a routing table id (1-4294967295)")
+		if v.Table < v1.MinTableID || v.Table > v1.MaxTableID {
+			bad(p.Child("table"), v.Table, "not a routing table id (%d..%d)", v1.MinTableID, uint64(v1.MaxTableID))
 		}
-		if v.VNI < 0 || v.VNI >= 1<<24 {
-			bad(p+".vni", v.VNI, "does not fit in 24 bits")
+		if v.VNI < 0 || v.VNI > v1.MaxVNI {
+			bad(p.Child("vni"), v.VNI, "must be within 0..%d (24 bits)", v1.MaxVNI)
 		}
-		checkIfName(p+".lookupInterface", v.LookupInterface, false)
+		checkIfName(p.Child("lookupInterface"), v.LookupInterface, false)
 	}
 
 	redirectFrom := map[string]int{}
 	for i, r := range f.Redirects {
-		p := fmt.Sprintf("redirects[%d]", i)
-		checkIfName(p+".from", r.From, true)
-		checkIfName(p+".to", r.To, true)
+		p := field.NewPath("redirects").Index(i)
+		checkIfName(p.Child("from"), r.From, true)
+		checkIfName(p.Child("to"), r.To, true)
 		if r.From != "" {
 			if first, dup := redirectFrom[r.From]; dup {
-				bad(p+".from", r.From, "already has a redirect (redirects[%d])", first)
+				bad(p.Child("from"), r.From, "already has a redirect (redirects[%d])", first)
 			} else {
 				redirectFrom[r.From] = i
 			}
 		}
 		if r.From != "" && r.From == r.To {
-			bad(p+".to", r.To, "is the same interface as from")
+			bad(p.Child("to"), r.To, "the same interface as from")
 		}
 		src, srcErr := parseMAC(r.SrcMAC)
 		if srcErr != nil {
-			bad(p+".srcMAC", r.SrcMAC, "is not a MAC address")
+			bad(p.Child("srcMAC"), r.SrcMAC, "not a MAC address")
 		} else if src.IsGroup() {
-			bad(p+".srcMAC", r.SrcMAC, "is a group (multicast) address")
+			bad(p.Child("srcMAC"), r.SrcMAC, "a group (multicast) address")
 		}
 		if _, err := parseMAC(r.DstMAC); err != nil {
-			bad(p+".dstMAC", r.DstMAC, "is not a MAC address")
+			bad(p.Child("dstMAC"), r.DstMAC, "not a MAC address")
 		}
 		if (r.SrcMAC == "") != (r.DstMAC == "") {
 			bad(p, r.From, "needs both srcMAC and dstMAC, or neither")
@@ -250,46 +231,46 @@ func (f File) Validate() error {
 	ifaceAt := map[ifKey]int{}
 	redirectIfaces := map[string]bool{}
 	for i, in := range f.Interfaces {
-		p := fmt.Sprintf("interfaces[%d]", i)
-		checkIfName(p+".name", in.Name, true)
-		if in.VLAN < 0 || in.VLAN > 4094 {
-			bad(p+".vlan", in.VLAN, "is out of range (0-4094)")
+		p := field.NewPath("interfaces").Index(i)
+		checkIfName(p.Child("name"), in.Name, true)
+		if in.VLAN < 0 || in.VLAN > v1.MaxVLAN {
+			bad(p.Child("vlan"), in.VLAN, "must be within 0..%d", v1.MaxVLAN)
 		}
 		k := ifKey{in.Name, in.VLAN}
 		if first, dup := ifaceAt[k]; dup && in.Name != "" {
-			bad(p+".name", in.Name, "with vlan %d is already listed as interfaces[%d]", in.VLAN, first)
+			bad(p.Child("name"), in.Name, "with vlan %d already listed as interfaces[%d]", in.VLAN, first)
 		} else {
 			ifaceAt[k] = i
 		}
 		mode, err := ParseMode(in.Mode)
 		if err != nil {
-			bad(p+".mode", in.Mode, "is not a mode (route, redirect, pass)")
+			errs = append(errs, field.NotSupported(p.Child("mode"), in.Mode, []string{"route", "redirect", "pass"}))
 			continue
 		}
 		if _, ok := vrfByName[in.VRF]; in.VRF != "" && !ok {
-			bad(p+".vrf", in.VRF, "is not defined in vrfs")
+			bad(p.Child("vrf"), in.VRF, "not defined in vrfs")
 		} else if in.VRF == "" && mode == maps.ModeRoute {
-			bad(p+".vrf", in.VRF, "is required for mode route")
+			errs = append(errs, field.Required(p.Child("vrf"), "required for mode route"))
 		}
 		if mode == maps.ModeRedirect {
 			redirectIfaces[in.Name] = true
 			if _, ok := redirectFrom[in.Name]; !ok && in.Name != "" {
-				bad(p+".name", in.Name, "has mode redirect but no redirects entry with this from")
+				bad(p.Child("name"), in.Name, "mode redirect but no redirects entry with this from")
 			}
 		}
 	}
 	for i, r := range f.Redirects {
 		if r.From != "" && !redirectIfaces[r.From] {
-			bad(fmt.Sprintf("redirects[%d].from", i), r.From, "is not an interface with mode redirect")
+			bad(field.NewPath("redirects").Index(i).Child("from"), r.From, "not an interface with mode redirect")
 		}
 	}
 	if n := len(f.Interfaces); n > maps.MaxEntries {
-		bad("interfaces", n, "entries exceed the limit %d", maps.MaxEntries)
+		errs = append(errs, field.TooMany(field.NewPath("interfaces"), n, maps.MaxEntries))
 	}
 	if n := len(f.Redirects); n > maps.MaxEntries {
-		bad("redirects", n, "entries exceed the limit %d", maps.MaxEntries)
+		errs = append(errs, field.TooMany(field.NewPath("redirects"), n, maps.MaxEntries))
 	}
-	return errors.Join(errs...)
+	return validation.Join(errs)
 }
 
 func parseMAC(s string) (maps.MAC, error) {
@@ -315,14 +296,14 @@ type Resolver interface {
 
 // Tables resolves the file's names into the router's tables. Call it on a validated File.
 func (f File) Tables(r Resolver) (maps.Tables, error) {
-	var errs []error
-	resolve := func(field, name string) uint32 {
+	var errs field.ErrorList
+	resolve := func(path *field.Path, name string) uint32 {
 		if name == "" {
 			return 0
 		}
 		idx, err := r.Ifindex(name)
 		if err != nil {
-			errs = append(errs, &FieldError{Field: field, Value: name, Msg: "is not an interface on this node: " + err.Error()})
+			errs = append(errs, field.Invalid(path, name, "not an interface on this node: "+err.Error()))
 			return 0
 		}
 		return uint32(idx)
@@ -333,7 +314,7 @@ func (f File) Tables(r Resolver) (maps.Tables, error) {
 		vrfID[v.Name] = uint32(v.ID)
 		t.VRFs = append(t.VRFs, maps.VRF{
 			ID: uint32(v.ID), TableID: uint32(v.Table), VNI: uint32(v.VNI),
-			LookupIfindex: resolve(fmt.Sprintf("vrfs[%d].lookupInterface", i), v.LookupInterface),
+			LookupIfindex: resolve(field.NewPath("vrfs").Index(i).Child("lookupInterface"), v.LookupInterface),
 		})
 	}
 	for i, in := range f.Interfaces {
@@ -346,7 +327,7 @@ func (f File) Tables(r Resolver) (maps.Tables, error) {
 			strict = *in.Strict
 		}
 		t.Interfaces = append(t.Interfaces, maps.Interface{
-			Ifindex: resolve(fmt.Sprintf("interfaces[%d].name", i), in.Name),
+			Ifindex: resolve(field.NewPath("interfaces").Index(i).Child("name"), in.Name),
 			VLAN:    uint16(in.VLAN), VRF: vrfID[in.VRF], Mode: mode, Strict: strict,
 		})
 	}
@@ -354,12 +335,12 @@ func (f File) Tables(r Resolver) (maps.Tables, error) {
 		src, _ := parseMAC(r.SrcMAC)
 		dst, _ := parseMAC(r.DstMAC)
 		t.Redirects = append(t.Redirects, maps.Redirect{
-			Ifindex:       resolve(fmt.Sprintf("redirects[%d].from", i), r.From),
-			EgressIfindex: resolve(fmt.Sprintf("redirects[%d].to", i), r.To),
+			Ifindex:       resolve(field.NewPath("redirects").Index(i).Child("from"), r.From),
+			EgressIfindex: resolve(field.NewPath("redirects").Index(i).Child("to"), r.To),
 			Peer:          r.Peer, SrcMAC: src, DstMAC: dst,
 		})
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := validation.Join(errs); err != nil {
 		return maps.Tables{}, err
 	}
 	// The file's checks cover the router's; this guards against the two drifting apart.

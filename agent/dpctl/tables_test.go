@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/network-operator/network-operator/pkg/maps"
+	"github.com/network-operator/network-operator/pkg/validation"
 )
 
 const validFile = `
@@ -47,42 +48,43 @@ func TestParseErrors(t *testing.T) {
 		{"undefined vrf", `
 vrfs: [{name: red, id: 1, table: 10}]
 interfaces: [{name: a, vrf: red}, {name: b, vrf: red}, {name: c, vrf: blue}]`,
-			[]string{`interfaces[2].vrf: "blue" is not defined in vrfs`}},
-		{"route needs vrf", `interfaces: [{name: a}]`, []string{`interfaces[0].vrf: "" is required for mode route`}},
-		{"unknown mode", `interfaces: [{name: a, mode: bridge}]`, []string{`interfaces[0].mode: "bridge" is not a mode (route, redirect, pass)`}},
-		{"vrf id 0", `vrfs: [{name: red, id: 0, table: 10}]`, []string{`vrfs[0].id: 0 is reserved`}},
-		{"vrf id too big", `vrfs: [{name: red, id: 4096, table: 10}]`, []string{`vrfs[0].id: 4096 is out of range (1-4095)`}},
+			[]string{`interfaces[2].vrf: Invalid value: "blue": not defined in vrfs`}},
+		{"route needs vrf", `interfaces: [{name: a}]`, []string{`interfaces[0].vrf: Required value: required for mode route`}},
+		{"unknown mode", `interfaces: [{name: a, mode: bridge}]`, []string{`interfaces[0].mode: Unsupported value: "bridge": supported values: "route", "redirect", "pass"`}},
+		{"vrf id 0", `vrfs: [{name: red, id: 0, table: 10}]`, []string{`vrfs[0].id: Invalid value: 0: reserved`}},
+		{"vrf id too big", `vrfs: [{name: red, id: 4096, table: 10}]`, []string{`vrfs[0].id: Invalid value: 4096: BPF VRF id must be within 1..4095`}},
 		{"duplicate vrf id and name", `vrfs: [{name: red, id: 1, table: 10}, {name: red, id: 1, table: 11}]`,
-			[]string{`vrfs[1].name: "red" is already defined by vrfs[0]`, `vrfs[1].id: 1 is already used by vrfs[0]`}},
-		{"table 0", `vrfs: [{name: red, id: 1}]`, []string{`vrfs[0].table: 0 is not a routing table id`}},
-		{"vni too big", `vrfs: [{name: red, id: 1, table: 10, vni: 16777216}]`, []string{`vrfs[0].vni: 16777216 does not fit in 24 bits`}},
+			[]string{`vrfs[1].name: Invalid value: "red": already defined by vrfs[0]`, `vrfs[1].id: Invalid value: 1: already used by vrfs[0]`}},
+		{"table 0", `vrfs: [{name: red, id: 1}]`, []string{`vrfs[0].table: Invalid value: 0: not a routing table id (1..4294967295)`}},
+		{"vni too big", `vrfs: [{name: red, id: 1, table: 10, vni: 16777216}]`, []string{`vrfs[0].vni: Invalid value: 16777216: must be within 0..16777215 (24 bits)`}},
 		{"vlan range", `
 vrfs: [{name: red, id: 1, table: 10}]
-interfaces: [{name: a, vrf: red, vlan: 4095}]`, []string{`interfaces[0].vlan: 4095 is out of range (0-4094)`}},
+interfaces: [{name: a, vrf: red, vlan: 4095}]`, []string{`interfaces[0].vlan: Invalid value: 4095: must be within 0..4094`}},
 		{"duplicate interface", `
 vrfs: [{name: red, id: 1, table: 10}]
-interfaces: [{name: a, vrf: red}, {name: a, vrf: red}]`, []string{`interfaces[1].name: "a" with vlan 0 is already listed as interfaces[0]`}},
-		{"long name", `interfaces: [{name: abcdefghijklmnop, mode: pass}]`, []string{`interfaces[0].name: "abcdefghijklmnop" is longer than 15 bytes`}},
+interfaces: [{name: a, vrf: red}, {name: a, vrf: red}]`, []string{`interfaces[1].name: Invalid value: "a": with vlan 0 already listed as interfaces[0]`}},
+		{"long name", `interfaces: [{name: abcdefghijklmnop, mode: pass}]`, []string{`interfaces[0].name: Invalid value: "abcdefghijklmnop": longer than 15 bytes`}},
 		{"redirect without entry", `interfaces: [{name: x, mode: redirect}]`,
-			[]string{`interfaces[0].name: "x" has mode redirect but no redirects entry with this from`}},
+			[]string{`interfaces[0].name: Invalid value: "x": mode redirect but no redirects entry with this from`}},
 		{"redirect entry without interface", `redirects: [{from: x, to: y}]`,
-			[]string{`redirects[0].from: "x" is not an interface with mode redirect`}},
+			[]string{`redirects[0].from: Invalid value: "x": not an interface with mode redirect`}},
 		{"redirect to self", `
 interfaces: [{name: x, mode: redirect}]
-redirects: [{from: x, to: x}]`, []string{`redirects[0].to: "x" is the same interface as from`}},
+redirects: [{from: x, to: x}]`, []string{`redirects[0].to: Invalid value: "x": the same interface as from`}},
 		{"bad mac", `
 interfaces: [{name: x, mode: redirect}]
-redirects: [{from: x, to: y, srcMAC: "zz", dstMAC: "02:00:00:00:00:01"}]`, []string{`redirects[0].srcMAC: "zz" is not a MAC address`}},
+redirects: [{from: x, to: y, srcMAC: "zz", dstMAC: "02:00:00:00:00:01"}]`, []string{`redirects[0].srcMAC: Invalid value: "zz": not a MAC address`}},
 		{"group src mac", `
 interfaces: [{name: x, mode: redirect}]
 redirects: [{from: x, to: y, srcMAC: "01:00:5e:00:00:01", dstMAC: "02:00:00:00:00:01"}]`,
-			[]string{`redirects[0].srcMAC: "01:00:5e:00:00:01" is a group (multicast) address`}},
+			[]string{`redirects[0].srcMAC: Invalid value: "01:00:5e:00:00:01": a group (multicast) address`}},
 		{"one mac only", `
 interfaces: [{name: x, mode: redirect}]
-redirects: [{from: x, to: y, dstMAC: "02:00:00:00:00:01"}]`, []string{`redirects[0]: "x" needs both srcMAC and dstMAC, or neither`}},
-		{"unknown field", `vrfs: [{name: red, id: 1, tabel: 10}]`, []string{`vrfs[0].tabel: "tabel" is not a known field`}},
+redirects: [{from: x, to: y, dstMAC: "02:00:00:00:00:01"}]`, []string{`redirects[0]: Invalid value: "x": needs both srcMAC and dstMAC, or neither`}},
+		{"unknown field", `vrfs: [{name: red, id: 1, tabel: 10}]`, []string{`vrfs[0].tabel: Invalid value: "tabel": not a known field`}},
 		{"wrong type", `vrfs: [{name: red, id: one, table: 10}]`, []string{"vrfs.id"}},
-		{"revision too long", "revision: " + strings.Repeat("r", 64), []string{`revision: "rrrr`, "is longer than 63 bytes"}},
+		{"revision too long", "revision: " + strings.Repeat("r", 65), []string{`revision: Invalid value: "rrrr`, "longer than 64 bytes"}},
+		{"vrf id negative", `vrfs: [{name: red, id: -1, table: 10}]`, []string{`vrfs[0].id: Invalid value: -1: BPF VRF id must be within 1..4095`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,8 +92,8 @@ redirects: [{from: x, to: y, dstMAC: "02:00:00:00:00:01"}]`, []string{`redirects
 			if err == nil {
 				t.Fatalf("Parse succeeded, want errors %q", tt.want)
 			}
-			if !errors.Is(err, ErrInvalid) {
-				t.Errorf("error %v does not wrap ErrInvalid", err)
+			if !errors.Is(err, validation.ErrInvalid) {
+				t.Errorf("error %v does not wrap validation.ErrInvalid", err)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(err.Error(), w) {
@@ -162,7 +164,7 @@ func TestTablesUnknownInterfaceNamesField(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = f.Tables(fakeResolver{"ra": 10, "rb": 11, "rx": 12, "fwd-a": 20})
-	if err == nil || !strings.Contains(err.Error(), `redirects[0].to: "ry" is not an interface on this node`) || !errors.Is(err, ErrInvalid) {
+	if err == nil || !strings.Contains(err.Error(), `redirects[0].to: Invalid value: "ry": not an interface on this node`) || !errors.Is(err, validation.ErrInvalid) {
 		t.Fatalf("error = %v, want redirects[0].to named", err)
 	}
 }

@@ -13,30 +13,16 @@ import (
 	"net/netip"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/frr"
+	"github.com/network-operator/network-operator/pkg/validation"
 )
-
-// ErrInvalid marks a spec field that cannot be expressed in FRR; every such error is a *FieldError.
-var ErrInvalid = errors.New("spec cannot be rendered for FRR")
-
-// FieldError names the spec field and value that cannot be translated.
-type FieldError struct {
-	Field string
-	Value any
-	Msg   string
-}
-
-func (e *FieldError) Error() string { return fmt.Sprintf("%s: %v %s", e.Field, e.Value, e.Msg) }
-
-// Is makes errors.Is(err, ErrInvalid) hold.
-func (e *FieldError) Is(target error) bool { return target == ErrInvalid }
 
 // PasswordFunc returns the value of the Secret key a peering names. It is called once per peer that has a
 // passwordSecretRef.
@@ -55,7 +41,8 @@ func IsClusterVRF(name string) bool {
 	return name == "" || name == v1.DefaultVRFName || name == v1.ClusterVRFName
 }
 
-// NodeConfig translates spec. Tenant VRFs (those with a VNI) become FRR VRFs named like their kernel device
+// NodeConfig translates spec. A spec field FRR cannot express is a *field.Error; together they match
+// validation.ErrInvalid. Tenant VRFs (those with a VNI) become FRR VRFs named like their kernel device
 // (VRFDeviceName); "default" and "cluster" are FRR's default VRF, their leaks are ignored (a VRF cannot leak
 // into itself). Each NodeBGPPeer becomes one peer group for its listen ranges and one for its fixed addresses,
 // per address family (suffixes -r4, -r6, -n4, -n6 when there is more than one).
@@ -63,38 +50,36 @@ func NodeConfig(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords P
 	if spec.Underlay.ASN == 0 {
 		return nil, ErrNoUnderlay
 	}
-	var errs []error
-	bad := func(field string, value any, msg string, args ...any) {
-		errs = append(errs, &FieldError{Field: field, Value: value, Msg: fmt.Sprintf(msg, args...)})
-	}
+	var errs field.ErrorList
+	var other []error // not about a spec field (reading a password)
 	cfg := &frr.NodeConfig{}
 
 	u := &spec.Underlay
-	if u.ASN < 1 || u.ASN > 4294967294 {
-		bad("underlay.asn", u.ASN, "is not an AS number (1..4294967294)")
-	}
+	up := field.NewPath("underlay")
+	errs = append(errs, validation.ValidateASN(up.Child("asn"), u.ASN)...)
 	cfg.Underlay.ASN = uint32(u.ASN)
 	if a, err := netip.ParseAddr(u.RouterID); err != nil || !a.Is4() {
-		bad("underlay.routerID", strconv.Quote(u.RouterID), "is not an IPv4 address")
+		errs = append(errs, field.Invalid(up.Child("routerID"), u.RouterID, "not an IPv4 address"))
 	} else {
 		cfg.Underlay.RouterID = a
 	}
 	if u.VTEPAddress != "" {
 		if a, err := netip.ParseAddr(u.VTEPAddress); err != nil {
-			bad("underlay.vtepAddress", strconv.Quote(u.VTEPAddress), "is not an IP address")
+			errs = append(errs, field.Invalid(up.Child("vtepAddress"), u.VTEPAddress, "not an IP address"))
 		} else {
 			cfg.Underlay.VTEPSource = a
 		}
 	}
 	neighbor := map[string]bool{}
 	for i, n := range u.Neighbors {
-		f := fmt.Sprintf("underlay.neighbors[%d]", i)
+		f := up.Child("neighbors").Index(i)
+		errs = append(errs, validation.ValidateRemoteAS(f.Child("remoteASN"), n.RemoteASN)...)
 		nb := frr.Neighbor{Interface: n.Interface, RemoteAS: n.RemoteASN}
 		key := n.Interface
 		if n.Address != "" {
 			a, err := netip.ParseAddr(n.Address)
 			if err != nil {
-				bad(f+".address", strconv.Quote(n.Address), "is not an IP address")
+				errs = append(errs, field.Invalid(f.Child("address"), n.Address, "not an IP address"))
 				continue
 			}
 			nb.Address, key = a, a.String()
@@ -118,7 +103,7 @@ func NodeConfig(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords P
 
 	vrfNames := map[string]string{} // spec name -> FRR name
 	for i, vrf := range spec.VRFs {
-		f := fmt.Sprintf("vrfs[%d]", i)
+		f := field.NewPath("vrfs").Index(i)
 		if IsClusterVRF(vrf.Name) || vrf.VNI == 0 {
 			continue // lives in the default VRF (main table): nothing to declare
 		}
@@ -126,25 +111,27 @@ func NodeConfig(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords P
 			RedistributeConnected: true}
 		vrfNames[vrf.Name] = out.Name
 		for j, l := range vrf.Leaks {
-			lf := fmt.Sprintf("%s.leaks[%d]", f, j)
-			if l.Seq < 1 || l.Seq > v1.MaxRouteMapSeq {
-				bad(lf+".seq", l.Seq, "is out of range (1..%d)", v1.MaxRouteMapSeq)
+			lf := f.Child("leaks").Index(j)
+			if l.Seq < v1.MinRouteMapSeq || l.Seq > v1.MaxRouteMapSeq {
+				errs = append(errs, field.Invalid(lf.Child("seq"), l.Seq, fmt.Sprintf("route-map sequence must be within %d..%d",
+					v1.MinRouteMapSeq, v1.MaxRouteMapSeq)))
 				continue
 			}
+			for k, c := range l.Communities {
+				errs = append(errs, validation.ValidateCommunity(lf.Child("communities").Index(k), c)...)
+			}
 			rc := frr.RouteConfig{Seq: uint16(l.Seq), Communities: slices.Clone(l.Communities)}
-			var err error
-			if rc.Import, err = prefixItems(lf+".import", l.Import); err != nil {
-				errs = append(errs, err)
-			}
-			if rc.Export, err = prefixItems(lf+".export", l.Export); err != nil {
-				errs = append(errs, err)
-			}
+			var itemErrs field.ErrorList
+			rc.Import, itemErrs = prefixItems(lf.Child("import"), l.Import)
+			errs = append(errs, itemErrs...)
+			rc.Export, itemErrs = prefixItems(lf.Child("export"), l.Export)
+			errs = append(errs, itemErrs...)
 			out.RouteConfigs = append(out.RouteConfigs, rc)
 		}
 		for j, a := range vrf.Aggregates {
 			p, err := netip.ParsePrefix(a)
 			if err != nil {
-				bad(fmt.Sprintf("%s.aggregates[%d]", f, j), strconv.Quote(a), "is not a CIDR")
+				errs = append(errs, field.Invalid(f.Child("aggregates").Index(j), a, "not a CIDR"))
 				continue
 			}
 			out.Aggregates = append(out.Aggregates, p.Masked())
@@ -154,40 +141,39 @@ func NodeConfig(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords P
 
 	for i := range spec.BGPPeers {
 		p := &spec.BGPPeers[i]
-		f := fmt.Sprintf("bgpPeers[%d]", i)
-		peerings, err := peerings(ctx, f, p, vrfNames, passwords)
+		peerings, ferrs, err := peerings(ctx, field.NewPath("bgpPeers").Index(i), p, vrfNames, passwords)
+		errs = append(errs, ferrs...)
 		if err != nil {
-			errs = append(errs, err)
+			other = append(other, err)
+		}
+		if len(ferrs) > 0 || err != nil {
 			continue
 		}
 		cfg.Peerings = append(cfg.Peerings, peerings...)
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(validation.Join(errs), errors.Join(other...)); err != nil {
 		return nil, err
 	}
 	return cfg, nil
 }
 
-func peerings(ctx context.Context, f string, p *v1.NodeBGPPeer, vrfNames map[string]string, passwords PasswordFunc) ([]frr.Peering, error) {
-	var errs []error
-	bad := func(field string, value any, msg string, args ...any) {
-		errs = append(errs, &FieldError{Field: field, Value: value, Msg: fmt.Sprintf(msg, args...)})
-	}
+// peerings returns the peer groups of one peer; a problem of the spec is a field error, err is anything else.
+func peerings(ctx context.Context, f *field.Path, p *v1.NodeBGPPeer, vrfNames map[string]string, passwords PasswordFunc) ([]frr.Peering, field.ErrorList, error) {
+	var errs field.ErrorList
 	var base frr.Peering
 	if !IsClusterVRF(p.VRF) {
 		name, ok := vrfNames[p.VRF]
 		if !ok {
-			bad(f+".vrf", strconv.Quote(p.VRF), "is not a VRF with a VNI in vrfs")
+			errs = append(errs, field.Invalid(f.Child("vrf"), p.VRF, "not a VRF with a VNI in vrfs"))
 		}
 		base.VRF = name
 	}
-	if p.RemoteASN < 1 || p.RemoteASN > 4294967295 {
-		bad(f+".remoteASN", p.RemoteASN, "is not an AS number")
-	}
+	errs = append(errs, validation.ValidateASN(f.Child("remoteASN"), p.RemoteASN)...)
 	base.RemoteASN = uint32(p.RemoteASN)
 	if p.MaximumPrefixes != nil {
-		if *p.MaximumPrefixes < 1 || *p.MaximumPrefixes > 4294967295 {
-			bad(f+".maximumPrefixes", *p.MaximumPrefixes, "is out of range")
+		if *p.MaximumPrefixes < v1.MinMaximumPrefixes || *p.MaximumPrefixes > v1.MaxMaximumPrefixes {
+			errs = append(errs, field.Invalid(f.Child("maximumPrefixes"), *p.MaximumPrefixes, fmt.Sprintf(
+				"maximum prefixes must be within %d..%d", v1.MinMaximumPrefixes, v1.MaxMaximumPrefixes)))
 		} else {
 			base.MaximumPrefixes = uint32(*p.MaximumPrefixes)
 		}
@@ -201,18 +187,18 @@ func peerings(ctx context.Context, f string, p *v1.NodeBGPPeer, vrfNames map[str
 		hold = 3 * ka
 	}
 	base.HoldTime, base.KeepaliveTime = hold, ka
-	var err error
-	if base.Import, err = prefixItems(f+".import", p.Import); err != nil {
-		errs = append(errs, err)
-	}
-	if base.Export, err = prefixItems(f+".export", p.Export); err != nil {
-		errs = append(errs, err)
-	}
+	var itemErrs field.ErrorList
+	base.Import, itemErrs = prefixItems(f.Child("import"), p.Import)
+	errs = append(errs, itemErrs...)
+	base.Export, itemErrs = prefixItems(f.Child("export"), p.Export)
+	errs = append(errs, itemErrs...)
+	var readErr error
 	if p.PasswordSecretRef != nil {
 		if passwords == nil {
-			bad(f+".passwordSecretRef", p.PasswordSecretRef.Namespace+"/"+p.PasswordSecretRef.Name, "cannot be read: no Secret access in this mode")
+			errs = append(errs, field.Invalid(f.Child("passwordSecretRef"), p.PasswordSecretRef.Namespace+"/"+p.PasswordSecretRef.Name,
+				"cannot be read: no Secret access in this mode"))
 		} else if pw, err := passwords(ctx, *p.PasswordSecretRef); err != nil {
-			errs = append(errs, fmt.Errorf("%s.passwordSecretRef: %w", f, err))
+			readErr = fmt.Errorf("%s: %w", f.Child("passwordSecretRef"), err)
 		} else {
 			base.Password = frr.Secret(pw)
 		}
@@ -228,7 +214,7 @@ func peerings(ctx context.Context, f string, p *v1.NodeBGPPeer, vrfNames map[str
 	for j, r := range p.ListenRanges {
 		pfx, err := netip.ParsePrefix(r)
 		if err != nil {
-			bad(fmt.Sprintf("%s.listenRanges[%d]", f, j), strconv.Quote(r), "is not a CIDR")
+			errs = append(errs, field.Invalid(f.Child("listenRanges").Index(j), r, "not a CIDR"))
 			continue
 		}
 		g := &groups[family(pfx.Addr())].pe
@@ -237,7 +223,7 @@ func peerings(ctx context.Context, f string, p *v1.NodeBGPPeer, vrfNames map[str
 	for j, a := range p.Addresses {
 		addr, err := netip.ParseAddr(a)
 		if err != nil {
-			bad(fmt.Sprintf("%s.addresses[%d]", f, j), strconv.Quote(a), "is not an IP address")
+			errs = append(errs, field.Invalid(f.Child("addresses").Index(j), a, "not an IP address"))
 			continue
 		}
 		g := &groups[2+family(addr)].pe
@@ -256,11 +242,11 @@ func peerings(ctx context.Context, f string, p *v1.NodeBGPPeer, vrfNames map[str
 		out = append(out, pe)
 		suffixes = append(suffixes, g.suffix)
 	}
-	if len(out) == 0 && len(errs) == 0 {
-		bad(f, p.Name, "has neither listenRanges nor addresses")
+	if len(out) == 0 && len(errs) == 0 && readErr == nil {
+		errs = append(errs, field.Required(f, fmt.Sprintf("peer %q has neither listenRanges nor addresses", p.Name)))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	if len(errs) > 0 || readErr != nil {
+		return nil, errs, readErr
 	}
 	for j := range out {
 		suffix := ""
@@ -269,7 +255,7 @@ func peerings(ctx context.Context, f string, p *v1.NodeBGPPeer, vrfNames map[str
 		}
 		out[j].Name = PeerGroupName(p.Name, suffix)
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 // ofFamily keeps the prefix items of one family (0 v4, 1 v6); none left means "deny all" in pkg/frr, which is
@@ -322,23 +308,21 @@ func PeerGroupName(name, suffix string) string {
 	return n
 }
 
-func prefixItems(field string, items []v1.NodePrefixItem) ([]frr.PrefixItem, error) {
-	var errs []error
+func prefixItems(path *field.Path, items []v1.NodePrefixItem) ([]frr.PrefixItem, field.ErrorList) {
+	var errs field.ErrorList
 	out := make([]frr.PrefixItem, 0, len(items))
 	for i, it := range items {
-		f := fmt.Sprintf("%s[%d]", field, i)
+		f := path.Index(i)
 		p, err := netip.ParsePrefix(it.CIDR)
 		if err != nil {
-			errs = append(errs, &FieldError{Field: f + ".cidr", Value: strconv.Quote(it.CIDR), Msg: "is not a CIDR"})
+			errs = append(errs, field.Invalid(f.Child("cidr"), it.CIDR, "not a CIDR"))
 			continue
 		}
 		pi := frr.PrefixItem{CIDR: p.Masked(), Action: frr.Action(cmp.Or(string(it.Action), string(frr.Permit)))}
 		if pi.Action != frr.Permit && pi.Action != frr.Deny {
-			errs = append(errs, &FieldError{Field: f + ".action", Value: strconv.Quote(string(it.Action)), Msg: "is not permit or deny"})
+			errs = append(errs, field.NotSupported(f.Child("action"), it.Action, []v1.PrefixAction{v1.PrefixActionPermit, v1.PrefixActionDeny}))
 		}
-		if it.Seq < 0 || it.Seq > 4294967295 {
-			errs = append(errs, &FieldError{Field: f + ".seq", Value: it.Seq, Msg: "is out of range"})
-		}
+		errs = append(errs, validation.ValidatePrefixSeq(f.Child("seq"), it.Seq)...)
 		pi.Seq = uint32(it.Seq)
 		if it.GE != nil {
 			pi.GE = uint8(clampLen(*it.GE))
@@ -351,10 +335,10 @@ func prefixItems(field string, items []v1.NodePrefixItem) ([]frr.PrefixItem, err
 	if len(out) == 0 {
 		out = nil
 	}
-	return out, errors.Join(errs...)
+	return out, errs
 }
 
-func clampLen(v int32) int32 { return min(max(v, 0), 128) }
+func clampLen(v int32) int32 { return min(max(v, 0), v1.MaxPrefixLen) }
 
 // Describe is a one-line summary of a translated config for plans and logs (never secrets).
 func Describe(c *frr.NodeConfig) string {

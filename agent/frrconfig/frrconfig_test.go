@@ -12,6 +12,7 @@ import (
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/frr"
+	"github.com/network-operator/network-operator/pkg/validation"
 )
 
 func baseSpec() *v1.NodeNetworkConfigSpec {
@@ -145,18 +146,35 @@ func TestNodeConfigErrors(t *testing.T) {
 		spec func(s *v1.NodeNetworkConfigSpec)
 		want []string
 	}{
-		{"bad router id", func(s *v1.NodeNetworkConfigSpec) { s.Underlay.RouterID = "fd00::1" }, []string{`underlay.routerID: "fd00::1"`}},
+		{"bad router id", func(s *v1.NodeNetworkConfigSpec) { s.Underlay.RouterID = "fd00::1" }, []string{`underlay.routerID: Invalid value: "fd00::1"`}},
 		{"bad neighbour address", func(s *v1.NodeNetworkConfigSpec) {
 			s.Underlay.Neighbors = []v1.UnderlayNeighbor{{Address: "nope", RemoteASN: "1"}}
-		}, []string{`underlay.neighbors[0].address: "nope"`}},
+		}, []string{`underlay.neighbors[0].address: Invalid value: "nope"`}},
 		{"peer in unknown VRF and bad CIDR", func(s *v1.NodeNetworkConfigSpec) {
 			s.BGPPeers = []v1.NodeBGPPeer{{Name: "p", VRF: "nosuch", RemoteASN: 1, ListenRanges: []string{"10.0.0.0/33"}}}
-		}, []string{`bgpPeers[0].vrf: "nosuch"`, `bgpPeers[0].listenRanges[0]: "10.0.0.0/33"`}},
+		}, []string{`bgpPeers[0].vrf: Invalid value: "nosuch"`, `bgpPeers[0].listenRanges[0]: Invalid value: "10.0.0.0/33"`}},
 		{"password unreadable", func(s *v1.NodeNetworkConfigSpec) {
 			s.BGPPeers = []v1.NodeBGPPeer{{Name: "p", RemoteASN: 1, Addresses: []string{"10.0.0.1"},
 				PasswordSecretRef: &v1.SecretKeyReference{Namespace: "a", Name: "b", Key: "c"}}}
 		}, []string{"bgpPeers[0].passwordSecretRef: no secrets here"}},
-		{"leak seq", func(s *v1.NodeNetworkConfigSpec) { s.VRFs[1].Leaks[0].Seq = 0 }, []string{"vrfs[1].leaks[0].seq: 0"}},
+		{"leak seq", func(s *v1.NodeNetworkConfigSpec) { s.VRFs[1].Leaks[0].Seq = 0 }, []string{"vrfs[1].leaks[0].seq: Invalid value: 0"}},
+		{"reserved underlay ASN", func(s *v1.NodeNetworkConfigSpec) { s.Underlay.ASN = 4294967295 },
+			[]string{"underlay.asn: Invalid value: 4294967295: AS number must be within 1..4294967294"}},
+		{"reserved remote ASN", func(s *v1.NodeNetworkConfigSpec) {
+			s.BGPPeers = []v1.NodeBGPPeer{{Name: "p", RemoteASN: 4294967295, Addresses: []string{"10.0.0.1"}}}
+		}, []string{"bgpPeers[0].remoteASN: Invalid value: 4294967295: AS number must be within 1..4294967294"}},
+		{"AS_TRANS remote ASN", func(s *v1.NodeNetworkConfigSpec) {
+			s.BGPPeers = []v1.NodeBGPPeer{{Name: "p", RemoteASN: 23456, Addresses: []string{"10.0.0.1"}}}
+		}, []string{"bgpPeers[0].remoteASN: Invalid value: 23456: AS 23456 is AS_TRANS"}},
+		{"underlay neighbour remote AS", func(s *v1.NodeNetworkConfigSpec) {
+			s.Underlay.Neighbors = []v1.UnderlayNeighbor{{Interface: "eth9", RemoteASN: "extern"}}
+		}, []string{`underlay.neighbors[0].remoteASN: Invalid value: "extern"`}},
+		{"community", func(s *v1.NodeNetworkConfigSpec) { s.VRFs[1].Leaks[0].Communities = []string{"65536:1"} },
+			[]string{`vrfs[1].leaks[0].communities[0]: Invalid value: "65536:1": standard community parts must be within 0..65535`}},
+		{"prefix seq", func(s *v1.NodeNetworkConfigSpec) {
+			s.BGPPeers = []v1.NodeBGPPeer{{Name: "p", RemoteASN: 1, Addresses: []string{"10.0.0.1"},
+				Import: []v1.NodePrefixItem{{CIDR: "10.0.0.0/8", Seq: 4294967296, Action: v1.PrefixActionPermit}}}}
+		}, []string{"bgpPeers[0].import[0].seq: Invalid value: 4294967296: prefix-list sequence must be within 1..4294967295"}},
 		{"peer without addresses", func(s *v1.NodeNetworkConfigSpec) {
 			s.BGPPeers = []v1.NodeBGPPeer{{Name: "p", RemoteASN: 1}}
 		}, []string{"neither listenRanges nor addresses"}},
@@ -173,6 +191,10 @@ func TestNodeConfigErrors(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q lacks %q", err, w)
 				}
+			}
+			// A spec problem is final (ErrInvalid); an unreadable Secret may be read later.
+			if invalid := !strings.Contains(tc.name, "password"); errors.Is(err, validation.ErrInvalid) != invalid {
+				t.Errorf("errors.Is(%v, validation.ErrInvalid) = %t", err, !invalid)
 			}
 		})
 	}

@@ -9,12 +9,14 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/pkg/validation"
 )
 
 // maxIfName is the kernel's IFNAMSIZ-1.
-const maxIfName = 15
+const maxIfName = v1alpha1.MaxInterfaceNameLen
 
 // Reserved kernel tables a VRF must not use.
 var reservedTables = map[int32]string{
@@ -24,7 +26,8 @@ var reservedTables = map[int32]string{
 }
 
 // BuildDesired derives the objects netconf wants from a spec, node-local settings and the kernel's features. It
-// is pure and deterministic. Invalid input returns an error wrapping ErrInvalid that names the field and value;
+// is pure and deterministic. Invalid input returns an error matching validation.ErrInvalid that names the field
+// and value (a *field.Error);
 // VRFModeDevice on a kernel without VRF devices returns ErrVRFNotSupported.
 func BuildDesired(spec *v1alpha1.NodeNetworkConfigSpec, settings Settings, f Features) (*Desired, error) {
 	s, err := settings.withDefaults()
@@ -32,7 +35,7 @@ func BuildDesired(spec *v1alpha1.NodeNetworkConfigSpec, settings Settings, f Fea
 		return nil, err
 	}
 	if spec == nil {
-		return nil, fmt.Errorf("%w: spec is nil", ErrInvalid)
+		return nil, fmt.Errorf("%w: spec is nil", validation.ErrInvalid)
 	}
 	b := builder{
 		s: s, f: f, d: &Desired{RouteProtocol: s.RouteProtocol},
@@ -91,8 +94,9 @@ type builder struct {
 	mtus      map[string]int    // VRF -> MTU of its links (for the veth pair)
 }
 
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+// invalid is the problem of one field: a *field.Error matching validation.ErrInvalid.
+func invalid(path *field.Path, value any, format string, args ...any) error {
+	return validation.Join(field.ErrorList{field.Invalid(path, value, fmt.Sprintf(format, args...))})
 }
 
 // vtep resolves the local VTEP address when any VXLAN is needed.
@@ -112,41 +116,42 @@ func (b *builder) vtep(spec *v1alpha1.NodeNetworkConfigSpec) error {
 	}
 	a, err := netip.ParseAddr(spec.Underlay.VTEPAddress)
 	if err != nil {
-		return invalid("underlay.vtepAddress %q: not an IP address (needed for the VXLAN devices)", spec.Underlay.VTEPAddress)
+		return invalid(field.NewPath("underlay", "vtepAddress"), spec.Underlay.VTEPAddress, "not an IP address (needed for the VXLAN devices)")
 	}
 	b.local = a.Unmap()
 	return nil
 }
 
 // claim registers a link name, rejecting over-long names and collisions between two desired objects.
-func (b *builder) claim(name, owner string) error {
+// claim registers the name of a link owner needs (the error names owner and the link name).
+func (b *builder) claim(name string, owner *field.Path) error {
 	if len(name) > maxIfName {
-		return invalid("%s: link name %q is %d bytes, the kernel allows %d", owner, name, len(name), maxIfName)
+		return invalid(owner, name, "link name is %d bytes, the kernel allows %d", len(name), maxIfName)
 	}
 	if prev, dup := b.names[name]; dup {
-		return invalid("%s: link name %q is already used by %s", owner, name, prev)
+		return invalid(owner, name, "link name is already used by %s", prev)
 	}
-	b.names[name] = owner
+	b.names[name] = owner.String()
 	return nil
 }
 
-func (b *builder) claimVNI(vni int32, owner string) error {
+func (b *builder) claimVNI(vni int32, owner *field.Path) error {
 	if vni < v1alpha1.MinVNI || vni > v1alpha1.MaxVNI {
-		return invalid("%s: vni %d: want %d-%d", owner, vni, v1alpha1.MinVNI, v1alpha1.MaxVNI)
+		return invalid(owner.Child("vni"), vni, "must be within %d..%d", v1alpha1.MinVNI, v1alpha1.MaxVNI)
 	}
 	if prev, dup := b.vnis[vni]; dup {
-		return invalid("%s: vni %d is already used by %s", owner, vni, prev)
+		return invalid(owner.Child("vni"), vni, "already used by %s", prev)
 	}
-	b.vnis[vni] = owner
+	b.vnis[vni] = owner.String()
 	return nil
 }
 
-func (b *builder) mtu(mtu int32, field string) (int, error) {
+func (b *builder) mtu(mtu int32, path *field.Path) (int, error) {
 	if mtu == 0 {
 		return b.s.DefaultMTU, nil
 	}
-	if mtu < 68 || mtu > 65535 {
-		return 0, invalid("%s %d: want 68-65535", field, mtu)
+	if mtu < minLinkMTU || mtu > maxLinkMTU {
+		return 0, invalid(path, mtu, "must be within %d..%d", minLinkMTU, maxLinkMTU)
 	}
 	return int(mtu), nil
 }
@@ -158,32 +163,32 @@ func (b *builder) vxlan(vni int32) *VXLANSpec {
 func (b *builder) addLink(l LinkSpec) { b.d.Links = append(b.d.Links, l) }
 
 func (b *builder) addVRF(v v1alpha1.NodeVRF) error {
-	owner := fmt.Sprintf("vrfs[%s]", v.Name)
+	owner := field.NewPath("vrfs").Key(v.Name)
 	if v.Name == "" {
-		return invalid("vrfs: a VRF has an empty name")
+		return validation.Join(field.ErrorList{field.Required(owner.Child("name"), "a VRF name")})
 	}
 	if strings.ContainsAny(v.Name, "/ \t\n:") {
-		return invalid("%s.name %q: contains '/', ':' or white space", owner, v.Name)
+		return invalid(owner.Child("name"), v.Name, "contains '/', ':' or white space")
 	}
 	if v.Name == v1alpha1.DefaultVRFName {
 		// The node's main table: nothing to create.
 		return nil
 	}
 	if _, dup := b.vrfs[v.Name]; dup {
-		return invalid("%s: listed twice", owner)
+		return validation.Join(field.ErrorList{field.Duplicate(owner.Child("name"), v.Name)})
 	}
-	if v.TableID < 1 {
-		return invalid("%s.tableID %d: want >= 1", owner, v.TableID)
+	if v.TableID < v1alpha1.MinTableID {
+		return invalid(owner.Child("tableID"), v.TableID, "must be at least %d", v1alpha1.MinTableID)
 	}
 	if name, ok := reservedTables[v.TableID]; ok {
-		return invalid("%s.tableID %d: the kernel's %s table", owner, v.TableID, name)
+		return invalid(owner.Child("tableID"), v.TableID, "the kernel's %s table", name)
 	}
 	table := uint32(v.TableID)
 	if prev, dup := b.tables[table]; dup {
-		return invalid("%s.tableID %d: already used by %s", owner, v.TableID, prev)
+		return invalid(owner.Child("tableID"), v.TableID, "already used by %s", prev)
 	}
-	b.tables[table] = owner
-	mtu, err := b.mtu(v.MTU, owner+".mtu")
+	b.tables[table] = owner.String()
+	mtu, err := b.mtu(v.MTU, owner.Child("mtu"))
 	if err != nil {
 		return err
 	}
@@ -229,7 +234,7 @@ func (b *builder) addVRF(v v1alpha1.NodeVRF) error {
 }
 
 func (b *builder) addVeth(vrf string) error {
-	owner := fmt.Sprintf("settings vethVRFs[%s]", vrf)
+	owner := field.NewPath("settings", "vethVRFs").Key(vrf)
 	st, ok := b.vrfs[vrf]
 	if !ok {
 		// Node-local settings may name a VRF the current revision does not have (any more): not an error.
@@ -253,17 +258,17 @@ func (b *builder) addVeth(vrf string) error {
 }
 
 func (b *builder) addLayer2(l v1alpha1.NodeLayer2) error {
-	owner := fmt.Sprintf("layer2s[%s]", l.Name)
+	owner := field.NewPath("layer2s").Key(l.Name)
 	if l.Name == "" || strings.ContainsAny(l.Name, " \t\n:") {
-		return invalid("layer2s: name %q: empty or contains ':' or white space", l.Name)
+		return invalid(owner.Child("name"), l.Name, "empty or contains ':' or white space")
 	}
 	if l.VLAN < v1alpha1.MinVLAN || l.VLAN > v1alpha1.MaxVLAN {
-		return invalid("%s.vlan %d: want %d-%d", owner, l.VLAN, v1alpha1.MinVLAN, v1alpha1.MaxVLAN)
+		return invalid(owner.Child("vlan"), l.VLAN, "must be within %d..%d", v1alpha1.MinVLAN, v1alpha1.MaxVLAN)
 	}
 	if err := b.claimVNI(l.VNI, owner); err != nil {
 		return err
 	}
-	mtu, err := b.mtu(l.MTU, owner+".mtu")
+	mtu, err := b.mtu(l.MTU, owner.Child("mtu"))
 	if err != nil {
 		return err
 	}
@@ -271,17 +276,17 @@ func (b *builder) addLayer2(l v1alpha1.NodeLayer2) error {
 	if l.VRF != "" && l.VRF != v1alpha1.DefaultVRFName {
 		var ok bool
 		if st, ok = b.vrfs[l.VRF]; !ok {
-			return invalid("%s.vrf %q: no such VRF in the spec", owner, l.VRF)
+			return invalid(owner.Child("vrf"), l.VRF, "no such VRF in the spec")
 		}
 	}
 	var mac net.HardwareAddr
 	if l.AnycastMAC != "" {
 		mac, err = net.ParseMAC(l.AnycastMAC)
 		if err != nil || len(mac) != 6 {
-			return invalid("%s.anycastMac %q: not an Ethernet MAC address", owner, l.AnycastMAC)
+			return invalid(owner.Child("anycastMac"), l.AnycastMAC, "not an Ethernet MAC address")
 		}
 		if mac[0]&1 != 0 {
-			return invalid("%s.anycastMac %s: a multicast address", owner, mac)
+			return invalid(owner.Child("anycastMac"), l.AnycastMAC, "a multicast address")
 		}
 	}
 	tableOnlyVRF := st != nil && st.Mode == VRFModeTableOnly
@@ -290,11 +295,11 @@ func (b *builder) addLayer2(l v1alpha1.NodeLayer2) error {
 	for i, g := range l.AnycastGateways {
 		p, err := netip.ParsePrefix(g)
 		if err != nil {
-			return invalid("%s.anycastGateways[%d] %q: not an address with prefix length", owner, i, g)
+			return invalid(owner.Child("anycastGateways").Index(i), g, "not an address with prefix length")
 		}
 		p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits())
 		if seen[p] {
-			return invalid("%s.anycastGateways[%d] %s: listed twice", owner, i, p)
+			return validation.Join(field.ErrorList{field.Duplicate(owner.Child("anycastGateways").Index(i), p.String())})
 		}
 		seen[p] = true
 		addrs = append(addrs, Address{Prefix: p, NoPrefixRoute: tableOnlyVRF})

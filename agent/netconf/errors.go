@@ -16,8 +16,12 @@ var (
 	ErrConflict = errors.New("name held by a link netconf does not own")
 	// ErrNotOwned: an apply step found a link it was about to change or delete no longer owned by netconf.
 	ErrNotOwned = errors.New("link is not owned by netconf")
-	// ErrInvalid: the desired input is invalid (the message names field and value).
-	ErrInvalid = errors.New("invalid network configuration")
+)
+
+// Link MTU bounds of the kernel (IPv4's minimum, the 16-bit field); invalid input matches validation.ErrInvalid.
+const (
+	minLinkMTU = 68
+	maxLinkMTU = 65535
 )
 
 // ActionError is the failure of one action: it names the action (object and value) and wraps the kernel error.

@@ -1,10 +1,12 @@
 package netconf
 
 import (
-	"fmt"
 	"net/netip"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/pkg/validation"
 )
 
 // AliasPrefix starts the IFLA_IFALIAS of every link netconf creates: "network-operator:<role>:<name>". It is the
@@ -122,13 +124,14 @@ func (s Settings) withDefaults() (Settings, error) {
 	switch s.VRFMode {
 	case VRFModeAuto, VRFModeDevice, VRFModeTableOnly:
 	default:
-		return s, fmt.Errorf("%w: settings vrfMode %q: want auto, device or table-only", ErrInvalid, s.VRFMode)
+		return s, validation.Join(field.ErrorList{field.NotSupported(field.NewPath("settings", "vrfMode"), s.VRFMode,
+			[]VRFMode{VRFModeAuto, VRFModeDevice, VRFModeTableOnly})})
 	}
-	if s.DefaultMTU < 68 || s.DefaultMTU > 65535 {
-		return s, fmt.Errorf("%w: settings defaultMTU %d: want 68-65535", ErrInvalid, s.DefaultMTU)
+	if s.DefaultMTU < minLinkMTU || s.DefaultMTU > maxLinkMTU {
+		return s, invalid(field.NewPath("settings", "defaultMTU"), s.DefaultMTU, "must be within %d..%d", minLinkMTU, maxLinkMTU)
 	}
 	if s.RulePriority < 1 || s.RulePriority >= 32766 {
-		return s, fmt.Errorf("%w: settings rulePriority %d: want 1-32765 (before the main table rule)", ErrInvalid, s.RulePriority)
+		return s, invalid(field.NewPath("settings", "rulePriority"), s.RulePriority, "must be within 1..32765 (before the main table rule)")
 	}
 	return s, nil
 }

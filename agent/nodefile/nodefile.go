@@ -12,8 +12,8 @@
 //	  - br.vrf1
 //
 // Conversion rules (Legacy):
-//   - Every vnimap entry becomes a NodeVRF with that VNI. Its routing table is TableIDBase + VNI - the rule the
-//     operator uses (operator/nodeconfig), so a node moved from the file to the operator keeps its tables, and
+//   - Every vnimap entry becomes a NodeVRF with that VNI. Its routing table is v1.VRFTableIDBase + VNI - the rule
+//     the operator uses (operator/nodeconfig), so a node moved from the file to the operator keeps its tables, and
 //     the table id never depends on which other VRFs exist. BPF VRF ids are 1..n in VRF name order.
 //   - skipVRFConfig VRFs are not managed: they get no VRF, bridge or VXLAN, and are only reported as notes.
 //   - Each bpfInterfaces entry becomes a data-plane interface (hook auto). Its VRF is inferred from its name: the
@@ -26,23 +26,24 @@ package nodefile
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/pkg/validation"
 )
 
-// TableIDBase + VNI is the routing table of a VRF with a VNI; equal to operator/nodeconfig.TableIDBase.
-const TableIDBase = 1_000_000_000
-
-// ErrInvalid marks a file that cannot be used; the message names the field and value.
-var ErrInvalid = errors.New("invalid node config file")
+// invalidFile is a problem of the whole file (no single field to name); like the field errors it matches
+// validation.ErrInvalid: the file cannot be used.
+func invalidFile(format string, args ...any) error {
+	return fmt.Errorf("%w: node config file: %s", validation.ErrInvalid, fmt.Sprintf(format, args...))
+}
 
 // Format says which kind of document a file held.
 type Format string
@@ -83,14 +84,15 @@ func ReadFile(path string) (*Document, error) {
 	return d, nil
 }
 
-// Parse decodes a NodeNetworkConfig document or a legacy file. Unknown fields are errors.
+// Parse decodes a NodeNetworkConfig document or a legacy file. Unknown fields are errors. Every problem of the
+// file matches validation.ErrInvalid.
 func Parse(data []byte) (*Document, error) {
 	var top map[string]any
 	if err := yaml.Unmarshal(data, &top); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return nil, invalidFile("%v", err)
 	}
 	if len(bytes.TrimSpace(data)) == 0 || top == nil {
-		return nil, fmt.Errorf("%w: empty document", ErrInvalid)
+		return nil, invalidFile("empty document")
 	}
 	if _, ok := top["kind"]; ok {
 		return parseNNC(data, top)
@@ -99,7 +101,7 @@ func Parse(data []byte) (*Document, error) {
 		if _, ok := top[k]; ok {
 			var l Legacy
 			if err := yaml.UnmarshalStrict(data, &l); err != nil {
-				return nil, fmt.Errorf("%w: legacy node config: %w", ErrInvalid, err)
+				return nil, invalidFile("legacy format: %v", err)
 			}
 			spec, notes, err := l.Spec()
 			if err != nil {
@@ -108,36 +110,33 @@ func Parse(data []byte) (*Document, error) {
 			return &Document{Format: FormatLegacy, Spec: spec, Notes: notes}, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: neither a NodeNetworkConfig (no kind) nor a das-schiff file (no vnimap, skipVRFConfig or bpfInterfaces)", ErrInvalid)
+	return nil, invalidFile("neither a NodeNetworkConfig (no kind) nor a das-schiff file (no vnimap, skipVRFConfig or bpfInterfaces)")
 }
 
 func parseNNC(data []byte, top map[string]any) (*Document, error) {
 	if k := fmt.Sprint(top["kind"]); k != "NodeNetworkConfig" {
-		return nil, fmt.Errorf("%w: kind: %q is not NodeNetworkConfig", ErrInvalid, k)
+		return nil, validation.Join(field.ErrorList{field.NotSupported(field.NewPath("kind"), k, []string{"NodeNetworkConfig"})})
 	}
 	if av, ok := top["apiVersion"]; ok && fmt.Sprint(av) != v1.GroupVersion.String() {
-		return nil, fmt.Errorf("%w: apiVersion: %q is not %s", ErrInvalid, fmt.Sprint(av), v1.GroupVersion)
+		return nil, validation.Join(field.ErrorList{field.NotSupported(field.NewPath("apiVersion"), fmt.Sprint(av), []string{v1.GroupVersion.String()})})
 	}
 	var nnc v1.NodeNetworkConfig
 	if err := yaml.UnmarshalStrict(data, &nnc); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return nil, invalidFile("%v", err)
 	}
 	return &Document{Format: FormatNodeNetworkConfig, Name: nnc.Name, Spec: nnc.Spec}, nil
 }
 
 // Spec converts the legacy file (see the package documentation for the rules).
 func (l Legacy) Spec() (v1.NodeNetworkConfigSpec, []string, error) {
-	var errs []error
-	bad := func(field string, value any, msg string) {
-		errs = append(errs, fmt.Errorf("%w: %s: %v %s", ErrInvalid, field, value, msg))
-	}
+	var errs field.ErrorList
 	var spec v1.NodeNetworkConfigSpec
 	var notes []string
 
 	skip := map[string]bool{}
 	for i, s := range l.SkipVRFConfig {
 		if s == "" {
-			bad(fmt.Sprintf("skipVRFConfig[%d]", i), `""`, "is empty")
+			errs = append(errs, field.Required(field.NewPath("skipVRFConfig").Index(i), "a VRF name"))
 		}
 		skip[s] = true
 	}
@@ -150,16 +149,16 @@ func (l Legacy) Spec() (v1.NodeNetworkConfigSpec, []string, error) {
 	managed := map[string]bool{}
 	for _, name := range names {
 		vni := l.VNIMap[name]
-		f := "vnimap." + name
+		f := field.NewPath("vnimap").Child(name)
 		switch {
 		case name == "" || len(name) > v1.MaxVRFNameLen:
-			bad(f, strconv.Quote(name), fmt.Sprintf("is not a VRF name (1..%d bytes)", v1.MaxVRFNameLen))
+			errs = append(errs, field.Invalid(f, name, fmt.Sprintf("not a VRF name (1..%d bytes)", v1.MaxVRFNameLen)))
 			continue
 		case vni < v1.MinVNI || vni > v1.MaxVNI:
-			bad(f, vni, fmt.Sprintf("is not a VNI (%d..%d)", v1.MinVNI, v1.MaxVNI))
+			errs = append(errs, field.Invalid(f, vni, fmt.Sprintf("not a VNI (%d..%d)", v1.MinVNI, v1.MaxVNI)))
 			continue
 		case byVNI[vni] != "":
-			bad(f, vni, "is also the VNI of "+byVNI[vni])
+			errs = append(errs, field.Invalid(f, vni, "also the VNI of "+byVNI[vni]))
 			continue
 		case skip[name]:
 			notes = append(notes, fmt.Sprintf("vrf %s: in skipVRFConfig, not managed (vnimap entry ignored)", name))
@@ -167,7 +166,7 @@ func (l Legacy) Spec() (v1.NodeNetworkConfigSpec, []string, error) {
 		}
 		byVNI[vni] = name
 		managed[name] = true
-		spec.VRFs = append(spec.VRFs, v1.NodeVRF{Name: name, ID: int32(len(spec.VRFs) + 1), TableID: TableIDBase + vni, VNI: vni})
+		spec.VRFs = append(spec.VRFs, v1.NodeVRF{Name: name, ID: int32(len(spec.VRFs) + v1.MinVRFID), TableID: v1.VRFTableIDBase + vni, VNI: vni})
 	}
 	for _, s := range l.SkipVRFConfig {
 		if _, inMap := l.VNIMap[s]; !inMap && s != "" {
@@ -177,13 +176,13 @@ func (l Legacy) Spec() (v1.NodeNetworkConfigSpec, []string, error) {
 
 	seen := map[string]bool{}
 	for i, ifname := range l.BPFInterfaces {
-		f := fmt.Sprintf("bpfInterfaces[%d]", i)
+		f := field.NewPath("bpfInterfaces").Index(i)
 		switch {
 		case ifname == "" || len(ifname) > v1.MaxInterfaceNameLen || strings.ContainsAny(ifname, "/ \t"):
-			bad(f, strconv.Quote(ifname), fmt.Sprintf("is not an interface name (1..%d bytes)", v1.MaxInterfaceNameLen))
+			errs = append(errs, field.Invalid(f, ifname, fmt.Sprintf("not an interface name (1..%d bytes)", v1.MaxInterfaceNameLen)))
 			continue
 		case seen[ifname]:
-			bad(f, strconv.Quote(ifname), "is listed twice")
+			errs = append(errs, field.Duplicate(f, ifname))
 			continue
 		}
 		seen[ifname] = true
@@ -202,7 +201,7 @@ func (l Legacy) Spec() (v1.NodeNetworkConfigSpec, []string, error) {
 		spec.DataPlane.Interfaces = append(spec.DataPlane.Interfaces, di)
 	}
 	slices.SortFunc(spec.DataPlane.Interfaces, func(a, b v1.DataPlaneInterface) int { return strings.Compare(a.Name, b.Name) })
-	if err := errors.Join(errs...); err != nil {
+	if err := validation.Join(errs); err != nil {
 		return v1.NodeNetworkConfigSpec{}, nil, err
 	}
 	notes = append(notes, "no underlay in a das-schiff file: FRR is not configured")

@@ -7,15 +7,8 @@ import (
 	"testing"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/operator/nodeconfig"
+	"github.com/network-operator/network-operator/pkg/validation"
 )
-
-// The table rule is the operator's, so a node moved from the file to the operator keeps its tables.
-func TestTableIDBaseIsTheOperators(t *testing.T) {
-	if TableIDBase != nodeconfig.TableIDBase {
-		t.Fatalf("TableIDBase %d, operator's %d", TableIDBase, nodeconfig.TableIDBase)
-	}
-}
 
 func TestReadNodeNetworkConfig(t *testing.T) {
 	d, err := ReadFile("testdata/node.yaml")
@@ -68,20 +61,21 @@ func TestParseErrors(t *testing.T) {
 	}{
 		"empty":             {"", "empty document"},
 		"neither":           {"foo: 1\n", "neither a NodeNetworkConfig"},
-		"wrong kind":        {"kind: Node\n", `kind: "Node"`},
-		"wrong apiVersion":  {"apiVersion: v1\nkind: NodeNetworkConfig\n", `apiVersion: "v1"`},
+		"wrong kind":        {"kind: Node\n", `kind: Unsupported value: "Node": supported values: "NodeNetworkConfig"`},
+		"wrong apiVersion":  {"apiVersion: v1\nkind: NodeNetworkConfig\n", `apiVersion: Unsupported value: "v1"`},
 		"unknown NNC field": {"kind: NodeNetworkConfig\nspec:\n  revison: x\n", "revison"},
 		"unknown legacy":    {"vnimap: {a: 1}\nbpfInterface: [x]\n", "bpfInterface"},
-		"bad VNI":           {"vnimap: {a: 0}\n", "vnimap.a: 0 is not a VNI"},
-		"duplicate VNI":     {"vnimap: {a: 5, b: 5}\n", "vnimap.b: 5 is also the VNI of a"},
-		"long VRF name":     {"vnimap: {abcdefghijklm: 5}\n", `vnimap.abcdefghijklm: "abcdefghijklm" is not a VRF name`},
-		"bad interface":     {"bpfInterfaces: [\"a b\"]\n", `bpfInterfaces[0]: "a b"`},
-		"duplicate iface":   {"bpfInterfaces: [x, x]\n", `bpfInterfaces[1]: "x" is listed twice`},
+		"bad VNI":           {"vnimap: {a: 0}\n", "vnimap.a: Invalid value: 0: not a VNI"},
+		"duplicate VNI":     {"vnimap: {a: 5, b: 5}\n", "vnimap.b: Invalid value: 5: also the VNI of a"},
+		"long VRF name":     {"vnimap: {abcdefghijklm: 5}\n", `vnimap.abcdefghijklm: Invalid value: "abcdefghijklm": not a VRF name`},
+		"bad interface":     {"bpfInterfaces: [\"a b\"]\n", `bpfInterfaces[0]: Invalid value: "a b"`},
+		"duplicate iface":   {"bpfInterfaces: [x, x]\n", `bpfInterfaces[1]: Duplicate value: "x"`},
+		"empty skip entry":  {"skipVRFConfig: [\"\"]\n", `skipVRFConfig[0]: Required value`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.doc))
-			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, validation.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want ErrInvalid containing %q", err, tc.want)
 			}
 		})

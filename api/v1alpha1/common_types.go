@@ -16,6 +16,12 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	"math"
+
+	"github.com/network-operator/network-operator/bpf/limits"
+)
+
 // Limits shared by the CRD schemas (markers), the validator (pkg/validation) and the operator.
 const (
 	// MinVNI and MaxVNI bound a VXLAN network identifier (24 bits; 0 is reserved).
@@ -27,8 +33,38 @@ const (
 	// MinMTU and MaxMTU bound every MTU field.
 	MinMTU = 1000
 	MaxMTU = 9000
-	// MaxRouteMapSeq is the highest VRFRouteConfiguration.spec.seq: 65535 is kept for the generated default deny.
-	MaxRouteMapSeq = 65534
+	// MinRouteMapSeq and MaxRouteMapSeq bound VRFRouteConfiguration.spec.seq (a route-map entry).
+	MinRouteMapSeq = 1
+	MaxRouteMapSeq = DefaultDenyRouteMapSeq - 1
+	// DefaultDenyRouteMapSeq is the route-map entry the node agent generates after all others: it denies the rest.
+	DefaultDenyRouteMapSeq = 65535
+	// MinPrefixSeq and MaxPrefixSeq bound an explicit prefix-list sequence number (FRR's range). 0 in a
+	// PrefixItem means "unset": the entry's position decides (EffectiveSeq).
+	MinPrefixSeq = 1
+	MaxPrefixSeq = math.MaxUint32
+	// MaxPrefixLen is the longest prefix length (IPv6) a ge/le may name.
+	MaxPrefixLen = 128
+	// MinASN and MaxASN bound an AS number, local or remote: 0 (RFC 7607) and 4294967295 (RFC 7300) are reserved.
+	// FRR accepts 4294967295 with a warning; the operator never configures a reserved AS.
+	MinASN = 1
+	MaxASN = math.MaxUint32 - 1
+	// ASTrans is AS_TRANS (RFC 6793), the placeholder 4-byte speakers show 2-byte ones: never a real AS.
+	ASTrans = 23456
+	// MinMaximumPrefixes and MaxMaximumPrefixes bound BGPPeering.spec.maximumPrefixes (FRR's maximum-prefix).
+	MinMaximumPrefixes = 1
+	MaxMaximumPrefixes = math.MaxUint32
+	// MinVRFID and MaxVRFID bound the BPF VRF id of a NodeVRF: the eBPF router counts per VRF id in an array of
+	// limits.MaxVRFs entries (bpf/router.h); 0 counts the interfaces not in the tables.
+	MinVRFID = 1
+	MaxVRFID = limits.MaxVRFs - 1
+	// MinTableID and MaxTableID bound a kernel routing table id (32 bits; 0 is "unspecified").
+	MinTableID = 1
+	MaxTableID = math.MaxUint32
+	// VRFTableIDBase + VNI is the routing table of a VRF with a VNI: the rule operator and standalone agent share,
+	// so a node keeps its tables when it moves between them. MainTableID is the kernel's main table, used by the
+	// VRFs without a VNI ("default", "cluster").
+	VRFTableIDBase = 1_000_000_000
+	MainTableID    = 254
 	// MaxInterfaceNameLen is the kernel's IFNAMSIZ-1: the longest network interface name.
 	MaxInterfaceNameLen = 15
 	// InterfacePrefixLen is the length of every prefix the node agent puts before a VRF or network name to name

@@ -100,9 +100,11 @@ type NodeVRF struct {
 	// Name of the VRF (at most MaxVRFNameLen bytes).
 	// +required
 	Name string `json:"name"`
-	// ID is the VRF's id in the BPF maps (vrf_table key, iface_table value); 0 is "unassigned".
+	// ID is the VRF's id in the BPF maps (vrf_table key, iface_table value, vrf_counters index): MinVRFID..MaxVRFID;
+	// 0 is "unassigned".
 	// +required
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4095
 	ID int32 `json:"id"`
 	// TableID is the kernel routing table of the VRF.
 	// +required

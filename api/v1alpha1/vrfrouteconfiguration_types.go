@@ -79,7 +79,8 @@ type VRFRouteConfigurationSpec struct {
 	Community *string `json:"community,omitempty"`
 
 	// Communities are BGP communities set on exported routes: standard "<0-65535>:<0-65535>", large
-	// "<asn>:<nn>:<nn>" or a well-known name (no-export, no-advertise, local-AS, blackhole, graceful-shutdown).
+	// "<asn>:<nn>:<nn>" or a well-known name in FRR's spelling (e.g. no-export, no-advertise, local-AS, no-peer,
+	// blackhole, graceful-shutdown, llgr-stale).
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32

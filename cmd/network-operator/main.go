@@ -17,6 +17,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,6 +32,7 @@ import (
 	"github.com/network-operator/network-operator/operator/nodeconfig"
 	"github.com/network-operator/network-operator/operator/webhook"
 	"github.com/network-operator/network-operator/operator/webhookcert"
+	"github.com/network-operator/network-operator/pkg/validation"
 )
 
 func main() {
@@ -95,8 +97,10 @@ func run() error {
 			opts.NodeConfig.Underlay.Interfaces = append(opts.NodeConfig.Underlay.Interfaces, f)
 		}
 	}
-	if opts.NodeConfig.Underlay.ASN < 1 || opts.NodeConfig.Underlay.ASN > 4294967294 {
-		return fmt.Errorf("--underlay-asn %d: must be 1..4294967294", opts.NodeConfig.Underlay.ASN)
+	flagErrs := validation.ValidateASN(field.NewPath("--underlay-asn"), opts.NodeConfig.Underlay.ASN)
+	flagErrs = append(flagErrs, validation.ValidateRemoteAS(field.NewPath("--underlay-remote-asn"), opts.NodeConfig.Underlay.RemoteASN)...)
+	if err := validation.Join(flagErrs); err != nil {
+		return fmt.Errorf("flags: %w", err)
 	}
 
 	if certMode != "files" && certMode != "self" {

@@ -477,7 +477,7 @@ func TestInvalidContentFailsBeforeAnyNode(t *testing.T) {
 	b := waitRevision(t, a.Spec.Sequence+1)
 	b = waitPhase(t, 30*time.Second, b.Name, v1.RevisionFailed)
 	if b.Status.FailedNode != nodeName(0) || !strings.Contains(b.Status.Message, ReasonInvalidForNode) ||
-		!strings.Contains(b.Status.Message, `layer2[web].vrf: "green"`) {
+		!strings.Contains(b.Status.Message, `layer2[web].vrf: Invalid value: "green"`) {
 		t.Fatalf("status %+v", b.Status)
 	}
 	if got := ag.assignmentOrder(b.Spec.Revision); len(got) != 0 {

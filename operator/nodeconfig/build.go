@@ -12,8 +12,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/pkg/validation"
 )
 
 // Node annotations read by Build.
@@ -25,51 +27,20 @@ const (
 )
 
 const (
-	// TableIDBase + VNI is the routing table of a VRF with a VNI.
-	TableIDBase = 1_000_000_000
+	// TableIDBase + VNI is the routing table of a VRF with a VNI (v1.VRFTableIDBase, shared with standalone mode).
+	TableIDBase = v1.VRFTableIDBase
 	// MainTableID is the kernel's main table, used by the VRFs without VNI ("default", "cluster").
-	MainTableID = 254
-	// MaxVRFID is the largest BPF VRF id (vrf_counters has 4096 entries, 0 = unassigned).
-	MaxVRFID = 4095
+	MainTableID = v1.MainTableID
+	// MaxVRFID is the largest BPF VRF id (v1.MaxVRFID: the router's counter array has one entry per id, 0 = unassigned).
+	MaxVRFID = v1.MaxVRFID
 	// DefaultL2MTU is used when a Layer2NetworkConfiguration leaves mtu unset.
 	DefaultL2MTU = 1500
 )
 
-var (
-	// ErrInvalid marks revision content that cannot be turned into this node's configuration: the
-	// revision cannot be rolled out here, retrying does not help.
-	ErrInvalid = errors.New("invalid revision content for node")
-	// ErrNodeIncomplete marks a problem of the Node itself (underlay annotations or addresses): any
-	// revision would fail the same way until the Node is fixed.
-	ErrNodeIncomplete = errors.New("node underlay incomplete")
-)
-
-// FieldError names the offending field and value.
-type FieldError struct {
-	Field string
-	Value any
-	Msg   string
-	// Node is true for problems of the Node object (ErrNodeIncomplete), false for content (ErrInvalid).
-	Node bool
-}
-
-func (e *FieldError) Error() string { return fmt.Sprintf("%s: %v %s", e.Field, e.Value, e.Msg) }
-
-// Is matches ErrNodeIncomplete or ErrInvalid, depending on where the problem is.
-func (e *FieldError) Is(target error) bool {
-	if e.Node {
-		return target == ErrNodeIncomplete
-	}
-	return target == ErrInvalid
-}
-
-func invalid(field string, value any, format string, args ...any) error {
-	return &FieldError{Field: field, Value: value, Msg: fmt.Sprintf(format, args...)}
-}
-
-func nodeInvalid(field string, value any, format string, args ...any) error {
-	return &FieldError{Field: field, Value: value, Msg: fmt.Sprintf(format, args...), Node: true}
-}
+// ErrNodeIncomplete marks a problem of the Node itself (underlay annotations or addresses): any revision would
+// fail the same way until the Node is fixed. Problems of the revision content match validation.ErrInvalid
+// instead: the revision cannot be rolled out on this node, retrying does not help.
+var ErrNodeIncomplete = errors.New("node underlay incomplete")
 
 // Underlay is the operator-wide underlay configuration.
 type Underlay struct {
@@ -98,30 +69,26 @@ type Options struct {
 func Build(rev *v1.NetworkConfigRevisionSpec, node *corev1.Node, current *v1.NodeNetworkConfigSpec, opts Options) (v1.NodeNetworkConfigSpec, error) {
 	spec := v1.NodeNetworkConfigSpec{Revision: rev.Revision}
 	nodeLabels := labels.Set(node.Labels)
-	var errs []error
-
-	underlay, err := buildUnderlay(node, opts.Underlay)
-	errs = append(errs, err)
+	underlay, nodeErrs := buildUnderlay(node, opts.Underlay)
 	spec.Underlay = underlay
 
-	vrfs, err := buildVRFs(rev.VRF, nodeLabels, current)
-	errs = append(errs, err)
+	vrfs, errs := buildVRFs(rev.VRF, nodeLabels, current)
 	spec.VRFs = vrfs
 	vrfNames := make(map[string]bool, len(vrfs))
 	for _, v := range vrfs {
 		vrfNames[v.Name] = true
 	}
 
-	l2s, l2Nets, err := buildLayer2s(rev.Layer2, nodeLabels, vrfNames)
-	errs = append(errs, err)
+	l2s, l2Nets, l2Errs := buildLayer2s(rev.Layer2, nodeLabels, vrfNames)
+	errs = append(errs, l2Errs...)
 	spec.Layer2s = l2s
 
-	peers, err := buildBGPPeers(rev.BGP, rev.Layer2, nodeLabels, l2Nets)
-	errs = append(errs, err)
+	peers, peerErrs := buildBGPPeers(rev.BGP, rev.Layer2, nodeLabels, l2Nets)
+	errs = append(errs, peerErrs...)
 	spec.BGPPeers = peers
 
 	spec.DataPlane = buildDataPlane(vrfs, l2s, opts)
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(validation.JoinClass(ErrNodeIncomplete, nodeErrs), validation.Join(errs)); err != nil {
 		return v1.NodeNetworkConfigSpec{}, fmt.Errorf("node %s, revision %.12s: %w", node.Name, rev.Revision, err)
 	}
 	spec.ExpectedMapVersion = spec.MapVersion()
@@ -129,29 +96,28 @@ func Build(rev *v1.NetworkConfigRevisionSpec, node *corev1.Node, current *v1.Nod
 }
 
 // selects reports whether sel (nil = every node) matches the node's labels.
-func selects(field string, sel *metav1.LabelSelector, nodeLabels labels.Set) (bool, error) {
+func selects(path *field.Path, sel *metav1.LabelSelector, nodeLabels labels.Set) (bool, *field.Error) {
 	if sel == nil {
 		return true, nil
 	}
 	s, err := metav1.LabelSelectorAsSelector(sel)
 	if err != nil {
-		return false, invalid(field, sel.String(), "is not a valid label selector: %v", err)
+		return false, field.Invalid(path, sel.String(), fmt.Sprintf("not a valid label selector: %v", err))
 	}
 	return s.Matches(nodeLabels), nil
 }
 
-func buildUnderlay(node *corev1.Node, u Underlay) (v1.UnderlaySpec, error) {
-	var errs []error
+// buildUnderlay returns the underlay and the problems of the Node (ErrNodeIncomplete).
+func buildUnderlay(node *corev1.Node, u Underlay) (v1.UnderlaySpec, field.ErrorList) {
+	var errs field.ErrorList
+	annotation := field.NewPath("metadata", "annotations")
 	out := v1.UnderlaySpec{ASN: u.ASN}
 	if s, ok := node.Annotations[AnnotationASN]; ok {
-		asn, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			errs = append(errs, nodeInvalid("metadata.annotations["+AnnotationASN+"]", s, "is not a number"))
-		}
-		out.ASN = asn
-	}
-	if out.ASN < 1 || out.ASN > 4294967294 {
-		errs = append(errs, nodeInvalid("underlay.asn", out.ASN, "must be 1..4294967294"))
+		var asnErrs field.ErrorList
+		out.ASN, asnErrs = validation.ParseASN(annotation.Key(AnnotationASN), s)
+		errs = append(errs, asnErrs...)
+	} else {
+		errs = append(errs, validation.ValidateASN(field.NewPath("underlay", "asn"), out.ASN)...)
 	}
 
 	out.RouterID = node.Annotations[AnnotationRouterID]
@@ -159,14 +125,14 @@ func buildUnderlay(node *corev1.Node, u Underlay) (v1.UnderlaySpec, error) {
 		out.RouterID = internalIPv4(node)
 	}
 	if a, err := netip.ParseAddr(out.RouterID); err != nil || !a.Is4() {
-		errs = append(errs, nodeInvalid("metadata.annotations["+AnnotationRouterID+"]", strconv.Quote(out.RouterID),
+		errs = append(errs, field.Invalid(annotation.Key(AnnotationRouterID), out.RouterID,
 			"must be an IPv4 address (set the annotation or give the Node an IPv4 InternalIP)"))
 	}
 	out.VTEPAddress = node.Annotations[AnnotationVTEPAddress]
 	if out.VTEPAddress == "" {
 		out.VTEPAddress = out.RouterID
 	} else if _, err := netip.ParseAddr(out.VTEPAddress); err != nil {
-		errs = append(errs, nodeInvalid("metadata.annotations["+AnnotationVTEPAddress+"]", strconv.Quote(out.VTEPAddress), "is not an IP address"))
+		errs = append(errs, field.Invalid(annotation.Key(AnnotationVTEPAddress), out.VTEPAddress, "not an IP address"))
 	}
 
 	out.Interfaces = slices.Clone(u.Interfaces)
@@ -178,14 +144,15 @@ func buildUnderlay(node *corev1.Node, u Underlay) (v1.UnderlaySpec, error) {
 			}
 		}
 	}
-	remote := cmp.Or(u.RemoteASN, "external")
-	for _, ifname := range out.Interfaces {
+	remote := cmp.Or(u.RemoteASN, validation.RemoteASExternal)
+	for i, ifname := range out.Interfaces {
 		if ifname == "" || len(ifname) > v1.MaxInterfaceNameLen {
-			errs = append(errs, nodeInvalid("underlay.interfaces", strconv.Quote(ifname), "is not an interface name (1..%d bytes)", v1.MaxInterfaceNameLen))
+			errs = append(errs, field.Invalid(field.NewPath("underlay", "interfaces").Index(i), ifname,
+				fmt.Sprintf("not an interface name (1..%d bytes)", v1.MaxInterfaceNameLen)))
 		}
 		out.Neighbors = append(out.Neighbors, v1.UnderlayNeighbor{Interface: ifname, RemoteASN: remote})
 	}
-	return out, errors.Join(errs...)
+	return out, errs
 }
 
 func internalIPv4(node *corev1.Node) string {
@@ -212,29 +179,32 @@ func prefixItems(items []v1.PrefixItem) []v1.NodePrefixItem {
 }
 
 // noVNIVRF reports whether name is one of the VRFs that live in the main table without an L3 VNI.
-func noVNIVRF(name string) bool { return name == "default" || name == "cluster" }
+func noVNIVRF(name string) bool { return name == v1.DefaultVRFName || name == v1.ClusterVRFName }
 
-// TableID is the routing table of a VRF (see the package documentation).
-func TableID(name string, vni int32) (int32, error) {
+// TableID is the routing table of a VRF (see the package documentation); path names its VNI in errors.
+func TableID(path *field.Path, name string, vni int32) (int32, *field.Error) {
 	switch {
 	case vni >= v1.MinVNI && vni <= v1.MaxVNI:
 		return TableIDBase + vni, nil
 	case vni == 0 && noVNIVRF(name):
 		return MainTableID, nil
 	default:
-		return 0, invalid("vrf "+strconv.Quote(name)+".vni", vni, "must be %d..%d (only \"default\" and \"cluster\" go without)", v1.MinVNI, v1.MaxVNI)
+		return 0, field.Invalid(path, vni, fmt.Sprintf("VNI of VRF %q must be within %d..%d (only %q and %q go without)",
+			name, v1.MinVNI, v1.MaxVNI, v1.DefaultVRFName, v1.ClusterVRFName))
 	}
 }
 
-func buildVRFs(items []v1.VRFRevision, nodeLabels labels.Set, current *v1.NodeNetworkConfigSpec) ([]v1.NodeVRF, error) {
-	var errs []error
+func buildVRFs(items []v1.VRFRevision, nodeLabels labels.Set, current *v1.NodeNetworkConfigSpec) ([]v1.NodeVRF, field.ErrorList) {
+	var errs field.ErrorList
 	byName := map[string]*v1.NodeVRF{}
 	for i := range items {
 		it := &items[i]
-		f := fmt.Sprintf("vrf[%s]", it.Name)
-		ok, err := selects(f+".nodeSelector", it.NodeSelector, nodeLabels)
-		if err != nil || !ok {
-			errs = append(errs, err)
+		f := field.NewPath("vrf").Key(it.Name)
+		ok, ferr := selects(f.Child("nodeSelector"), it.NodeSelector, nodeLabels)
+		if ferr != nil {
+			errs = append(errs, ferr)
+		}
+		if !ok {
 			continue
 		}
 		var vni int32
@@ -243,15 +213,15 @@ func buildVRFs(items []v1.VRFRevision, nodeLabels labels.Set, current *v1.NodeNe
 		}
 		v := byName[it.VRF]
 		if v == nil {
-			table, err := TableID(it.VRF, vni)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", f, err))
+			table, ferr := TableID(f.Child("vni"), it.VRF, vni)
+			if ferr != nil {
+				errs = append(errs, ferr)
 				continue
 			}
 			v = &v1.NodeVRF{Name: it.VRF, TableID: table, VNI: vni}
 			byName[it.VRF] = v
 		} else if v.VNI != vni {
-			errs = append(errs, invalid(f+".vni", vni, "differs from VNI %d of another configuration of VRF %q", v.VNI, it.VRF))
+			errs = append(errs, field.Invalid(f.Child("vni"), vni, fmt.Sprintf("differs from VNI %d of another configuration of VRF %q", v.VNI, it.VRF)))
 			continue
 		}
 		if it.RouteTarget != nil && *it.RouteTarget != "" && !slices.Contains(v.RouteTargets, *it.RouteTarget) {
@@ -278,23 +248,25 @@ func buildVRFs(items []v1.VRFRevision, nodeLabels labels.Set, current *v1.NodeNe
 		slices.SortFunc(v.Leaks, func(a, b v1.VRFLeak) int { return cmp.Or(cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.Source, b.Source)) })
 		for i := 1; i < len(v.Leaks); i++ {
 			if v.Leaks[i].Seq == v.Leaks[i-1].Seq {
-				errs = append(errs, invalid("vrf["+v.Leaks[i].Source+"].seq", v.Leaks[i].Seq,
-					"is also used by %q in VRF %q", v.Leaks[i-1].Source, v.Name))
+				errs = append(errs, field.Invalid(field.NewPath("vrf").Key(v.Leaks[i].Source).Child("seq"), v.Leaks[i].Seq,
+					fmt.Sprintf("also used by %q in VRF %q", v.Leaks[i-1].Source, v.Name)))
 			}
 		}
 		vrfs = append(vrfs, *v)
 	}
-	errs = append(errs, assignVRFIDs(vrfs, current))
+	if ferr := assignVRFIDs(vrfs, current); ferr != nil {
+		errs = append(errs, ferr)
+	}
 	slices.SortFunc(vrfs, func(a, b v1.NodeVRF) int { return cmp.Compare(a.Name, b.Name) })
-	return vrfs, errors.Join(errs...)
+	return vrfs, errs
 }
 
 // assignVRFIDs keeps the ids of the current spec and gives new VRFs the lowest free ids in (VNI, name) order.
-func assignVRFIDs(vrfs []v1.NodeVRF, current *v1.NodeNetworkConfigSpec) error {
+func assignVRFIDs(vrfs []v1.NodeVRF, current *v1.NodeNetworkConfigSpec) *field.Error {
 	kept := map[string]int32{}
 	if current != nil {
 		for _, v := range current.VRFs {
-			if v.ID >= 1 && v.ID <= MaxVRFID {
+			if v.ID >= v1.MinVRFID && v.ID <= MaxVRFID {
 				kept[v.Name] = v.ID
 			}
 		}
@@ -307,7 +279,7 @@ func assignVRFIDs(vrfs []v1.NodeVRF, current *v1.NodeNetworkConfigSpec) error {
 		}
 	}
 	slices.SortFunc(vrfs, func(a, b v1.NodeVRF) int { return cmp.Or(cmp.Compare(a.VNI, b.VNI), cmp.Compare(a.Name, b.Name)) })
-	next := int32(1)
+	next := int32(v1.MinVRFID)
 	for i := range vrfs {
 		if vrfs[i].ID != 0 {
 			continue
@@ -316,7 +288,7 @@ func assignVRFIDs(vrfs []v1.NodeVRF, current *v1.NodeNetworkConfigSpec) error {
 			next++
 		}
 		if next > MaxVRFID {
-			return invalid("vrfs", len(vrfs), "VRFs on one node exceed the %d BPF VRF ids", MaxVRFID)
+			return field.Invalid(field.NewPath("vrfs"), len(vrfs), fmt.Sprintf("VRFs on one node exceed the %d BPF VRF ids", MaxVRFID))
 		}
 		vrfs[i].ID = next
 		used[next] = true
@@ -324,20 +296,22 @@ func assignVRFIDs(vrfs []v1.NodeVRF, current *v1.NodeNetworkConfigSpec) error {
 	return nil
 }
 
-func buildLayer2s(items []v1.Layer2Revision, nodeLabels labels.Set, vrfNames map[string]bool) ([]v1.NodeLayer2, map[string]bool, error) {
-	var errs []error
+func buildLayer2s(items []v1.Layer2Revision, nodeLabels labels.Set, vrfNames map[string]bool) ([]v1.NodeLayer2, map[string]bool, field.ErrorList) {
+	var errs field.ErrorList
 	var out []v1.NodeLayer2
 	onNode := map[string]bool{}
 	for i := range items {
 		it := &items[i]
-		f := fmt.Sprintf("layer2[%s]", it.Name)
-		ok, err := selects(f+".nodeSelector", it.NodeSelector, nodeLabels)
-		if err != nil || !ok {
-			errs = append(errs, err)
+		f := field.NewPath("layer2").Key(it.Name)
+		ok, ferr := selects(f.Child("nodeSelector"), it.NodeSelector, nodeLabels)
+		if ferr != nil {
+			errs = append(errs, ferr)
+		}
+		if !ok {
 			continue
 		}
 		if it.VRF != "" && !vrfNames[it.VRF] && !noVNIVRF(it.VRF) {
-			errs = append(errs, invalid(f+".vrf", strconv.Quote(it.VRF), "is not configured on this node (no VRFRouteConfiguration selects it)"))
+			errs = append(errs, field.Invalid(f.Child("vrf"), it.VRF, "not configured on this node (no VRFRouteConfiguration selects it)"))
 			continue
 		}
 		l2 := v1.NodeLayer2{
@@ -357,22 +331,24 @@ func buildLayer2s(items []v1.Layer2Revision, nodeLabels labels.Set, vrfNames map
 		onNode[it.Name] = true
 	}
 	slices.SortFunc(out, func(a, b v1.NodeLayer2) int { return cmp.Compare(a.Name, b.Name) })
-	return out, onNode, errors.Join(errs...)
+	return out, onNode, errs
 }
 
-func buildBGPPeers(items []v1.BGPRevision, l2Items []v1.Layer2Revision, nodeLabels labels.Set, l2OnNode map[string]bool) ([]v1.NodeBGPPeer, error) {
+func buildBGPPeers(items []v1.BGPRevision, l2Items []v1.Layer2Revision, nodeLabels labels.Set, l2OnNode map[string]bool) ([]v1.NodeBGPPeer, field.ErrorList) {
 	l2ByName := make(map[string]*v1.Layer2Revision, len(l2Items))
 	for i := range l2Items {
 		l2ByName[l2Items[i].Name] = &l2Items[i]
 	}
-	var errs []error
+	var errs field.ErrorList
 	var out []v1.NodeBGPPeer
 	for i := range items {
 		it := &items[i]
-		f := fmt.Sprintf("bgp[%s]", it.Name)
-		ok, err := selects(f+".nodeSelector", it.NodeSelector, nodeLabels)
-		if err != nil || !ok {
-			errs = append(errs, err)
+		f := field.NewPath("bgp").Key(it.Name)
+		ok, ferr := selects(f.Child("nodeSelector"), it.NodeSelector, nodeLabels)
+		if ferr != nil {
+			errs = append(errs, ferr)
+		}
+		if !ok {
 			continue
 		}
 		p := v1.NodeBGPPeer{
@@ -390,7 +366,7 @@ func buildBGPPeers(items []v1.BGPRevision, l2Items []v1.Layer2Revision, nodeLabe
 		case it.PeeringVlan != nil:
 			l2 := l2ByName[it.PeeringVlan.Name]
 			if l2 == nil {
-				errs = append(errs, invalid(f+".peeringVlan.name", strconv.Quote(it.PeeringVlan.Name), "is not a Layer2NetworkConfiguration of the revision"))
+				errs = append(errs, field.Invalid(f.Child("peeringVlan", "name"), it.PeeringVlan.Name, "not a Layer2NetworkConfiguration of the revision"))
 				continue
 			}
 			if !l2OnNode[l2.Name] {
@@ -400,7 +376,7 @@ func buildBGPPeers(items []v1.BGPRevision, l2Items []v1.Layer2Revision, nodeLabe
 			for j, gw := range l2.AnycastGateways {
 				pfx, err := netip.ParsePrefix(gw)
 				if err != nil {
-					errs = append(errs, invalid(fmt.Sprintf("layer2[%s].anycastGateways[%d]", l2.Name, j), strconv.Quote(gw), "is not an address/prefix"))
+					errs = append(errs, field.Invalid(field.NewPath("layer2").Key(l2.Name).Child("anycastGateways").Index(j), gw, "not an address/prefix"))
 					continue
 				}
 				p.ListenRanges = append(p.ListenRanges, pfx.Masked().String())
@@ -408,13 +384,13 @@ func buildBGPPeers(items []v1.BGPRevision, l2Items []v1.Layer2Revision, nodeLabe
 		case it.LoopbackPeer != nil:
 			p.Addresses = slices.Clone(it.LoopbackPeer.IPAddresses)
 		default:
-			errs = append(errs, invalid(f, "{}", "needs peeringVlan or loopbackPeer"))
+			errs = append(errs, field.Required(f, "needs peeringVlan or loopbackPeer"))
 			continue
 		}
 		out = append(out, p)
 	}
 	slices.SortFunc(out, func(a, b v1.NodeBGPPeer) int { return cmp.Compare(a.Name, b.Name) })
-	return out, errors.Join(errs...)
+	return out, errs
 }
 
 func buildDataPlane(vrfs []v1.NodeVRF, l2s []v1.NodeLayer2, opts Options) v1.DataPlaneSpec {

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/pkg/validation"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -285,34 +286,37 @@ func TestBuildErrors(t *testing.T) {
 		wantMsg  string
 	}{
 		{"tenant VRF without VNI", func(r *v1.NetworkConfigRevisionSpec, _ *corev1.Node) { r.VRF[0].VNI = nil },
-			ErrInvalid, `vrf "blue".vni: 0 must be 1..16777215`},
+			validation.ErrInvalid, `vrf[blue].vni: Invalid value: 0: VNI of VRF "blue" must be within 1..16777215`},
 		{"two VNIs for one VRF", func(r *v1.NetworkConfigRevisionSpec, _ *corev1.Node) {
 			r.VRF = append(r.VRF, vrf("blue2", "blue", 11, 2))
-		}, ErrInvalid, "vrf[blue2].vni: 11 differs from VNI 10"},
+		}, validation.ErrInvalid, "vrf[blue2].vni: Invalid value: 11: differs from VNI 10"},
 		{"duplicate route-map seq", func(r *v1.NetworkConfigRevisionSpec, _ *corev1.Node) {
 			r.VRF = append(r.VRF, vrf("blue2", "blue", 10, 1))
-		}, ErrInvalid, `vrf[blue2].seq: 1 is also used by "blue"`},
+		}, validation.ErrInvalid, `vrf[blue2].seq: Invalid value: 1: also used by "blue"`},
 		{"layer2 in a VRF the node lacks", func(r *v1.NetworkConfigRevisionSpec, _ *corev1.Node) {
 			l := v1.Layer2Revision{Name: "l"}
 			l.ID, l.VNI, l.VRF = 5, 5, "green"
 			r.Layer2 = append(r.Layer2, l)
-		}, ErrInvalid, `layer2[l].vrf: "green" is not configured on this node`},
+		}, validation.ErrInvalid, `layer2[l].vrf: Invalid value: "green": not configured on this node`},
 		{"peering on an unknown network", func(r *v1.NetworkConfigRevisionSpec, _ *corev1.Node) {
 			b := v1.BGPRevision{Name: "p"}
 			b.PeeringVlan, b.RemoteASN = &v1.BGPPeeringVLAN{Name: "nope"}, 1
 			r.BGP = append(r.BGP, b)
-		}, ErrInvalid, `bgp[p].peeringVlan.name: "nope" is not a Layer2NetworkConfiguration`},
+		}, validation.ErrInvalid, `bgp[p].peeringVlan.name: Invalid value: "nope": not a Layer2NetworkConfiguration`},
 		{"bad selector", func(r *v1.NetworkConfigRevisionSpec, _ *corev1.Node) {
 			r.VRF[0].NodeSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Bogus"}}}
-		}, ErrInvalid, "vrf[blue].nodeSelector"},
+		}, validation.ErrInvalid, "vrf[blue].nodeSelector"},
 		{"no router id", func(_ *v1.NetworkConfigRevisionSpec, n *corev1.Node) { n.Status.Addresses = nil },
-			ErrNodeIncomplete, `metadata.annotations[network.network-operator.io/router-id]: "" must be an IPv4 address`},
+			ErrNodeIncomplete, `metadata.annotations[network.network-operator.io/router-id]: Invalid value: "": must be an IPv4 address`},
 		{"bad ASN annotation", func(_ *v1.NetworkConfigRevisionSpec, n *corev1.Node) {
 			n.Annotations = map[string]string{AnnotationASN: "sixty"}
-		}, ErrNodeIncomplete, "metadata.annotations[network.network-operator.io/asn]: sixty is not a number"},
+		}, ErrNodeIncomplete, `metadata.annotations[network.network-operator.io/asn]: Invalid value: "sixty": not an AS number`},
+		{"reserved ASN annotation", func(_ *v1.NetworkConfigRevisionSpec, n *corev1.Node) {
+			n.Annotations = map[string]string{AnnotationASN: "4294967295"}
+		}, ErrNodeIncomplete, `metadata.annotations[network.network-operator.io/asn]: Invalid value: 4294967295: AS number must be within 1..4294967294`},
 		{"bad VTEP annotation", func(_ *v1.NetworkConfigRevisionSpec, n *corev1.Node) {
 			n.Annotations = map[string]string{AnnotationVTEPAddress: "10.0.0"}
-		}, ErrNodeIncomplete, `vtep-address]: "10.0.0" is not an IP address`},
+		}, ErrNodeIncomplete, `vtep-address]: Invalid value: "10.0.0": not an IP address`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -324,6 +328,10 @@ func TestBuildErrors(t *testing.T) {
 			_, err := Build(rev, n, nil, opts())
 			if !errors.Is(err, tc.sentinel) {
 				t.Fatalf("err = %v, want %v", err, tc.sentinel)
+			}
+			// The rollout fails a revision on content errors only: a Node problem must not look like one.
+			if tc.sentinel == ErrNodeIncomplete && errors.Is(err, validation.ErrInvalid) {
+				t.Errorf("err = %v matches validation.ErrInvalid", err)
 			}
 			if !strings.Contains(err.Error(), tc.wantMsg) {
 				t.Fatalf("err = %q, want it to contain %q", err, tc.wantMsg)

@@ -3,17 +3,18 @@ package frr
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"math"
 	"net/netip"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/network-operator/network-operator/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/pkg/validation"
 )
 
 // PasswordFunc returns the value of a Secret key (the agent reads Secrets;
@@ -28,21 +29,22 @@ type PasswordFunc func(ref v1alpha1.SecretKeyReference) (string, error)
 // entry become unnumbered eBGP neighbours ("remote-as external").
 func FromNodeNetworkConfig(spec *v1alpha1.NodeNetworkConfigSpec, passwords PasswordFunc) (NodeConfig, error) {
 	c := &converter{}
-	cfg := NodeConfig{Underlay: c.underlay(&spec.Underlay)}
+	sp := field.NewPath("spec")
+	cfg := NodeConfig{Underlay: c.underlay(sp.Child("underlay"), &spec.Underlay)}
 	for i := range spec.Layer2s {
 		l2 := &spec.Layer2s[i]
-		cfg.L2VNIs = append(cfg.L2VNIs, L2VNI{VNI: c.u32(fmt.Sprintf("spec.layer2s[%d].vni", i), int64(l2.VNI), 1, maxVNI)})
+		cfg.L2VNIs = append(cfg.L2VNIs, L2VNI{VNI: c.u32(sp.Child("layer2s").Index(i).Child("vni"), int64(l2.VNI), v1alpha1.MinVNI, maxVNI)})
 	}
 	for i := range spec.VRFs {
-		if vrf, ok := c.vrf(fmt.Sprintf("spec.vrfs[%d]", i), &spec.VRFs[i]); ok {
+		if vrf, ok := c.vrf(sp.Child("vrfs").Index(i), &spec.VRFs[i]); ok {
 			cfg.VRFs = append(cfg.VRFs, vrf)
 		}
 	}
 	for i := range spec.BGPPeers {
-		cfg.Peerings = append(cfg.Peerings, c.peering(fmt.Sprintf("spec.bgpPeers[%d]", i), &spec.BGPPeers[i], passwords))
+		cfg.Peerings = append(cfg.Peerings, c.peering(sp.Child("bgpPeers").Index(i), &spec.BGPPeers[i], passwords))
 	}
-	if len(c.errs) > 0 {
-		return NodeConfig{}, fmt.Errorf("convert NodeNetworkConfig: %w", errors.Join(c.errs...))
+	if err := validation.Join(c.errs); err != nil {
+		return NodeConfig{}, fmt.Errorf("convert NodeNetworkConfig: %w", err)
 	}
 	if err := cfg.Validate(); err != nil {
 		return NodeConfig{}, fmt.Errorf("convert NodeNetworkConfig: %w", err)
@@ -50,32 +52,41 @@ func FromNodeNetworkConfig(spec *v1alpha1.NodeNetworkConfigSpec, passwords Passw
 	return cfg, nil
 }
 
-type converter struct{ errs []error }
+type converter struct{ errs field.ErrorList }
 
-func (c *converter) add(field string, value any, format string, args ...any) {
-	c.errs = append(c.errs, &FieldError{Field: field, Value: value, Reason: fmt.Sprintf(format, args...)})
+func (c *converter) add(path *field.Path, value any, format string, args ...any) {
+	c.errs = append(c.errs, field.Invalid(path, value, fmt.Sprintf(format, args...)))
 }
 
-func (c *converter) u32(field string, v, lo, hi int64) uint32 {
+func (c *converter) u32(path *field.Path, v, lo, hi int64) uint32 {
 	if v < lo || v > hi {
-		c.add(field, v, "must be %d..%d", lo, hi)
+		c.add(path, v, "must be %d..%d", lo, hi)
 		return 0
 	}
 	return uint32(v)
 }
 
-func (c *converter) addr(field, s string) netip.Addr {
+// asn checks an AS number by the shared rule (validation.ValidateASN); 0 when it is not one.
+func (c *converter) asn(path *field.Path, v int64) uint32 {
+	if errs := validation.ValidateASN(path, v); len(errs) > 0 {
+		c.errs = append(c.errs, errs...)
+		return 0
+	}
+	return uint32(v)
+}
+
+func (c *converter) addr(path *field.Path, s string) netip.Addr {
 	a, err := netip.ParseAddr(s)
 	if err != nil {
-		c.add(field, s, "must be an IP address")
+		c.add(path, s, "must be an IP address")
 	}
 	return a
 }
 
-func (c *converter) prefix(field, s string) netip.Prefix {
+func (c *converter) prefix(path *field.Path, s string) netip.Prefix {
 	p, err := netip.ParsePrefix(s)
 	if err != nil {
-		c.add(field, s, "must be a CIDR")
+		c.add(path, s, "must be a CIDR")
 	}
 	return p
 }
@@ -84,18 +95,18 @@ func isClusterVRF(name string) bool {
 	return name == "" || name == v1alpha1.DefaultVRFName || name == v1alpha1.ClusterVRFName
 }
 
-func (c *converter) underlay(u *v1alpha1.UnderlaySpec) Underlay {
+func (c *converter) underlay(path *field.Path, u *v1alpha1.UnderlaySpec) Underlay {
 	out := Underlay{
-		ASN:        c.u32("spec.underlay.asn", u.ASN, 1, math.MaxUint32),
-		RouterID:   c.addr("spec.underlay.routerID", u.RouterID),
-		VTEPSource: c.addr("spec.underlay.vtepAddress", u.VTEPAddress),
+		ASN:        c.asn(path.Child("asn"), u.ASN),
+		RouterID:   c.addr(path.Child("routerID"), u.RouterID),
+		VTEPSource: c.addr(path.Child("vtepAddress"), u.VTEPAddress),
 	}
 	listed := map[string]bool{}
 	for i, n := range u.Neighbors {
-		f := fmt.Sprintf("spec.underlay.neighbors[%d]", i)
+		f := path.Child("neighbors").Index(i)
 		nb := Neighbor{Interface: n.Interface, RemoteAS: n.RemoteASN}
 		if n.Address != "" {
-			nb.Address = c.addr(f+".address", n.Address)
+			nb.Address = c.addr(f.Child("address"), n.Address)
 		}
 		listed[n.Interface] = n.Interface != ""
 		out.Neighbors = append(out.Neighbors, nb)
@@ -109,82 +120,83 @@ func (c *converter) underlay(u *v1alpha1.UnderlaySpec) Underlay {
 	return out
 }
 
-func (c *converter) vrf(field string, v *v1alpha1.NodeVRF) (VRF, bool) {
+func (c *converter) vrf(path *field.Path, v *v1alpha1.NodeVRF) (VRF, bool) {
 	if isClusterVRF(v.Name) {
 		return VRF{}, false // FRR's default VRF: the underlay instance
 	}
 	out := VRF{
 		Name:                  v1alpha1.VRFDevicePrefix + v.Name,
-		VNI:                   c.u32(field+".vni", int64(v.VNI), 1, maxVNI),
+		VNI:                   c.u32(path.Child("vni"), int64(v.VNI), v1alpha1.MinVNI, maxVNI),
 		RouteTargets:          slices.Clone(v.RouteTargets),
 		RedistributeConnected: true,
 	}
 	for j, leak := range v.Leaks {
-		lf := fmt.Sprintf("%s.leaks[%d]", field, j)
+		lf := path.Child("leaks").Index(j)
 		out.RouteConfigs = append(out.RouteConfigs, RouteConfig{
-			Seq:         uint16(c.u32(lf+".seq", int64(leak.Seq), 1, defaultDeny-1)),
-			Import:      c.items(lf+".import", leak.Import),
-			Export:      c.items(lf+".export", leak.Export),
+			Seq:         uint16(c.u32(lf.Child("seq"), int64(leak.Seq), v1alpha1.MinRouteMapSeq, v1alpha1.MaxRouteMapSeq)),
+			Import:      c.items(lf.Child("import"), leak.Import),
+			Export:      c.items(lf.Child("export"), leak.Export),
 			Communities: slices.Clone(leak.Communities),
 		})
 	}
 	for j, a := range v.Aggregates {
-		out.Aggregates = append(out.Aggregates, c.prefix(fmt.Sprintf("%s.aggregates[%d]", field, j), a))
+		out.Aggregates = append(out.Aggregates, c.prefix(path.Child("aggregates").Index(j), a))
 	}
 	return out, true
 }
 
-func (c *converter) items(field string, in []v1alpha1.NodePrefixItem) []PrefixItem {
+func (c *converter) items(path *field.Path, in []v1alpha1.NodePrefixItem) []PrefixItem {
 	var out []PrefixItem
 	for i, it := range in {
-		f := fmt.Sprintf("%s[%d]", field, i)
-		pi := PrefixItem{
-			CIDR:   c.prefix(f+".cidr", it.CIDR),
-			Seq:    c.u32(f+".seq", it.Seq, 0, math.MaxUint32),
-			Action: Action(it.Action),
+		f := path.Index(i)
+		pi := PrefixItem{CIDR: c.prefix(f.Child("cidr"), it.CIDR), Action: Action(it.Action)}
+		if errs := validation.ValidatePrefixSeq(f.Child("seq"), it.Seq); len(errs) > 0 {
+			c.errs = append(c.errs, errs...)
+		} else {
+			pi.Seq = uint32(it.Seq)
 		}
 		if it.GE != nil {
-			pi.GE = uint8(c.u32(f+".ge", int64(*it.GE), 0, 128))
+			pi.GE = uint8(c.u32(f.Child("ge"), int64(*it.GE), 0, v1alpha1.MaxPrefixLen))
 		}
 		if it.LE != nil {
-			pi.LE = uint8(c.u32(f+".le", int64(*it.LE), 0, 128))
+			pi.LE = uint8(c.u32(f.Child("le"), int64(*it.LE), 0, v1alpha1.MaxPrefixLen))
 		}
 		out = append(out, pi)
 	}
 	return out
 }
 
-func (c *converter) peering(field string, p *v1alpha1.NodeBGPPeer, passwords PasswordFunc) Peering {
+func (c *converter) peering(path *field.Path, p *v1alpha1.NodeBGPPeer, passwords PasswordFunc) Peering {
 	out := Peering{
 		Name:      peerGroupName(p.Name),
-		RemoteASN: c.u32(field+".remoteASN", p.RemoteASN, 1, math.MaxUint32-1),
-		Import:    c.items(field+".import", p.Import),
-		Export:    c.items(field+".export", p.Export),
+		RemoteASN: c.asn(path.Child("remoteASN"), p.RemoteASN),
+		Import:    c.items(path.Child("import"), p.Import),
+		Export:    c.items(path.Child("export"), p.Export),
 	}
 	if !isClusterVRF(p.VRF) {
 		out.VRF = v1alpha1.VRFDevicePrefix + p.VRF
 	}
 	for i, r := range p.ListenRanges {
-		out.ListenRanges = append(out.ListenRanges, c.prefix(fmt.Sprintf("%s.listenRanges[%d]", field, i), r))
+		out.ListenRanges = append(out.ListenRanges, c.prefix(path.Child("listenRanges").Index(i), r))
 	}
 	for i, a := range p.Addresses {
-		out.Neighbors = append(out.Neighbors, c.addr(fmt.Sprintf("%s.addresses[%d]", field, i), a))
+		out.Neighbors = append(out.Neighbors, c.addr(path.Child("addresses").Index(i), a))
 	}
 	out.HoldTime = duration(p.HoldTime)
 	out.KeepaliveTime = duration(p.KeepaliveTime)
 	if p.MaximumPrefixes != nil {
-		out.MaximumPrefixes = c.u32(field+".maximumPrefixes", *p.MaximumPrefixes, 1, math.MaxUint32)
+		out.MaximumPrefixes = c.u32(path.Child("maximumPrefixes"), *p.MaximumPrefixes, v1alpha1.MinMaximumPrefixes, v1alpha1.MaxMaximumPrefixes)
 	}
 	out.BFD = p.EnableBFD
 	if ref := p.PasswordSecretRef; ref != nil {
 		refText := ref.Namespace + "/" + ref.Name + "[" + ref.Key + "]"
 		switch {
 		case passwords == nil:
-			c.add(field+".passwordSecretRef", refText, "no Secret reader given")
+			c.add(path.Child("passwordSecretRef"), refText, "no Secret reader given")
 		default:
 			pw, err := passwords(*ref)
 			if err != nil {
-				c.add(field+".passwordSecretRef", refText, "read: %v", err)
+				c.add(path.Child("passwordSecretRef"), refText, "read: %v", err)
 			}
 			out.Password = Secret(pw)
 		}

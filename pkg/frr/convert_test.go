@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/pkg/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -95,16 +96,19 @@ func TestFromNodeNetworkConfigErrors(t *testing.T) {
 		read   PasswordFunc
 		want   string
 	}{
-		{"router id", func(s *v1alpha1.NodeNetworkConfigSpec) { s.Underlay.RouterID = "ten" }, nil, `spec.underlay.routerID "ten": must be an IP address`},
-		{"asn", func(s *v1alpha1.NodeNetworkConfigSpec) { s.Underlay.ASN = 1 << 33 }, nil, `spec.underlay.asn 8589934592`},
-		{"vni", func(s *v1alpha1.NodeNetworkConfigSpec) { s.Layer2s[0].VNI = -1 }, nil, `spec.layer2s[0].vni -1`},
-		{"leak seq", func(s *v1alpha1.NodeNetworkConfigSpec) { s.VRFs[1].Leaks[0].Seq = 65535 }, nil, `spec.vrfs[1].leaks[0].seq 65535`},
-		{"cidr", func(s *v1alpha1.NodeNetworkConfigSpec) { s.VRFs[1].Leaks[0].Import[0].CIDR = "10.1/16" }, nil, `spec.vrfs[1].leaks[0].import[0].cidr "10.1/16"`},
+		{"router id", func(s *v1alpha1.NodeNetworkConfigSpec) { s.Underlay.RouterID = "ten" }, nil, `spec.underlay.routerID: Invalid value: "ten": must be an IP address`},
+		{"reserved asn", func(s *v1alpha1.NodeNetworkConfigSpec) { s.Underlay.ASN = 4294967295 }, nil, `spec.underlay.asn: Invalid value: 4294967295`},
+		{"prefix seq", func(s *v1alpha1.NodeNetworkConfigSpec) { s.VRFs[1].Leaks[0].Import[0].Seq = -1 }, nil,
+			`spec.vrfs[1].leaks[0].import[0].seq: Invalid value: -1: prefix-list sequence must be within 1..4294967295`},
+		{"asn", func(s *v1alpha1.NodeNetworkConfigSpec) { s.Underlay.ASN = 1 << 33 }, nil, `spec.underlay.asn: Invalid value: 8589934592: AS number must be within 1..4294967294`},
+		{"vni", func(s *v1alpha1.NodeNetworkConfigSpec) { s.Layer2s[0].VNI = -1 }, nil, `spec.layer2s[0].vni: Invalid value: -1`},
+		{"leak seq", func(s *v1alpha1.NodeNetworkConfigSpec) { s.VRFs[1].Leaks[0].Seq = 65535 }, nil, `spec.vrfs[1].leaks[0].seq: Invalid value: 65535`},
+		{"cidr", func(s *v1alpha1.NodeNetworkConfigSpec) { s.VRFs[1].Leaks[0].Import[0].CIDR = "10.1/16" }, nil, `spec.vrfs[1].leaks[0].import[0].cidr: Invalid value: "10.1/16"`},
 		{"secret unreadable", func(s *v1alpha1.NodeNetworkConfigSpec) {}, func(v1alpha1.SecretKeyReference) (string, error) {
 			return "", errors.New("secrets \"bgp\" not found")
-		}, `spec.bgpPeers[0].passwordSecretRef "ns/bgp[password]": read: secrets "bgp" not found`},
+		}, `spec.bgpPeers[0].passwordSecretRef: Invalid value: "ns/bgp[password]": read: secrets "bgp" not found`},
 		{"no secret reader", func(s *v1alpha1.NodeNetworkConfigSpec) {}, nil, `no Secret reader given`},
-		{"model rule", func(s *v1alpha1.NodeNetworkConfigSpec) { s.VRFs[1].Leaks[0].Import[0].LE = i32(8) }, nil, `vrfs[0].routeConfigs[0].import[0].le 8`},
+		{"model rule", func(s *v1alpha1.NodeNetworkConfigSpec) { s.VRFs[1].Leaks[0].Import[0].LE = i32(8) }, nil, `vrfs[0].routeConfigs[0].import[0].le: Invalid value: 8`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -115,8 +119,8 @@ func TestFromNodeNetworkConfigErrors(t *testing.T) {
 				read = func(v1alpha1.SecretKeyReference) (string, error) { return "pw", nil }
 			}
 			_, err := FromNodeNetworkConfig(&spec, read)
-			if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("err = %v\nwant ErrInvalidConfig containing %q", err, c.want)
+			if !errors.Is(err, validation.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v\nwant validation.ErrInvalid containing %q", err, c.want)
 			}
 		})
 	}

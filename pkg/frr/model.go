@@ -3,6 +3,8 @@ package frr
 import (
 	"net/netip"
 	"time"
+
+	"github.com/network-operator/network-operator/pkg/validation"
 )
 
 // NodeConfig is the FRR-relevant part of one node's desired state. It mirrors
@@ -35,8 +37,8 @@ type Underlay struct {
 
 // Remote AS keywords accepted besides a decimal AS number.
 const (
-	RemoteASInternal = "internal"
-	RemoteASExternal = "external"
+	RemoteASInternal = validation.RemoteASInternal
+	RemoteASExternal = validation.RemoteASExternal
 )
 
 // SessionOptions are the per-session knobs shared by peer groups, neighbours

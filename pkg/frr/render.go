@@ -12,6 +12,8 @@ import (
 	"strings"
 	"text/template"
 	"time"
+
+	"github.com/network-operator/network-operator/pkg/validation"
 )
 
 //go:embed templates/*.tmpl
@@ -564,12 +566,12 @@ func merge(both, extra []string) []string {
 	return out
 }
 
-// splitCommunities separates standard and large communities (A:B:C), each
-// space-joined in the given order.
+// splitCommunities separates large communities (A:B:C) from the others
+// (standard and well-known), each space-joined in the given order.
 func splitCommunities(all []string) (std, large string) {
 	var s, l []string
 	for _, c := range all {
-		if strings.Count(c, ":") == 2 {
+		if kind, _ := validation.ParseCommunity(c); kind == validation.LargeCommunity {
 			l = append(l, c)
 		} else {
 			s = append(s, c)

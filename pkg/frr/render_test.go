@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/network-operator/network-operator/pkg/validation"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from the current templates")
@@ -199,8 +201,8 @@ func TestBrownfieldHintErrors(t *testing.T) {
 	// The brownfield base owns the underlay.
 	bad := cfg
 	bad.Underlay.Neighbors = []Neighbor{{Address: addr("192.0.2.1"), RemoteAS: "65001"}}
-	if _, err := RenderBrownfield([]byte("#++{{.VRFs}}\n#++{{.BGP}}\n"), &bad); !errors.Is(err, ErrInvalidConfig) {
-		t.Errorf("underlay neighbours in brownfield mode: err = %v, want ErrInvalidConfig", err)
+	if _, err := RenderBrownfield([]byte("#++{{.VRFs}}\n#++{{.BGP}}\n"), &bad); !errors.Is(err, validation.ErrInvalid) {
+		t.Errorf("underlay neighbours in brownfield mode: err = %v, want validation.ErrInvalid", err)
 	}
 }
 

@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/network-operator/network-operator/pkg/validation"
 )
 
 func TestValidateNamesFieldAndValue(t *testing.T) {
@@ -18,44 +22,49 @@ func TestValidateNamesFieldAndValue(t *testing.T) {
 		modify func(c *NodeConfig)
 		want   string // field, value and reason as the error shows them
 	}{
-		{"asn zero", func(c *NodeConfig) { c.Underlay.ASN = 0 }, `underlay.asn 0: must be 1..4294967295`},
-		{"router id missing", func(c *NodeConfig) { c.Underlay.RouterID = netip.Addr{} }, `underlay.routerID "invalid IP": must be an IPv4 address`},
-		{"ipv6 vtep", func(c *NodeConfig) { c.Underlay.VTEPSource = addr("fd00::1") }, `underlay.vtepSource "fd00::1": must be an IPv4 address`},
-		{"bad remote-as", func(c *NodeConfig) { c.Underlay.PeerGroups[0].RemoteAS = "sixty" }, `underlay.peerGroups[0].remoteAS "sixty"`},
+		{"asn reserved", func(c *NodeConfig) { c.Underlay.ASN = 4294967295 }, `underlay.asn: Invalid value: 4294967295: AS number must be within 1..4294967294`},
+		{"peering asn reserved", func(c *NodeConfig) { c.Peerings[0].RemoteASN = 4294967295 }, `peerings[0].remoteASN: Invalid value: 4294967295`},
+		{"remote-as AS_TRANS", func(c *NodeConfig) { c.Underlay.PeerGroups[0].RemoteAS = "23456" }, `underlay.peerGroups[0].remoteAS: Invalid value: 23456: AS 23456 is AS_TRANS`},
+		{"unknown well-known community", func(c *NodeConfig) { c.VRFs[0].RouteConfigs[0].Communities = []string{"no-export-subconfed"} },
+			`vrfs[0].routeConfigs[0].communities[0]: Invalid value: "no-export-subconfed": not a BGP community`},
+		{"asn zero", func(c *NodeConfig) { c.Underlay.ASN = 0 }, `underlay.asn: Invalid value: 0: AS number must be within 1..4294967294`},
+		{"router id missing", func(c *NodeConfig) { c.Underlay.RouterID = netip.Addr{} }, `underlay.routerID: Invalid value: "invalid IP": must be an IPv4 address`},
+		{"ipv6 vtep", func(c *NodeConfig) { c.Underlay.VTEPSource = addr("fd00::1") }, `underlay.vtepSource: Invalid value: "fd00::1": must be an IPv4 address`},
+		{"bad remote-as", func(c *NodeConfig) { c.Underlay.PeerGroups[0].RemoteAS = "sixty" }, `underlay.peerGroups[0].remoteAS: Invalid value: "sixty"`},
 		{"duplicate peer group", func(c *NodeConfig) {
 			c.Underlay.PeerGroups = append(c.Underlay.PeerGroups, c.Underlay.PeerGroups[0])
-		}, `underlay.peerGroups[1].name "fabric": duplicate peer group`},
-		{"neighbor address and interface", func(c *NodeConfig) { c.Underlay.Neighbors[0].Interface = "eth0" }, `underlay.neighbors[0] "eth0": needs exactly one of address or interface`},
-		{"unknown peer group", func(c *NodeConfig) { c.Underlay.Neighbors[0].PeerGroup = "spines" }, `underlay.neighbors[0].peerGroup "spines": no such peer group`},
-		{"vni zero", func(c *NodeConfig) { c.L2VNIs[0].VNI = 0 }, `l2vnis[0].vni 0: must be 1..16777215`},
-		{"vni too big", func(c *NodeConfig) { c.L2VNIs[0].VNI = 1 << 24 }, `l2vnis[0].vni 16777216`},
-		{"vni used twice", func(c *NodeConfig) { c.VRFs[0].VNI = 100 }, `vrfs[0].vni 100: already used by l2vnis[0].vni`},
-		{"bad rd", func(c *NodeConfig) { c.L2VNIs[1].RD = "10.0.0.1" }, `l2vnis[1].rd "10.0.0.1": must be ASN:NN or IPv4:NN`},
-		{"rt out of range", func(c *NodeConfig) { c.L2VNIs[1].RouteTargets = []string{"4200000000:70000"} }, `l2vnis[1].routeTargets[0] "4200000000:70000"`},
-		{"wildcard export rt", func(c *NodeConfig) { c.VRFs[0].ExportRouteTargets = []string{"*:5001"} }, `vrfs[0].exportRouteTargets[0] "*:5001"`},
-		{"vrf named default", func(c *NodeConfig) { c.VRFs[0].Name = "default" }, `vrfs[0].name "default": is the cluster VRF`},
-		{"vrf name too long", func(c *NodeConfig) { c.VRFs[0].Name = "tenant-name-too-long" }, `vrfs[0].name "tenant-name-too-long"`},
-		{"route-map seq 65535", func(c *NodeConfig) { c.VRFs[0].RouteConfigs[0].Seq = 65535 }, `vrfs[0].routeConfigs[0].seq 65535: must be 1..65534`},
-		{"host bits", func(c *NodeConfig) { c.VRFs[0].RouteConfigs[0].Import[0].CIDR = pfx("10.1.2.3/16") }, `vrfs[0].routeConfigs[0].import[0].cidr "10.1.2.3/16": has host bits set; FRR would store 10.1.0.0/16`},
-		{"ge below length", func(c *NodeConfig) { c.VRFs[0].RouteConfigs[0].Import[0].GE = 8 }, `vrfs[0].routeConfigs[0].import[0].ge 8: must be 16..32`},
+		}, `underlay.peerGroups[1].name: Invalid value: "fabric": duplicate peer group`},
+		{"neighbor address and interface", func(c *NodeConfig) { c.Underlay.Neighbors[0].Interface = "eth0" }, `underlay.neighbors[0]: Invalid value: "eth0": needs exactly one of address or interface`},
+		{"unknown peer group", func(c *NodeConfig) { c.Underlay.Neighbors[0].PeerGroup = "spines" }, `underlay.neighbors[0].peerGroup: Invalid value: "spines": no such peer group`},
+		{"vni zero", func(c *NodeConfig) { c.L2VNIs[0].VNI = 0 }, `l2vnis[0].vni: Invalid value: 0: must be 1..16777215`},
+		{"vni too big", func(c *NodeConfig) { c.L2VNIs[0].VNI = 1 << 24 }, `l2vnis[0].vni: Invalid value: 16777216`},
+		{"vni used twice", func(c *NodeConfig) { c.VRFs[0].VNI = 100 }, `vrfs[0].vni: Invalid value: 100: already used by l2vnis[0].vni`},
+		{"bad rd", func(c *NodeConfig) { c.L2VNIs[1].RD = "10.0.0.1" }, `l2vnis[1].rd: Invalid value: "10.0.0.1": route target must be <asn>:<nn> or <ipv4>:<nn>`},
+		{"rt out of range", func(c *NodeConfig) { c.L2VNIs[1].RouteTargets = []string{"4200000000:70000"} }, `l2vnis[1].routeTargets[0]: Invalid value: "4200000000:70000"`},
+		{"wildcard export rt", func(c *NodeConfig) { c.VRFs[0].ExportRouteTargets = []string{"*:5001"} }, `vrfs[0].exportRouteTargets[0]: Invalid value: "*:5001"`},
+		{"vrf named default", func(c *NodeConfig) { c.VRFs[0].Name = "default" }, `vrfs[0].name: Invalid value: "default": is the cluster VRF`},
+		{"vrf name too long", func(c *NodeConfig) { c.VRFs[0].Name = "tenant-name-too-long" }, `vrfs[0].name: Invalid value: "tenant-name-too-long"`},
+		{"route-map seq 65535", func(c *NodeConfig) { c.VRFs[0].RouteConfigs[0].Seq = 65535 }, `vrfs[0].routeConfigs[0].seq: Invalid value: 65535: must be 1..65534`},
+		{"host bits", func(c *NodeConfig) { c.VRFs[0].RouteConfigs[0].Import[0].CIDR = pfx("10.1.2.3/16") }, `vrfs[0].routeConfigs[0].import[0].cidr: Invalid value: "10.1.2.3/16": has host bits set; FRR would store 10.1.0.0/16`},
+		{"ge below length", func(c *NodeConfig) { c.VRFs[0].RouteConfigs[0].Import[0].GE = 8 }, `vrfs[0].routeConfigs[0].import[0].ge: Invalid value: 8: must be 16..32`},
 		{"le below ge", func(c *NodeConfig) {
 			c.VRFs[0].RouteConfigs[0].Import[0].GE, c.VRFs[0].RouteConfigs[0].Import[0].LE = 24, 20
-		}, `vrfs[0].routeConfigs[0].import[0].le 20`},
-		{"bad action", func(c *NodeConfig) { c.VRFs[0].RouteConfigs[0].Export[0].Action = "allow" }, `vrfs[0].routeConfigs[0].export[0].action "allow": must be "permit" or "deny"`},
-		{"duplicate item seq", func(c *NodeConfig) { c.VRFs[0].RouteConfigs[0].Import[1].Seq = 10 }, `vrfs[0].routeConfigs[0].import[1].seq 10: duplicate`},
-		{"bad community", func(c *NodeConfig) { c.VRFs[0].RouteConfigs[0].Communities = []string{"65536:1"} }, `vrfs[0].routeConfigs[0].communities[0] "65536:1"`},
-		{"peering without range or neighbours", func(c *NodeConfig) { c.Peerings[0].ListenRanges = nil }, `peerings[0] "calico": needs exactly one of listenRanges or neighbors`},
-		{"peering item family", func(c *NodeConfig) { c.Peerings[0].Import[0].CIDR = pfx("fd00::/48") }, `peerings[0].import[0].cidr "fd00::/48": must be IPv4 like the peering's addresses`},
+		}, `vrfs[0].routeConfigs[0].import[0].le: Invalid value: 20`},
+		{"bad action", func(c *NodeConfig) { c.VRFs[0].RouteConfigs[0].Export[0].Action = "allow" }, `vrfs[0].routeConfigs[0].export[0].action: Invalid value: "allow": must be "permit" or "deny"`},
+		{"duplicate item seq", func(c *NodeConfig) { c.VRFs[0].RouteConfigs[0].Import[1].Seq = 10 }, `vrfs[0].routeConfigs[0].import[1].seq: Invalid value: 10: duplicate`},
+		{"bad community", func(c *NodeConfig) { c.VRFs[0].RouteConfigs[0].Communities = []string{"65536:1"} }, `vrfs[0].routeConfigs[0].communities[0]: Invalid value: "65536:1": standard community parts must be within 0..65535`},
+		{"peering without range or neighbours", func(c *NodeConfig) { c.Peerings[0].ListenRanges = nil }, `peerings[0]: Invalid value: "calico": needs exactly one of listenRanges or neighbors`},
+		{"peering item family", func(c *NodeConfig) { c.Peerings[0].Import[0].CIDR = pfx("fd00::/48") }, `peerings[0].import[0].cidr: Invalid value: "fd00::/48": must be IPv4 like the peering's addresses`},
 		{"peering mixed families", func(c *NodeConfig) {
 			c.Peerings[1].Neighbors = append(c.Peerings[1].Neighbors, addr("fd00::1"))
-		}, `peerings[1].neighbors[1] "fd00::1": mixes address families`},
-		{"peering unknown vrf", func(c *NodeConfig) { c.Peerings[1].VRF = "tenant9" }, `peerings[1].vrf "tenant9": no such VRF`},
-		{"peering asn", func(c *NodeConfig) { c.Peerings[0].RemoteASN = 0 }, `peerings[0].remoteASN 0`},
-		{"peering name", func(c *NodeConfig) { c.Peerings[0].Name = "calico lb" }, `peerings[0].name "calico lb"`},
-		{"hold without keepalive", func(c *NodeConfig) { c.Peerings[0].KeepaliveTime = 0 }, `peerings[0].holdTime "30s": holdTime and keepaliveTime must be set together`},
-		{"keepalive not below hold", func(c *NodeConfig) { c.Peerings[0].KeepaliveTime = 30 * time.Second }, `peerings[0].keepaliveTime "30s": must be below holdTime 30s`},
+		}, `peerings[1].neighbors[1]: Invalid value: "fd00::1": mixes address families`},
+		{"peering unknown vrf", func(c *NodeConfig) { c.Peerings[1].VRF = "tenant9" }, `peerings[1].vrf: Invalid value: "tenant9": no such VRF`},
+		{"peering asn", func(c *NodeConfig) { c.Peerings[0].RemoteASN = 0 }, `peerings[0].remoteASN: Invalid value: 0`},
+		{"peering name", func(c *NodeConfig) { c.Peerings[0].Name = "calico lb" }, `peerings[0].name: Invalid value: "calico lb"`},
+		{"hold without keepalive", func(c *NodeConfig) { c.Peerings[0].KeepaliveTime = 0 }, `peerings[0].holdTime: Invalid value: "30s": holdTime and keepaliveTime must be set together`},
+		{"keepalive not below hold", func(c *NodeConfig) { c.Peerings[0].KeepaliveTime = 30 * time.Second }, `peerings[0].keepaliveTime: Invalid value: "30s": must be below holdTime 30s`},
 		{"fractional timers", func(c *NodeConfig) { c.Peerings[0].HoldTime = 1500 * time.Millisecond }, `timers must be whole seconds`},
-		{"password with space", func(c *NodeConfig) { c.Peerings[0].Password = "not secret" }, `peerings[0].password "<redacted>": must be at most 80 characters without whitespace`},
+		{"password with space", func(c *NodeConfig) { c.Peerings[0].Password = "not secret" }, `peerings[0].password: Invalid value: "<redacted>": must be at most 80 characters without whitespace`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -65,12 +74,12 @@ func TestValidateNamesFieldAndValue(t *testing.T) {
 			if err == nil {
 				t.Fatal("invalid config accepted")
 			}
-			if !errors.Is(err, ErrInvalidConfig) {
-				t.Errorf("errors.Is(err, ErrInvalidConfig) = false for %v", err)
+			if !errors.Is(err, validation.ErrInvalid) {
+				t.Errorf("errors.Is(err, validation.ErrInvalid) = false for %v", err)
 			}
-			var fe *FieldError
+			var fe *field.Error
 			if !errors.As(err, &fe) {
-				t.Errorf("no *FieldError in %v", err)
+				t.Errorf("no *field.Error in %v", err)
 			}
 			if !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %q\nwant it to contain %q", err, c.want)
@@ -78,7 +87,7 @@ func TestValidateNamesFieldAndValue(t *testing.T) {
 			if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "not secret") {
 				t.Errorf("error leaks a password: %v", err)
 			}
-			if _, rerr := Render(&cfg); !errors.Is(rerr, ErrInvalidConfig) {
+			if _, rerr := Render(&cfg); !errors.Is(rerr, validation.ErrInvalid) {
 				t.Errorf("Render accepted the invalid config: %v", rerr)
 			}
 		})

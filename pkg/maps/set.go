@@ -12,8 +12,11 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/network-operator/network-operator/bpf"
+	"github.com/network-operator/network-operator/bpf/limits"
+	"github.com/network-operator/network-operator/pkg/validation"
 )
 
 // ErrIncompatible is returned when a map does not have the layout this
@@ -338,9 +341,12 @@ func (r Report) String() string {
 		r.Phases.Read, r.Phases.Write, r.Phases.Flip, r.Phases.Grace, r.Phases.Cleanup)
 }
 
-// ErrRevisionTooLong is returned for revisions that do not fit the version map
-// (64 bytes; a 64-byte revision is stored without NUL terminator).
+// ErrRevisionTooLong is returned for revisions longer than MaxRevisionLen.
 var ErrRevisionTooLong = errors.New("revision too long")
+
+// MaxRevisionLen is the longest revision the version map holds (REVISION_LEN in bpf/router.h); a revision of
+// exactly this length is stored without NUL terminator.
+const MaxRevisionLen = limits.RevisionLen
 
 // Apply makes desired the live generation. It validates first (nothing is
 // written for invalid tables), does nothing when desired and revision are
@@ -354,12 +360,12 @@ func (s *Set) Apply(ctx context.Context, desired Tables, revision string) (Repor
 	if err := desired.Validate(); err != nil {
 		return rep, err
 	}
-	var rev [len(VersionInfo{}.Revision)]int8
+	var rev [MaxRevisionLen]int8
 	if len(revision) > len(rev) {
 		return rep, fmt.Errorf("revision %q: %d bytes, max %d: %w", revision, len(revision), len(rev), ErrRevisionTooLong)
 	}
 	if strings.IndexByte(revision, 0) >= 0 {
-		return rep, &FieldError{Field: "revision", Value: fmt.Sprintf("%q", revision), Msg: "contains a NUL byte"}
+		return rep, validation.Join(field.ErrorList{field.Invalid(field.NewPath("revision"), revision, "contains a NUL byte")})
 	}
 	for i := range len(revision) {
 		rev[i] = int8(revision[i])

@@ -4,9 +4,14 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/bpf/limits"
+	"github.com/network-operator/network-operator/pkg/validation"
 )
 
 // Tables is the desired (or live) content of the router's tables. Order does
@@ -58,120 +63,103 @@ func (k InterfaceKey) String() string { return fmt.Sprintf("{ifindex %d vlan %d}
 // Key of the interface entry.
 func (i Interface) Key() InterfaceKey { return InterfaceKey{i.Ifindex, i.VLAN} }
 
-// ErrInvalid is wrapped by every validation error.
-var ErrInvalid = errors.New("invalid tables")
-
-// FieldError names the offending field and value, e.g.
-// "vrfs[7].tableID: 0 is reserved".
-type FieldError struct {
-	Field string // path in Tables, JSON names: interfaces[2].vrf
-	Value any
-	Msg   string
-}
-
-func (e *FieldError) Error() string { return fmt.Sprintf("%s: %v %s", e.Field, e.Value, e.Msg) }
-
-// Is makes errors.Is(err, ErrInvalid) true.
-func (e *FieldError) Is(target error) bool { return target == ErrInvalid }
-
-// Validate checks the tables against the program's rules. It returns every
-// problem found (errors.Join of *FieldError), nil when valid.
+// Validate checks the tables against the program's rules. It returns every problem found, each a *field.Error
+// naming the field and value, together matching validation.ErrInvalid; nil when valid.
 func (t Tables) Validate() error {
-	var errs []error
-	bad := func(field string, value any, msg string, args ...any) {
-		errs = append(errs, &FieldError{Field: field, Value: value, Msg: fmt.Sprintf(msg, args...)})
+	var errs field.ErrorList
+	bad := func(path *field.Path, value any, format string, args ...any) {
+		errs = append(errs, field.Invalid(path, value, fmt.Sprintf(format, args...)))
 	}
 
 	vrfAt := make(map[uint32]int, len(t.VRFs))
 	for i, v := range t.VRFs {
-		f := fmt.Sprintf("vrfs[%d]", i)
+		f := field.NewPath("vrfs").Index(i)
 		switch {
 		case v.ID == 0:
-			bad(f+".id", v.ID, "is reserved (unassigned counters)")
+			bad(f.Child("id"), v.ID, "reserved for interfaces not in the tables")
 		case v.ID >= MaxVRFs:
-			bad(f+".id", v.ID, "is out of range (max %d)", MaxVRFs-1)
+			bad(f.Child("id"), v.ID, "must be within 1..%d: the router counts VRFs in an array of %d", MaxVRFs-1, MaxVRFs)
 		}
 		if first, dup := vrfAt[v.ID]; dup {
-			bad(f+".id", v.ID, "is a duplicate of vrfs[%d]", first)
+			bad(f.Child("id"), v.ID, "duplicate of vrfs[%d]", first)
 		} else {
 			vrfAt[v.ID] = i
 		}
-		if v.TableID == 0 {
-			bad(f+".tableID", v.TableID, "is reserved")
+		if v.TableID < v1.MinTableID {
+			bad(f.Child("tableID"), v.TableID, "reserved: not a routing table")
 		}
-		if v.VNI >= 1<<24 {
-			bad(f+".vni", v.VNI, "does not fit in 24 bits")
+		if v.VNI > v1.MaxVNI {
+			bad(f.Child("vni"), v.VNI, "must be within 0..%d (24 bits)", v1.MaxVNI)
 		}
 	}
 	if len(t.VRFs) > MaxVRFs {
-		bad("vrfs", len(t.VRFs), "entries exceed the limit %d", MaxVRFs)
+		errs = append(errs, field.TooMany(field.NewPath("vrfs"), len(t.VRFs), MaxVRFs))
 	}
 
 	redirectAt := make(map[uint32]int, len(t.Redirects))
 	for i, r := range t.Redirects {
-		f := fmt.Sprintf("redirects[%d]", i)
+		f := field.NewPath("redirects").Index(i)
 		if r.Ifindex == 0 {
-			bad(f+".ifindex", r.Ifindex, "is not a valid ifindex")
+			bad(f.Child("ifindex"), r.Ifindex, "not a valid ifindex")
 		}
 		if first, dup := redirectAt[r.Ifindex]; dup {
-			bad(f+".ifindex", r.Ifindex, "is a duplicate of redirects[%d]", first)
+			bad(f.Child("ifindex"), r.Ifindex, "duplicate of redirects[%d]", first)
 		} else {
 			redirectAt[r.Ifindex] = i
 		}
 		if r.EgressIfindex == 0 {
-			bad(f+".egressIfindex", r.EgressIfindex, "is not a valid ifindex")
+			bad(f.Child("egressIfindex"), r.EgressIfindex, "not a valid ifindex")
 		}
 		if r.DstMAC.IsZero() && !r.SrcMAC.IsZero() {
-			bad(f+".dstMAC", r.DstMAC, "must be set when srcMAC is set")
+			bad(f.Child("dstMAC"), r.DstMAC.String(), "must be set when srcMAC is set")
 		}
 		if !r.DstMAC.IsZero() && r.SrcMAC.IsZero() {
-			bad(f+".srcMAC", r.SrcMAC, "must be set when dstMAC is set")
+			bad(f.Child("srcMAC"), r.SrcMAC.String(), "must be set when dstMAC is set")
 		}
 		if r.SrcMAC.IsGroup() {
-			bad(f+".srcMAC", r.SrcMAC, "is a group address")
+			bad(f.Child("srcMAC"), r.SrcMAC.String(), "a group address")
 		}
 	}
 	if len(t.Redirects) > MaxEntries {
-		bad("redirects", len(t.Redirects), "entries exceed the limit %d", MaxEntries)
+		errs = append(errs, field.TooMany(field.NewPath("redirects"), len(t.Redirects), MaxEntries))
 	}
 
 	ifaceAt := make(map[InterfaceKey]int, len(t.Interfaces))
 	for i, in := range t.Interfaces {
-		f := fmt.Sprintf("interfaces[%d]", i)
+		f := field.NewPath("interfaces").Index(i)
 		if in.Ifindex == 0 {
-			bad(f+".ifindex", in.Ifindex, "is not a valid ifindex")
+			bad(f.Child("ifindex"), in.Ifindex, "not a valid ifindex")
 		}
-		if in.VLAN > 4094 {
-			bad(f+".vlan", in.VLAN, "is out of range (0-4094)")
+		if in.VLAN > v1.MaxVLAN {
+			bad(f.Child("vlan"), in.VLAN, "must be within 0..%d", v1.MaxVLAN)
 		}
 		if first, dup := ifaceAt[in.Key()]; dup {
-			bad(f, in.Key(), "is a duplicate of interfaces[%d]", first)
+			bad(f, in.Key().String(), "duplicate of interfaces[%d]", first)
 		} else {
 			ifaceAt[in.Key()] = i
 		}
 		if !in.Mode.Valid() {
-			bad(f+".mode", uint8(in.Mode), "is not a known mode")
+			bad(f.Child("mode"), uint8(in.Mode), "not a known mode")
 		}
 		if in.VRF >= MaxVRFs {
-			bad(f+".vrf", in.VRF, "is out of range (max %d)", MaxVRFs-1)
+			bad(f.Child("vrf"), in.VRF, "must be below %d: the router counts VRFs in an array of %d", MaxVRFs, MaxVRFs)
 		} else if _, ok := vrfAt[in.VRF]; in.VRF != 0 && !ok {
-			bad(f+".vrf", in.VRF, "is not in vrfs")
+			bad(f.Child("vrf"), in.VRF, "not in vrfs")
 		} else if in.VRF == 0 && in.Mode == ModeRoute {
-			bad(f+".vrf", in.VRF, "is required for mode route")
+			bad(f.Child("vrf"), in.VRF, "required for mode route")
 		}
 		if _, ok := redirectAt[in.Ifindex]; in.Mode == ModeRedirect && !ok && in.Ifindex != 0 {
-			bad(f+".ifindex", in.Ifindex, "has mode redirect but no redirects entry")
+			bad(f.Child("ifindex"), in.Ifindex, "mode redirect but no redirects entry")
 		}
 	}
 	if len(t.Interfaces) > MaxEntries {
-		bad("interfaces", len(t.Interfaces), "entries exceed the limit %d", MaxEntries)
+		errs = append(errs, field.TooMany(field.NewPath("interfaces"), len(t.Interfaces), MaxEntries))
 	}
-	return errors.Join(errs...)
+	return validation.Join(errs)
 }
 
-// MaxEntries is the largest number of entries per table: the hash maps hold two
-// generations during an Apply.
-const MaxEntries = 4096
+// MaxEntries is the largest number of entries per table: the hash maps hold two generations during an Apply.
+const MaxEntries = min(limits.IfaceTableSize, limits.VRFTableSize, limits.RedirectTableSize) / 2
 
 // Normalize returns a copy with every table sorted by key.
 func (t Tables) Normalize() Tables {

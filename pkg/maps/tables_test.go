@@ -5,6 +5,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/network-operator/network-operator/bpf"
+	"github.com/network-operator/network-operator/pkg/validation"
 )
 
 func validTables() Tables {
@@ -35,35 +40,36 @@ func TestValidate(t *testing.T) {
 		mutate func(*Tables)
 		want   []string // every message must appear
 	}{
-		{"reserved table id", func(t *Tables) { t.VRFs[1].TableID = 0 }, []string{"vrfs[1].tableID: 0 is reserved"}},
-		{"vrf id 0", func(t *Tables) { t.VRFs[0].ID = 0 }, []string{"vrfs[0].id: 0 is reserved",
-			"interfaces[0].vrf: 1 is not in vrfs", "interfaces[3].vrf: 1 is not in vrfs"}},
-		{"vrf id too large", func(t *Tables) { t.VRFs[0].ID = 4096 }, []string{"vrfs[0].id: 4096 is out of range",
-			"interfaces[0].vrf: 1 is not in vrfs", "interfaces[3].vrf: 1 is not in vrfs"}},
-		{"duplicate vrf", func(t *Tables) { t.VRFs[1].ID = 1 }, []string{"vrfs[1].id: 1 is a duplicate of vrfs[0]",
-			"interfaces[1].vrf: 2 is not in vrfs"}},
-		{"vni", func(t *Tables) { t.VRFs[0].VNI = 1 << 24 }, []string{"vrfs[0].vni: 16777216 does not fit in 24 bits"}},
-		{"unknown vrf", func(t *Tables) { t.Interfaces[0].VRF = 9 }, []string{"interfaces[0].vrf: 9 is not in vrfs"}},
-		{"route without vrf", func(t *Tables) { t.Interfaces[0].VRF = 0 }, []string{"interfaces[0].vrf: 0 is required for mode route"}},
-		{"ifindex 0", func(t *Tables) { t.Interfaces[2].Ifindex = 0 }, []string{"interfaces[2].ifindex: 0 is not a valid ifindex"}},
-		{"vlan range", func(t *Tables) { t.Interfaces[1].VLAN = 4095 }, []string{"interfaces[1].vlan: 4095 is out of range"}},
+		{"reserved table id", func(t *Tables) { t.VRFs[1].TableID = 0 }, []string{"vrfs[1].tableID: Invalid value: 0: reserved"}},
+		{"vrf id 0", func(t *Tables) { t.VRFs[0].ID = 0 }, []string{"vrfs[0].id: Invalid value: 0: reserved",
+			"interfaces[0].vrf: Invalid value: 1: not in vrfs", "interfaces[3].vrf: Invalid value: 1: not in vrfs"}},
+		{"vrf id too large", func(t *Tables) { t.VRFs[0].ID = 4096 }, []string{"vrfs[0].id: Invalid value: 4096: must be within 1..4095",
+			"interfaces[0].vrf: Invalid value: 1: not in vrfs", "interfaces[3].vrf: Invalid value: 1: not in vrfs"}},
+		{"interface vrf id too large", func(t *Tables) { t.Interfaces[2].VRF = 4096 }, []string{"interfaces[2].vrf: Invalid value: 4096: must be below 4096"}},
+		{"duplicate vrf", func(t *Tables) { t.VRFs[1].ID = 1 }, []string{"vrfs[1].id: Invalid value: 1: duplicate of vrfs[0]",
+			"interfaces[1].vrf: Invalid value: 2: not in vrfs"}},
+		{"vni", func(t *Tables) { t.VRFs[0].VNI = 1 << 24 }, []string{"vrfs[0].vni: Invalid value: 16777216: must be within 0..16777215 (24 bits)"}},
+		{"unknown vrf", func(t *Tables) { t.Interfaces[0].VRF = 9 }, []string{"interfaces[0].vrf: Invalid value: 9: not in vrfs"}},
+		{"route without vrf", func(t *Tables) { t.Interfaces[0].VRF = 0 }, []string{"interfaces[0].vrf: Invalid value: 0: required for mode route"}},
+		{"ifindex 0", func(t *Tables) { t.Interfaces[2].Ifindex = 0 }, []string{"interfaces[2].ifindex: Invalid value: 0: not a valid ifindex"}},
+		{"vlan range", func(t *Tables) { t.Interfaces[1].VLAN = 4095 }, []string{"interfaces[1].vlan: Invalid value: 4095: must be within 0..4094"}},
 		{"duplicate interface", func(t *Tables) { t.Interfaces[1].VLAN = 0 },
-			[]string{"interfaces[1]: {ifindex 3 vlan 0} is a duplicate of interfaces[0]"}},
-		{"bad mode", func(t *Tables) { t.Interfaces[2].Mode = 7 }, []string{"interfaces[2].mode: 7 is not a known mode"}},
+			[]string{`interfaces[1]: Invalid value: "{ifindex 3 vlan 0}": duplicate of interfaces[0]`}},
+		{"bad mode", func(t *Tables) { t.Interfaces[2].Mode = 7 }, []string{"interfaces[2].mode: Invalid value: 7: not a known mode"}},
 		{"redirect mode without entry", func(t *Tables) { t.Redirects = t.Redirects[1:] },
-			[]string{"interfaces[3].ifindex: 5 has mode redirect but no redirects entry"}},
+			[]string{"interfaces[3].ifindex: Invalid value: 5: mode redirect but no redirects entry"}},
 		{"redirect to ifindex 0", func(t *Tables) { t.Redirects[1].EgressIfindex = 0 },
-			[]string{"redirects[1].egressIfindex: 0 is not a valid ifindex"}},
+			[]string{"redirects[1].egressIfindex: Invalid value: 0: not a valid ifindex"}},
 		{"redirect from ifindex 0", func(t *Tables) { t.Redirects[1].Ifindex = 0 },
-			[]string{"redirects[1].ifindex: 0 is not a valid ifindex"}},
+			[]string{"redirects[1].ifindex: Invalid value: 0: not a valid ifindex"}},
 		{"duplicate redirect", func(t *Tables) { t.Redirects[1].Ifindex = 5 },
-			[]string{"redirects[1].ifindex: 5 is a duplicate of redirects[0]"}},
+			[]string{"redirects[1].ifindex: Invalid value: 5: duplicate of redirects[0]"}},
 		{"dst mac without src", func(t *Tables) { t.Redirects[0].SrcMAC = MAC{} },
-			[]string{"redirects[0].srcMAC: 00:00:00:00:00:00 must be set when dstMAC is set"}},
+			[]string{`redirects[0].srcMAC: Invalid value: "00:00:00:00:00:00": must be set when dstMAC is set`}},
 		{"group src mac", func(t *Tables) { t.Redirects[0].SrcMAC = MAC{1, 0, 0x5e, 0, 0, 1} },
-			[]string{"redirects[0].srcMAC: 01:00:5e:00:00:01 is a group address"}},
+			[]string{`redirects[0].srcMAC: Invalid value: "01:00:5e:00:00:01": a group address`}},
 		{"several at once", func(t *Tables) { t.VRFs[0].TableID = 0; t.Interfaces[2].Ifindex = 0 },
-			[]string{"vrfs[0].tableID: 0 is reserved", "interfaces[2].ifindex: 0 is not a valid ifindex"}},
+			[]string{"vrfs[0].tableID: Invalid value: 0: reserved", "interfaces[2].ifindex: Invalid value: 0: not a valid ifindex"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,10 +79,10 @@ func TestValidate(t *testing.T) {
 			if err == nil {
 				t.Fatal("Validate accepted invalid tables")
 			}
-			if !errors.Is(err, ErrInvalid) {
-				t.Errorf("error %v does not wrap ErrInvalid", err)
+			if !errors.Is(err, validation.ErrInvalid) {
+				t.Errorf("error %v does not wrap validation.ErrInvalid", err)
 			}
-			var fe *FieldError
+			var fe *field.Error
 			if !errors.As(err, &fe) || fe.Field == "" {
 				t.Errorf("error %v has no FieldError", err)
 			}
@@ -194,5 +200,25 @@ func TestReasonNames(t *testing.T) {
 		if r.Action() != want {
 			t.Errorf("reason %q has action %q, want %q", n, r.Action(), want)
 		}
+	}
+}
+
+// The limits Validate enforces are the compiled program's: every VRF id has a counter, and two generations of a
+// full table fit its map.
+func TestLimitsFitTheProgram(t *testing.T) {
+	spec, err := bpf.LoadRouter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := spec.Maps[MapVRFCounters].MaxEntries; got != MaxVRFs {
+		t.Errorf("%s has %d entries, MaxVRFs is %d", MapVRFCounters, got, MaxVRFs)
+	}
+	for _, m := range []string{MapIfaceTable, MapVRFTable, MapRedirectTable} {
+		if got := spec.Maps[m].MaxEntries; got < 2*MaxEntries {
+			t.Errorf("%s has %d entries, two generations of MaxEntries need %d", m, got, 2*MaxEntries)
+		}
+	}
+	if got := spec.Maps[MapVRFTable].MaxEntries; got < 2*(MaxVRFs-1) {
+		t.Errorf("%s has %d entries, two generations of every VRF id need %d", MapVRFTable, got, 2*(MaxVRFs-1))
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/network-operator/network-operator/bpf"
+	"github.com/network-operator/network-operator/bpf/limits"
 )
 
 // Map names, as pinned in the pin directory.
@@ -29,8 +30,8 @@ const (
 // MapNames lists every map of the router, in a fixed order.
 var MapNames = [...]string{MapIfaceTable, MapVRFTable, MapRedirectTable, MapVRFCounters, MapVersion}
 
-// MaxVRFs bounds VRF ids (exclusive): vrf_counters is an array of this size.
-const MaxVRFs = 4096
+// MaxVRFs bounds VRF ids (exclusive): vrf_counters is an array of this size (MAX_VRFS in bpf/router.h).
+const MaxVRFs = limits.MaxVRFs
 
 // Mode is what the program does with packets of an interface.
 type Mode uint8

@@ -22,6 +22,10 @@ limitations under the License.
 //
 // The CRD schemas (CEL rules in api/v1alpha1) repeat the checks they can express; the admission webhook
 // (operator/webhook) runs all of them, including the cross-object ones.
+//
+// The package is also the one home of rules the operator, the node agent and the FRR renderer share (AS numbers,
+// communities, route targets, prefix-list sequence numbers: bgp.go), and of ErrInvalid, the sentinel every
+// field.ErrorList turned into an error by Join matches (errors.go).
 package validation
 
 import (
@@ -29,7 +33,6 @@ import (
 	"net"
 	"net/netip"
 	"regexp"
-	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -106,9 +109,7 @@ func validatePrefixList(path *field.Path, items []v1.PrefixItem) field.ErrorList
 			errs = append(errs, field.NotSupported(ip.Child("action"), it.Action,
 				[]v1.PrefixAction{v1.PrefixActionPermit, v1.PrefixActionDeny}))
 		}
-		if it.Seq < 0 || it.Seq > 4294967295 {
-			errs = append(errs, field.Invalid(ip.Child("seq"), it.Seq, "sequence must be within 1..4294967295"))
-		}
+		errs = append(errs, ValidatePrefixSeq(ip.Child("seq"), it.Seq)...)
 		seq := it.EffectiveSeq(i)
 		if j, dup := seqs[seq]; dup {
 			errs = append(errs, field.Invalid(ip.Child("seq"), seq,
@@ -158,64 +159,6 @@ func validateNodeSelector(path *field.Path, sel *metav1.LabelSelector) field.Err
 		return nil
 	}
 	return metav1validation.ValidateLabelSelector(sel, metav1validation.LabelSelectorValidationOptions{}, path)
-}
-
-var (
-	standardCommunityRE = regexp.MustCompile(`^([0-9]+):([0-9]+)$`)
-	largeCommunityRE    = regexp.MustCompile(`^([0-9]+):([0-9]+):([0-9]+)$`)
-	wellKnownCommunity  = map[string]bool{
-		"no-export": true, "no-advertise": true, "local-AS": true, "no-peer": true, "blackhole": true,
-		"graceful-shutdown": true, "accept-own": true, "internet": true,
-	}
-)
-
-// validateCommunity accepts standard (AA:NN, 16 bits each), large (A:B:C, 32 bits each) and well-known
-// communities, in FRR's spelling.
-func validateCommunity(path *field.Path, c string) *field.Error {
-	if wellKnownCommunity[c] {
-		return nil
-	}
-	if m := standardCommunityRE.FindStringSubmatch(c); m != nil {
-		if fitsBits(m[1], 16) && fitsBits(m[2], 16) {
-			return nil
-		}
-		return field.Invalid(path, c, "standard community parts must be within 0..65535")
-	}
-	if m := largeCommunityRE.FindStringSubmatch(c); m != nil {
-		if fitsBits(m[1], 32) && fitsBits(m[2], 32) && fitsBits(m[3], 32) {
-			return nil
-		}
-		return field.Invalid(path, c, "large community parts must be within 0..4294967295")
-	}
-	return field.Invalid(path, c, "not a BGP community: want AA:NN, A:B:C or a well-known name such as no-export")
-}
-
-func fitsBits(s string, bits int) bool {
-	_, err := strconv.ParseUint(s, 10, bits)
-	return err == nil
-}
-
-// validateRouteTarget accepts "<asn>:<nn>" (2-byte ASN with 4-byte number or 4-byte ASN with 2-byte number) and
-// "<ipv4>:<nn>" (2-byte number).
-func validateRouteTarget(path *field.Path, rt string) *field.Error {
-	admin, num, ok := strings.Cut(rt, ":")
-	if !ok || strings.Contains(num, ":") {
-		return field.Invalid(path, rt, "route target must be <asn>:<nn> or <ipv4>:<nn>")
-	}
-	if a, err := netip.ParseAddr(admin); err == nil {
-		if a.Is4() && fitsBits(num, 16) {
-			return nil
-		}
-		return field.Invalid(path, rt, "route target <ipv4>:<nn> needs an IPv4 address and nn within 0..65535")
-	}
-	switch {
-	case fitsBits(admin, 16) && fitsBits(num, 32):
-		return nil
-	case fitsBits(admin, 32) && fitsBits(num, 16):
-		return nil
-	}
-	return field.Invalid(path, rt,
-		"route target must be <0-65535>:<0-4294967295>, <0-4294967295>:<0-65535> or <ipv4>:<0-65535>")
 }
 
 func validateMAC(path *field.Path, s string) *field.Error {

@@ -69,11 +69,9 @@ func ValidateVRFRouteConfiguration(obj *v1.VRFRouteConfiguration, s *Snapshot) f
 		errs = append(errs, validateRange(p.Child("vni"), int64(*spec.VNI), v1.MinVNI, v1.MaxVNI, "VNI")...)
 	}
 	if spec.RouteTarget != nil {
-		if ferr := validateRouteTarget(p.Child("routeTarget"), *spec.RouteTarget); ferr != nil {
-			errs = append(errs, ferr)
-		}
+		errs = append(errs, ValidateRouteTarget(p.Child("routeTarget"), *spec.RouteTarget, false)...)
 	}
-	errs = append(errs, validateRange(p.Child("seq"), int64(spec.Seq), 1, v1.MaxRouteMapSeq, "route-map sequence")...)
+	errs = append(errs, validateRange(p.Child("seq"), int64(spec.Seq), v1.MinRouteMapSeq, v1.MaxRouteMapSeq, "route-map sequence")...)
 	errs = append(errs, validatePrefixList(p.Child("import"), spec.Import)...)
 	errs = append(errs, validatePrefixList(p.Child("export"), spec.Export)...)
 	seen := map[netip.Prefix]int{}
@@ -90,14 +88,10 @@ func ValidateVRFRouteConfiguration(obj *v1.VRFRouteConfiguration, s *Snapshot) f
 		seen[pfx] = i
 	}
 	if spec.Community != nil {
-		if ferr := validateCommunity(p.Child("community"), *spec.Community); ferr != nil {
-			errs = append(errs, ferr)
-		}
+		errs = append(errs, ValidateCommunity(p.Child("community"), *spec.Community)...)
 	}
 	for i, c := range spec.Communities {
-		if ferr := validateCommunity(p.Child("communities").Index(i), c); ferr != nil {
-			errs = append(errs, ferr)
-		}
+		errs = append(errs, ValidateCommunity(p.Child("communities").Index(i), c)...)
 	}
 	if spec.MTU != nil {
 		errs = append(errs, validateRange(p.Child("mtu"), int64(*spec.MTU), v1.MinMTU, v1.MaxMTU, "MTU")...)
@@ -244,12 +238,9 @@ func ValidateBGPPeering(obj *v1.BGPPeering, s *Snapshot) field.ErrorList {
 			seen[addr] = true
 		}
 	}
-	errs = append(errs, validateRange(p.Child("remoteASN"), spec.RemoteASN, 1, 4294967294, "AS number")...)
-	if spec.RemoteASN == 23456 {
-		errs = append(errs, field.Invalid(p.Child("remoteASN"), spec.RemoteASN, "AS 23456 is AS_TRANS, not a real AS"))
-	}
+	errs = append(errs, ValidateASN(p.Child("remoteASN"), spec.RemoteASN)...)
 	if spec.MaximumPrefixes != nil {
-		errs = append(errs, validateRange(p.Child("maximumPrefixes"), *spec.MaximumPrefixes, 1, 4294967295, "maximum prefixes")...)
+		errs = append(errs, validateRange(p.Child("maximumPrefixes"), *spec.MaximumPrefixes, v1.MinMaximumPrefixes, v1.MaxMaximumPrefixes, "maximum prefixes")...)
 	}
 	errs = append(errs, validateTimers(p, spec.HoldTime, spec.KeepaliveTime)...)
 	if ref := spec.PasswordSecretRef; ref != nil {
@@ -328,8 +319,8 @@ func (s *Snapshot) checkLoopbacks(path *field.Path, self string, addrs []string)
 	return errs
 }
 
-// validateTimers: FRR sets keepalive and hold time together; hold time 3..65535 s, keepalive 1 s..hold time,
-// both in whole seconds.
+// validateTimers: FRR sets keepalive and hold time together; hold time v1.MinHoldTimeSeconds..v1.MaxHoldTimeSeconds,
+// keepalive 1 s..hold time, both in whole seconds.
 func validateTimers(p *field.Path, hold, keepalive *metav1.Duration) field.ErrorList {
 	var errs field.ErrorList
 	hp, kp := p.Child("holdTime"), p.Child("keepaliveTime")

@@ -1,0 +1,3 @@
+package limits
+
+//go:generate go run ../internal/genlimits -header ../router.h -out limits.go

@@ -1,0 +1,166 @@
+/*
+Copyright 2026 The network-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package validation
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+)
+
+// BGP syntax shared by the webhook, the operator (operator/nodeconfig), the node agent (agent/frrconfig) and the
+// FRR renderer (pkg/frr): one rule each, so what the API admits is what FRR is given.
+
+// Remote AS keywords of an underlay neighbour besides a number (FRR's "remote-as internal|external").
+const (
+	RemoteASInternal = "internal"
+	RemoteASExternal = "external"
+)
+
+// ValidateASN checks an AS number, local or remote: v1.MinASN..v1.MaxASN, and not AS_TRANS.
+func ValidateASN(path *field.Path, asn int64) field.ErrorList {
+	switch {
+	case asn < v1.MinASN || asn > v1.MaxASN:
+		return field.ErrorList{field.Invalid(path, asn, fmt.Sprintf("AS number must be within %d..%d", v1.MinASN, v1.MaxASN))}
+	case asn == v1.ASTrans:
+		return field.ErrorList{field.Invalid(path, asn, fmt.Sprintf("AS %d is AS_TRANS, not a real AS", v1.ASTrans))}
+	}
+	return nil
+}
+
+// ParseASN parses and checks an AS number written as text (asplain: FRR's and the API's only notation).
+func ParseASN(path *field.Path, s string) (int64, field.ErrorList) {
+	asn, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, field.ErrorList{field.Invalid(path, s, "not an AS number")}
+	}
+	return asn, ValidateASN(path, asn)
+}
+
+// ValidateRemoteAS checks an underlay neighbour's remote AS: RemoteASInternal, RemoteASExternal or an AS number.
+func ValidateRemoteAS(path *field.Path, s string) field.ErrorList {
+	if s == RemoteASInternal || s == RemoteASExternal {
+		return nil
+	}
+	if _, err := strconv.ParseInt(s, 10, 64); err != nil {
+		return field.ErrorList{field.Invalid(path, s, fmt.Sprintf("must be %q, %q or an AS number", RemoteASInternal, RemoteASExternal))}
+	}
+	_, errs := ParseASN(path, s)
+	return errs
+}
+
+// CommunityKind is the kind of a BGP community string.
+type CommunityKind int
+
+const (
+	NotACommunity      CommunityKind = iota
+	StandardCommunity                // AA:NN, 16 bits each (FRR "set community")
+	LargeCommunity                   // A:B:C, 32 bits each (FRR "set large-community", RFC 8092)
+	WellKnownCommunity               // a name FRR takes in "set community"
+)
+
+// WellKnownCommunities are the names FRR 8.4 accepts in "set community" (bgpd's community_gettoken; checked
+// with bgpd -C). "no-export-subconfed" and "local-as" are not among them: FRR spells RFC 1997's
+// NO_EXPORT_SUBCONFED "local-AS".
+func WellKnownCommunities() []string {
+	return []string{
+		"internet", "graceful-shutdown", "accept-own", "accept-own-nexthop",
+		"route-filter-translated-v4", "route-filter-v4", "route-filter-translated-v6", "route-filter-v6",
+		"llgr-stale", "no-llgr", "blackhole", "no-export", "no-advertise", "local-AS", "no-peer",
+	}
+}
+
+// ParseCommunity returns the kind of a community in FRR's spelling, or an error that says what is wrong with it.
+func ParseCommunity(s string) (CommunityKind, error) {
+	if slices.Contains(WellKnownCommunities(), s) {
+		return WellKnownCommunity, nil
+	}
+	parts := strings.Split(s, ":")
+	if !slices.ContainsFunc(parts, func(p string) bool { return !isDigits(p) }) {
+		switch len(parts) {
+		case 2:
+			if fitsBits(parts[0], 16) && fitsBits(parts[1], 16) {
+				return StandardCommunity, nil
+			}
+			return NotACommunity, fmt.Errorf("standard community parts must be within 0..65535")
+		case 3:
+			if fitsBits(parts[0], 32) && fitsBits(parts[1], 32) && fitsBits(parts[2], 32) {
+				return LargeCommunity, nil
+			}
+			return NotACommunity, fmt.Errorf("large community parts must be within 0..4294967295")
+		}
+	}
+	return NotACommunity, fmt.Errorf("not a BGP community: want AA:NN, A:B:C or a well-known name such as no-export")
+}
+
+// ValidateCommunity checks a standard, large or well-known community.
+func ValidateCommunity(path *field.Path, s string) field.ErrorList {
+	if _, err := ParseCommunity(s); err != nil {
+		return field.ErrorList{field.Invalid(path, s, err.Error())}
+	}
+	return nil
+}
+
+// ValidateRouteTarget checks a route target or route distinguisher in the forms FRR takes (the administrator
+// and number of a two-octet-AS, four-octet-AS or IPv4 extended community): <asn>:<nn> with a 2-byte ASN and a
+// 4-byte number or a 4-byte ASN and a 2-byte number, or <ipv4>:<nn> with a 2-byte number. wildcard also
+// accepts "*:<nn>" (FRR's import route targets).
+func ValidateRouteTarget(path *field.Path, s string, wildcard bool) field.ErrorList {
+	invalid := func(msg string) field.ErrorList { return field.ErrorList{field.Invalid(path, s, msg)} }
+	admin, num, ok := strings.Cut(s, ":")
+	if !ok || strings.Contains(num, ":") {
+		return invalid("route target must be <asn>:<nn> or <ipv4>:<nn>")
+	}
+	if admin == "*" && wildcard && fitsBits(num, 32) {
+		return nil
+	}
+	if a, err := netip.ParseAddr(admin); err == nil {
+		if a.Is4() && fitsBits(num, 16) {
+			return nil
+		}
+		return invalid("route target <ipv4>:<nn> needs an IPv4 address and nn within 0..65535")
+	}
+	if fitsBits(admin, 16) && fitsBits(num, 32) || fitsBits(admin, 32) && fitsBits(num, 16) {
+		return nil
+	}
+	return invalid("route target must be <0-65535>:<0-4294967295>, <0-4294967295>:<0-65535> or <ipv4>:<0-65535>")
+}
+
+// ValidatePrefixSeq checks a prefix-list entry's sequence number: v1.MinPrefixSeq..v1.MaxPrefixSeq, or 0 for
+// "unset" (the position decides, v1.PrefixItem.EffectiveSeq).
+func ValidatePrefixSeq(path *field.Path, seq int64) field.ErrorList {
+	if seq != 0 && (seq < v1.MinPrefixSeq || seq > v1.MaxPrefixSeq) {
+		return field.ErrorList{field.Invalid(path, seq, fmt.Sprintf(
+			"prefix-list sequence must be within %d..%d (0: from the position)", v1.MinPrefixSeq, v1.MaxPrefixSeq))}
+	}
+	return nil
+}
+
+func isDigits(s string) bool {
+	return s != "" && !strings.ContainsFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+}
+
+func fitsBits(s string, bits int) bool {
+	_, err := strconv.ParseUint(s, 10, bits)
+	return err == nil
+}

@@ -1,0 +1,216 @@
+/*
+Copyright 2026 The network-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package validation
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+func TestValidateASN(t *testing.T) {
+	tests := []struct {
+		asn  int64
+		want string // "" = valid
+	}{
+		{1, ""}, {65000, ""}, {65535, ""}, {4200000000, ""}, {4294967294, ""},
+		{0, "within 1..4294967294"}, {-1, "within 1..4294967294"},
+		{4294967295, "within 1..4294967294"}, // reserved, RFC 7300
+		{23456, "AS_TRANS"},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.asn), func(t *testing.T) {
+			checkOne(t, ValidateASN(field.NewPath("asn"), tc.asn), tc.want, fmt.Sprintf("asn: Invalid value: %d", tc.asn))
+		})
+	}
+}
+
+func TestParseASN(t *testing.T) {
+	tests := []struct {
+		in   string
+		asn  int64
+		want string
+	}{
+		{"65000", 65000, ""},
+		{"4294967294", 4294967294, ""},
+		{"4294967295", 4294967295, "within 1..4294967294"},
+		{"sixty", 0, `"sixty": not an AS number`},
+		{"1.10", 0, "not an AS number"}, // asdot is not used anywhere
+		{"", 0, "not an AS number"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			asn, errs := ParseASN(field.NewPath("a"), tc.in)
+			checkOne(t, errs, tc.want, "a: Invalid value")
+			if tc.want == "" && asn != tc.asn {
+				t.Errorf("asn %d, want %d", asn, tc.asn)
+			}
+		})
+	}
+}
+
+func TestValidateRemoteAS(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"internal", ""}, {"external", ""}, {"65001", ""},
+		{"External", `must be "internal", "external" or an AS number`},
+		{"0", "within 1..4294967294"},
+		{"23456", "AS_TRANS"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			checkOne(t, ValidateRemoteAS(field.NewPath("remoteAS"), tc.in), tc.want, "remoteAS: Invalid value")
+		})
+	}
+}
+
+func TestParseCommunity(t *testing.T) {
+	tests := []struct {
+		in   string
+		kind CommunityKind
+		want string
+	}{
+		{"65000:100", StandardCommunity, ""},
+		{"0:0", StandardCommunity, ""},
+		{"65535:65535", StandardCommunity, ""},
+		{"65536:1", NotACommunity, "standard community parts must be within 0..65535"},
+		{"65000:1:2", LargeCommunity, ""},
+		{"4294967295:4294967295:4294967295", LargeCommunity, ""},
+		{"4294967296:1:1", NotACommunity, "large community parts must be within 0..4294967295"},
+		{"no-export", WellKnownCommunity, ""},
+		{"local-AS", WellKnownCommunity, ""},
+		{"accept-own-nexthop", WellKnownCommunity, ""},
+		{"llgr-stale", WellKnownCommunity, ""},
+		{"local-as", NotACommunity, "not a BGP community"}, // FRR is case-sensitive
+		{"no-export-subconfed", NotACommunity, "not a BGP community"},
+		{"bogus", NotACommunity, "not a BGP community"},
+		{"1:2:3:4", NotACommunity, "not a BGP community"},
+		{"1:", NotACommunity, "not a BGP community"},
+		{"+1:2", NotACommunity, "not a BGP community"},
+		{"", NotACommunity, "not a BGP community"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			kind, err := ParseCommunity(tc.in)
+			if kind != tc.kind {
+				t.Errorf("kind %d, want %d", kind, tc.kind)
+			}
+			var errs field.ErrorList
+			if err != nil {
+				errs = field.ErrorList{field.Invalid(field.NewPath("c"), tc.in, err.Error())}
+			}
+			checkOne(t, errs, tc.want, "")
+		})
+	}
+	if n := len(WellKnownCommunities()); n != 15 {
+		t.Errorf("%d well-known communities, FRR 8.4 has 15", n)
+	}
+}
+
+func TestValidateRouteTarget(t *testing.T) {
+	tests := []struct {
+		in       string
+		wildcard bool
+		want     string
+	}{
+		{"65000:4294967295", false, ""},
+		{"4200000000:65535", false, ""},
+		{"192.0.2.1:100", false, ""},
+		{"70000:70000", false, "<0-65535>:<0-4294967295>"},
+		{"192.0.2.1:70000", false, "needs an IPv4 address and nn within 0..65535"},
+		{"fd00::1:1", false, "must be <asn>:<nn> or <ipv4>:<nn>"},
+		{"65000", false, "must be <asn>:<nn> or <ipv4>:<nn>"},
+		{"*:100", true, ""},
+		{"*:100", false, "<0-65535>:<0-4294967295>"},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.in, tc.wildcard), func(t *testing.T) {
+			checkOne(t, ValidateRouteTarget(field.NewPath("rt"), tc.in, tc.wildcard), tc.want, fmt.Sprintf("rt: Invalid value: %q", tc.in))
+		})
+	}
+}
+
+func TestValidatePrefixSeq(t *testing.T) {
+	tests := []struct {
+		seq  int64
+		want string
+	}{
+		{0, ""}, {1, ""}, {4294967295, ""},
+		{-1, "prefix-list sequence must be within 1..4294967295 (0: from the position)"},
+		{4294967296, "prefix-list sequence must be within 1..4294967295"},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.seq), func(t *testing.T) {
+			checkOne(t, ValidatePrefixSeq(field.NewPath("seq"), tc.seq), tc.want, fmt.Sprintf("seq: Invalid value: %d", tc.seq))
+		})
+	}
+}
+
+// checkOne asserts no error when want is empty, else exactly one containing want and prefix.
+func checkOne(t *testing.T, errs field.ErrorList, want, prefix string) {
+	t.Helper()
+	switch {
+	case want == "" && len(errs) > 0:
+		t.Errorf("unexpected errors: %v", errs)
+	case want != "" && len(errs) != 1:
+		t.Errorf("got %d errors %v, want one containing %q", len(errs), errs, want)
+	case want != "" && (!strings.Contains(errs[0].Error(), want) || !strings.HasPrefix(errs[0].Error(), prefix)):
+		t.Errorf("error %q, want prefix %q and %q", errs[0], prefix, want)
+	}
+}
+
+func TestJoin(t *testing.T) {
+	errNode := errors.New("node problem")
+	errMissing := fmt.Errorf("missing: %w", ErrInvalid)
+	list := field.ErrorList{field.Invalid(field.NewPath("a"), 1, "bad"), nil, field.Required(field.NewPath("b"), "")}
+	tests := []struct {
+		name    string
+		err     error
+		is, not []error
+	}{
+		{"Join", Join(list), []error{ErrInvalid}, []error{errNode}},
+		{"class of its own", JoinClass(errNode, list), []error{errNode}, []error{ErrInvalid}},
+		{"class wrapping ErrInvalid", JoinClass(errMissing, list), []error{errMissing, ErrInvalid}, []error{errNode}},
+		{"wrapped and joined", fmt.Errorf("node x: %w", errors.Join(JoinClass(errNode, list), Join(list))), []error{errNode, ErrInvalid}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, target := range tc.is {
+				if !errors.Is(tc.err, target) {
+					t.Errorf("errors.Is(%v) = false", target)
+				}
+			}
+			for _, target := range tc.not {
+				if errors.Is(tc.err, target) {
+					t.Errorf("errors.Is(%v) = true", target)
+				}
+			}
+			var fe *field.Error
+			if !errors.As(tc.err, &fe) || fe.Field != "a" {
+				t.Errorf("errors.As *field.Error: %v", fe)
+			}
+			if !strings.Contains(tc.err.Error(), "a: Invalid value: 1: bad\nb: Required value") {
+				t.Errorf("message %q", tc.err)
+			}
+		})
+	}
+	if Join(nil) != nil || Join(field.ErrorList{nil}) != nil {
+		t.Error("Join of no errors is not nil")
+	}
+}
