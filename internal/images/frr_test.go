@@ -28,34 +28,13 @@ ghost:
   Installed: (none)
   Candidate: (none)
 `
-	tests := []struct {
-		name     string
-		packages []string
-		want     map[string]string
-		wantErr  string
-	}{
+	tests := []versionCase{
 		{name: "installed and not", packages: []string{"frr", "python3"},
 			want: map[string]string{"frr": "8.4.4-1.1~deb12u2", "python3": "3.11.2-1+b1", "ghost": "(none)"}},
 		{name: "no candidate", packages: []string{"frr", "ghost"}, wantErr: "no candidate version of ghost"},
 		{name: "unknown package", packages: []string{"absent"}, wantErr: "no candidate version of absent"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseCandidates([]byte(policy), tt.packages)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !maps.Equal(got, tt.want) {
-				t.Errorf("got %v, want %v", got, tt.want)
-			}
-		})
-	}
+	runVersionCases(t, []byte(policy), parseCandidates, tests)
 }
 
 func TestDpkgVersions(t *testing.T) {
@@ -63,19 +42,27 @@ func TestDpkgVersions(t *testing.T) {
 		"Description: FRRouting\n more text: with a colon\n\n" +
 		"Package: iproute2\nStatus: deinstall ok config-files\nVersion: 6.1.0-3\n\n" +
 		"Package: python3\nStatus: install ok installed\nVersion: 3.11.2-1+b1\n"
-	tests := []struct {
-		name     string
-		packages []string
-		want     map[string]string
-		wantErr  string
-	}{
+	tests := []versionCase{
 		{name: "installed", packages: []string{"frr", "python3"},
 			want: map[string]string{"frr": "8.4.4-1.1~deb12u2", "python3": "3.11.2-1+b1"}},
 		{name: "only config files left", packages: []string{"iproute2"}, wantErr: "iproute2 is not installed"},
 	}
+	runVersionCases(t, []byte(status), dpkgVersions, tests)
+}
+
+// versionCase is one case of a function that reads package versions from a text.
+type versionCase struct {
+	name     string
+	packages []string
+	want     map[string]string
+	wantErr  string
+}
+
+func runVersionCases(t *testing.T, text []byte, read func([]byte, []string) (map[string]string, error), tests []versionCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := dpkgVersions([]byte(status), tt.packages)
+			got, err := read(text, tt.packages)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v, want %q", err, tt.wantErr)
