@@ -3,15 +3,13 @@ package dpctl
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/network-operator/network-operator/internal/golden"
+
 	"github.com/network-operator/network-operator/pkg/maps"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func snapshot() maps.Snapshot {
 	return maps.Snapshot{
@@ -45,7 +43,7 @@ func TestDumpTableGolden(t *testing.T) {
 	if err := d.WriteTable(&buf); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "dump.txt", buf.Bytes())
+	assertGolden(t, "dump.txt", buf.Bytes())
 }
 
 func TestDumpEmptyTableGolden(t *testing.T) {
@@ -54,7 +52,7 @@ func TestDumpEmptyTableGolden(t *testing.T) {
 	if err := d.WriteTable(&buf); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "dump-empty.txt", buf.Bytes())
+	assertGolden(t, "dump-empty.txt", buf.Bytes())
 }
 
 func TestDumpJSON(t *testing.T) {
@@ -88,19 +86,7 @@ func TestDumpJSON(t *testing.T) {
 	}
 }
 
-func golden(t *testing.T, name string, got []byte) {
+func assertGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("output differs from %s (check, then run with -update):\n%s", path, got)
-	}
+	golden.Assert(t, filepath.Join("testdata", name), got)
 }

@@ -2,21 +2,19 @@ package netconf_test
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/network-operator/network-operator/internal/golden"
+
 	"github.com/network-operator/network-operator/agent/netconf"
 	"github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/validation"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func mustDesired(t *testing.T, spec *v1alpha1.NodeNetworkConfigSpec, s netconf.Settings, f netconf.Features) *netconf.Desired {
 	t.Helper()
@@ -62,19 +60,7 @@ func TestPlanGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := mustDesired(t, twoVRFsOneL2(), tc.settings(), tc.features)
 			got := netconf.ComputePlan(d, &netconf.Observed{}).String()
-			path := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("read golden (run with -update to create): %v", err)
-			}
-			if got != string(want) {
-				t.Errorf("plan differs from %s (run with -update if intended)\n got:\n%s\nwant:\n%s", path, got, want)
-			}
+			golden.Assert(t, filepath.Join("testdata", tc.name+".golden"), []byte(got))
 		})
 	}
 }

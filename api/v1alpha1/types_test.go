@@ -18,15 +18,13 @@ package v1alpha1
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/network-operator/network-operator/internal/golden"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func sampleNodeSpec() NodeNetworkConfigSpec {
 	return NodeNetworkConfigSpec{
@@ -52,20 +50,8 @@ func TestMapVersionGolden(t *testing.T) {
 	var buf bytes.Buffer
 	writeMapVersion(&buf, &s)
 	buf.WriteString("sha256 " + s.MapVersion() + "\n")
-	golden := filepath.Join("testdata", "mapversion.golden")
-	if *update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("read golden file (run with -update to create it): %v", err)
-	}
 	// A change here changes every node's map version: bump mapVersionFormat when it is intended.
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("canonical encoding changed:\n got: %s\nwant: %s", buf.Bytes(), want)
-	}
+	golden.Assert(t, filepath.Join("testdata", "mapversion.golden"), buf.Bytes())
 	if len(s.MapVersion()) != 64 {
 		t.Errorf("MapVersion %q is not 64 hex characters", s.MapVersion())
 	}

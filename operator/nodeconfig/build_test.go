@@ -2,14 +2,14 @@ package nodeconfig
 
 import (
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/network-operator/network-operator/internal/golden"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,8 +18,6 @@ import (
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/validation"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func node(name string, lbls map[string]string, ann map[string]string) *corev1.Node {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls, Annotations: ann}}
@@ -121,22 +119,7 @@ func TestBuildGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "worker-1.golden.yaml")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if string(got) != string(want) {
-		t.Fatalf("spec differs from %s (run with -update after checking):\n%s", golden, got)
-	}
+	golden.Assert(t, filepath.Join("testdata", "worker-1.golden.yaml"), got)
 	if strings.Contains(string(got), "password:") {
 		t.Fatal("spec contains a password value")
 	}

@@ -3,18 +3,16 @@ package frr
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/network-operator/network-operator/internal/golden"
+
 	"github.com/network-operator/network-operator/pkg/validation"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/golden from the current templates")
 
 func renderCase(t *testing.T, c goldenCase) []byte {
 	t.Helper()
@@ -42,19 +40,7 @@ func TestGolden(t *testing.T) {
 			got := renderCase(t, c)
 			path := filepath.Join("testdata", "golden", c.name+".conf")
 			seen[filepath.Base(path)] = true
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./pkg/frr -run TestGolden -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from the golden file (-update rewrites it):\n%s", c.name, lineDiff(string(want), string(got)))
-			}
+			golden.Assert(t, path, got)
 		})
 	}
 	// A golden file without a case would escape the FRR acceptance check's
@@ -68,28 +54,6 @@ func TestGolden(t *testing.T) {
 			t.Errorf("testdata/golden/%s has no case in goldenCases", e.Name())
 		}
 	}
-}
-
-// lineDiff shows the first differing lines, enough to spot a change.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			b.WriteString("line " + strconv.Itoa(i+1) + ":\n  want: " + wl + "\n  got:  " + gl + "\n")
-			if b.Len() > 2000 {
-				break
-			}
-		}
-	}
-	return b.String()
 }
 
 // shuffled reverses every list whose order the renderer must not depend on.
@@ -121,7 +85,7 @@ func TestRenderDeterministic(t *testing.T) {
 			t.Errorf("%s: two renders differ", c.name)
 		}
 		if !bytes.Equal(first, reordered) {
-			t.Errorf("%s: render depends on list order:\n%s", c.name, lineDiff(string(first), string(reordered)))
+			t.Errorf("%s: render depends on list order:\n%s", c.name, golden.LineDiff(string(first), string(reordered)))
 		}
 	}
 }
@@ -158,7 +122,7 @@ func TestBrownfieldKeepsBaseBytes(t *testing.T) {
 		}
 	}
 	if stripped != want.String() {
-		t.Errorf("base bytes changed:\n%s", lineDiff(want.String(), stripped))
+		t.Errorf("base bytes changed:\n%s", golden.LineDiff(want.String(), stripped))
 	}
 	for _, keep := range []string{"hostname provisioned-node", "route-map rm_mgmt_vrf_export deny 65535", "bgp bestpath as-path multipath-relax"} {
 		if !strings.Contains(string(out), keep) {

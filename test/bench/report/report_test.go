@@ -2,14 +2,12 @@ package report
 
 import (
 	"errors"
-	"flag"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/network-operator/network-operator/internal/golden"
+)
 
 func TestStatus(t *testing.T) {
 	tests := []struct {
@@ -68,17 +66,5 @@ func TestMarkdownGolden(t *testing.T) {
 		Notes: []string{"- method note"},
 	}
 	got := table.Markdown()
-	golden := filepath.Join("testdata", "table.md")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create): %v", err)
-	}
-	if got != string(want) {
-		t.Fatalf("Markdown() differs from %s (run with -update after checking):\n%s", golden, got)
-	}
+	golden.Assert(t, filepath.Join("testdata", "table.md"), []byte(got))
 }

@@ -1,33 +1,18 @@
 package cluster
 
 import (
-	"flag"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/network-operator/network-operator/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-func golden(t *testing.T, name, got string) {
+func assertGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (run with -update to accept):\n--- got\n%s--- want\n%s", name, got, want)
-	}
+	golden.Assert(t, filepath.Join("testdata", name), []byte(got))
 }
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -72,9 +57,9 @@ func TestRenderRollout(t *testing.T) {
 	for _, ev := range failedRollout().Events {
 		events.WriteString(RenderEvent(ev, t0) + "\n")
 	}
-	golden(t, "rollout-done.txt", RenderRollout(done, nodes))
-	golden(t, "rollout-failed.txt", RenderRollout(failedRollout(), nodes))
-	golden(t, "rollout-events.txt", events.String())
+	assertGolden(t, "rollout-done.txt", RenderRollout(done, nodes))
+	assertGolden(t, "rollout-failed.txt", RenderRollout(failedRollout(), nodes))
+	assertGolden(t, "rollout-events.txt", events.String())
 }
 
 func testMatrix() *Matrix {
@@ -107,11 +92,11 @@ func testMatrix() *Matrix {
 
 func TestRenderMatrix(t *testing.T) {
 	m := testMatrix()
-	golden(t, "matrix.txt", RenderMatrix(m))
+	assertGolden(t, "matrix.txt", RenderMatrix(m))
 	// A lost reply and a leak show as such, and count as unexpected.
 	m.Cells[0][2].Received = 2 // a1 -> a2 routed
 	m.Cells[1][0].Received = 1 // b1 -> a1 across tenants
-	golden(t, "matrix-unexpected.txt", RenderMatrix(m))
+	assertGolden(t, "matrix-unexpected.txt", RenderMatrix(m))
 	if got := len(m.Unexpected()); got != 2 {
 		t.Errorf("%d unexpected cells, want 2", got)
 	}
@@ -130,7 +115,7 @@ func TestRenderCounters(t *testing.T) {
 			{Labels: map[string]string{"node": "node-1", "vrf": "tenant-b"}, Value: 30},
 		},
 	}
-	golden(t, "counters.txt", RenderCounters(c)+RenderForwarded(c))
+	assertGolden(t, "counters.txt", RenderCounters(c)+RenderForwarded(c))
 	if got := c.Forwarded("tenant-a"); got != 24 {
 		t.Errorf("Forwarded(tenant-a) = %v, want 24 (summed over nodes)", got)
 	}
