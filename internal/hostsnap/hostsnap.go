@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -229,27 +230,18 @@ func (s *Snapshot) readProcesses() error {
 
 // readProcess reads one user-space process; kernel threads (empty cmdline) and vanished ones give ok=false.
 func readProcess(pid int) (Process, bool) {
-	dir := filepath.Join("/proc", strconv.Itoa(pid))
-	stat, err := os.ReadFile(filepath.Join(dir, "stat"))
-	if err != nil {
-		return Process{}, false
-	}
-	// comm is in parentheses and may hold spaces: the fields after the last ')' are fixed.
-	open, closing := strings.IndexByte(string(stat), '('), strings.LastIndexByte(string(stat), ')')
-	if open < 0 || closing < open {
-		return Process{}, false
-	}
-	fields := strings.Fields(string(stat)[closing+1:])
-	if len(fields) < 20 {
+	comm, fields, ok := procStat(pid)
+	if !ok || len(fields) < 20 {
 		return Process{}, false
 	}
 	start, _ := strconv.ParseUint(fields[19], 10, 64)
+	dir := filepath.Join("/proc", strconv.Itoa(pid))
 	cmd, err := os.ReadFile(filepath.Join(dir, "cmdline"))
 	if err != nil || len(cmd) == 0 {
 		return Process{}, false
 	}
 	ns, _ := os.Readlink(filepath.Join(dir, "ns", "net"))
-	return Process{Start: start, Comm: string(stat)[open+1 : closing], Netns: ns,
+	return Process{Start: start, Comm: comm, Netns: ns,
 		Cmdline: strings.TrimSpace(strings.ReplaceAll(string(cmd), "\x00", " "))}, true
 }
 
@@ -331,13 +323,8 @@ func Ancestors(pid int) map[int]bool {
 	out := map[int]bool{}
 	for pid > 1 && !out[pid] {
 		out[pid] = true
-		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-		if err != nil {
-			break
-		}
-		i := strings.LastIndexByte(string(stat), ')')
-		fields := strings.Fields(string(stat)[i+1:])
-		if i < 0 || len(fields) < 2 {
+		_, fields, ok := procStat(pid)
+		if !ok || len(fields) < 2 {
 			break
 		}
 		pid, _ = strconv.Atoi(fields[1])
@@ -345,14 +332,26 @@ func Ancestors(pid int) map[int]bool {
 	return out
 }
 
-func isProjectProgram(comm string) bool {
-	for _, p := range ProjectPrograms {
-		// comm is cut to 15 bytes (kube-controller-manager -> kube-controller).
-		if comm == p || strings.HasPrefix(comm, p) || strings.HasSuffix(comm, ".test") {
-			return true
-		}
+// procStat reads /proc/<pid>/stat: comm, and the fields after it (state, ppid, ...). comm is in parentheses and
+// may hold spaces, so the fields are those after the last ')'.
+func procStat(pid int) (comm string, fields []string, ok bool) {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return "", nil, false
 	}
-	return false
+	open, closing := strings.IndexByte(string(stat), '('), strings.LastIndexByte(string(stat), ')')
+	if open < 0 || closing < open {
+		return "", nil, false
+	}
+	return string(stat)[open+1 : closing], strings.Fields(string(stat)[closing+1:]), true
+}
+
+func isProjectProgram(comm string) bool {
+	if strings.HasSuffix(comm, ".test") { // a go test binary
+		return true
+	}
+	// comm is cut to 15 bytes (kube-controller-manager -> kube-controller), hence the prefix match.
+	return slices.ContainsFunc(ProjectPrograms, func(p string) bool { return strings.HasPrefix(comm, p) })
 }
 
 // newItems is after minus before, counting repeats (a second mount on the same point is new).

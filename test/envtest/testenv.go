@@ -274,16 +274,18 @@ type Shared struct {
 	// Options configure the control plane.
 	Options Options
 
-	once sync.Once
-	env  *Env
-	err  error
+	assetsOnce sync.Once
+	missing    error // why the binaries are not there (nil when they are)
+	once       sync.Once
+	env        *Env
+	err        error
 }
 
 // Get returns the running control plane, starting it on first use.
 func (s *Shared) Get(tb testing.TB) *Env {
 	tb.Helper()
-	_, missing := AssetsDir()
-	testreq.Available(tb, "API-server binaries (kube-apiserver, etcd)", missing)
+	s.assetsOnce.Do(func() { _, s.missing = AssetsDir() })
+	testreq.Available(tb, "API-server binaries (kube-apiserver, etcd)", s.missing)
 	s.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
