@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(clang llvm libbpf-dev bpftool iproute2 ethtool iputils-ping jq iperf3 frr frr-pythontools
   prometheus tcpdump bpftrace iptables conntrack kmod dbus-daemon util-linux
-  mmdebstrap containerd) # make images: FRR's root file system; ctr and a private containerd in its test
+  mmdebstrap containerd runc containernetworking-plugins) # images (mmdebstrap) and real test nodes (internal/kubenodes)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -27,6 +27,8 @@ func Commands() []Command {
 		{Name: "network-operator", Package: "./cmd/network-operator", User: NonRootUser},
 		// Root: the agent loads BPF programs, writes routes and talks to FRR's sockets.
 		{Name: "network-agent", Package: "./cmd/network-agent", User: "0:0"},
+		// The sandbox image of the test nodes' pods (internal/kubenodes): no registry to pull one from.
+		{Name: "pause", Package: "./internal/kubenodes/pause", User: "65535:65535"},
 	}
 }
 
