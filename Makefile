@@ -15,9 +15,9 @@ KUSTOMIZE_VERSION ?= 5.8.2
 IMAGES_DIR ?= _out/images
 IMAGE_REPO ?= localhost/network-operator
 IMAGE_TAG  ?=
-IMAGES     ?= network-operator network-agent frr
+IMAGES     ?= network-operator network-agent frr pause
 
-.PHONY: all build deps images generate generate-bpf generate-k8s check-generated envtest k8s-binaries chart-tools test test-unit fuzz bench demo demo-up demo-down demo-dataplane lint clean
+.PHONY: all build deps images generate generate-bpf generate-k8s check-generated envtest k8s-binaries chart-tools test test-unit fuzz bench demo demo-processes demo-up demo-down demo-dataplane lint clean
 
 all: build
 
@@ -48,6 +48,8 @@ generate-k8s:
 	@# Least privilege: the operator and the agent get a ClusterRole each, from their own code's markers.
 	$(GO) tool controller-gen rbac:roleName=network-operator paths=./operator/... output:rbac:artifacts:config=config/rbac/operator
 	$(GO) tool controller-gen rbac:roleName=network-operator-agent paths=./agent/... output:rbac:artifacts:config=config/rbac/agent
+	@# The chart is built from copies of these (charts/network-operator/files).
+	./hack/chart-files.sh
 
 ## check-generated: fails when committed generated files differ from a fresh `make generate`.
 check-generated:
@@ -68,8 +70,10 @@ chart-tools:
 ## test: installs what it needs, checks generated files, runs every test (root, namespaces, FRR, API server) with
 ## every prerequisite required, the fuzz target, the unprivileged tests again under -race, checks that nothing was
 ## left behind, and ends with one summary (hack/test.sh).
-test: deps check-generated envtest
+test: deps check-generated envtest k8s-binaries chart-tools
 	KUBEBUILDER_ASSETS="$$(./hack/envtest-assets.sh $(ENVTEST_K8S_VERSION) $(ENVTEST_ETCD_VERSION))" \
+		NETOP_K8S_BINARIES="$$(./hack/k8s-binaries.sh $(ENVTEST_K8S_VERSION) $(ENVTEST_ETCD_VERSION))" \
+		NETOP_CHART_TOOLS="$$(./hack/chart-tools.sh $(HELM_VERSION) $(KUSTOMIZE_VERSION))" \
 		PKGS="$(PKGS)" TEST_TIMEOUT=$(TEST_TIMEOUT) FUZZTIME=20s ./hack/test.sh
 
 ## test-unit: for a laptop without root: a test whose prerequisite is missing skips with the reason.
@@ -85,10 +89,15 @@ fuzz:
 bench: deps
 	./hack/bench.sh
 
-## demo: the whole system on this machine (API server, operator, N nodes with agent + FRR, fabric, Prometheus);
-## Ctrl-C tears it down. demo-up / demo-down keep it running.
+## demo: the whole system on this machine as a user installs it: a control plane and N real kubelet nodes, the
+## images imported, the chart installed with helm (operator Deployment, agent + FRR DaemonSet), an EVPN fabric,
+## Prometheus; Ctrl-C tears it down. demo-up / demo-down keep it running. demo-processes: the same scenario with
+## the operator and agents as plain processes (quick development loop).
 demo: deps
 	./hack/demo.sh
+
+demo-processes: deps
+	DEMO_INSTALL=processes ./hack/demo.sh
 
 demo-up: deps
 	./hack/demo.sh up

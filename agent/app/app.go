@@ -124,6 +124,9 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 
 // Run runs the agent; args exclude the program name. It returns the exit status.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "cleanup" {
+		return runCleanup(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) > 0 && args[0] == "dataplane" {
 		err := dpctl.Run(ctx, args[1:], stdout, stderr)
 		switch {

@@ -54,6 +54,8 @@ func run(args []string) int {
 	stateDir := fs.String("state-dir", defaultStateDir, "where a running demo records what it started (for down)")
 	binDir := fs.String("bin-dir", "bin", "directory of network-operator and network-agent")
 	fs.IntVar(&opts.Nodes, "nodes", 3, "number of namespace nodes (2..9)")
+	install := fs.String("install", string(cluster.InstallHelm), "helm: real kubelet nodes, images and the Helm chart (what users do); processes: the binaries as processes (quick development loop)")
+	fs.StringVar(&opts.ImagesDir, "images-dir", "", "helm: directory of the image archives (default _out/images)")
 	fs.StringVar(&opts.PrometheusAddr, "prometheus-addr", "", "Prometheus listen address (default "+preferredPrometheus+" when free)")
 	fs.BoolVar(&opts.NoFRRScratch, "no-frr-scratch", false, "agents skip validating FRR configs in throw-away daemons")
 	keep := fs.Bool("keep-on-failure", false, "on a failure, leave everything running for inspection until Ctrl-C")
@@ -86,6 +88,7 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "netop-demo:", err)
 		return 1
 	}
+	opts.Install = cluster.Install(*install)
 	opts.Operator = filepath.Join(bins, "network-operator")
 	opts.Agent = filepath.Join(bins, "network-agent")
 	opts.StateDir = *stateDir
@@ -104,7 +107,11 @@ func run(args []string) int {
 func demo(opts cluster.Options, serve, keep bool) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Printf("network-operator demo: %d nodes, 2 tenants, an EVPN/VXLAN fabric, the eBPF data plane, Prometheus\n", opts.Nodes)
+	form := "installed with helm on real kubelet nodes"
+	if opts.Install == cluster.InstallProcesses {
+		form = "operator and agents as processes"
+	}
+	fmt.Printf("network-operator demo (%s): %d nodes, 2 tenants, an EVPN/VXLAN fabric, the eBPF data plane, Prometheus\n", form, opts.Nodes)
 	c, err := cluster.New(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "netop-demo:", err)

@@ -3,11 +3,13 @@ package images
 import (
 	"archive/tar"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"time"
 
@@ -219,4 +221,41 @@ func writeFile(p string, r io.Reader) error {
 		return err
 	}
 	return f.Close()
+}
+
+// ArchiveRef returns the image name an archive written by WriteArchive registers on import (its index's
+// io.containerd.image.name annotation), reading only index.json.
+func ArchiveRef(archive string) (string, error) {
+	f, err := os.Open(archive)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return "", fmt.Errorf("%s: no index.json", archive)
+		}
+		if err != nil {
+			return "", fmt.Errorf("reading %s: %w", archive, err)
+		}
+		if path.Clean(hdr.Name) != "index.json" {
+			continue
+		}
+		var idx struct {
+			Manifests []struct {
+				Annotations map[string]string `json:"annotations"`
+			} `json:"manifests"`
+		}
+		if err := json.NewDecoder(tr).Decode(&idx); err != nil {
+			return "", fmt.Errorf("%s: index.json: %w", archive, err)
+		}
+		for _, m := range idx.Manifests {
+			if ref := m.Annotations["io.containerd.image.name"]; ref != "" {
+				return ref, nil
+			}
+		}
+		return "", fmt.Errorf("%s: index.json names no image", archive)
+	}
 }

@@ -91,27 +91,58 @@ func Build(ctx context.Context, o Options, names ...string) ([]Built, error) {
 // image makes one image and returns it with the time its archive's files get.
 func (o Options) image(ctx context.Context, name, binDir string) (v1.Image, time.Time, error) {
 	if name == FRRName {
-		if o.FRRRecipe.Suite == "" || len(o.FRRRecipe.Sources) == 0 {
-			return nil, time.Time{}, fmt.Errorf("image %s: no recipe with apt sources (see DefaultFRRRecipe, AptSources)", name)
-		}
-		rf, err := o.Rootfs.Get(ctx, o.FRRRecipe)
+		rf, err := o.rootfs(ctx, name)
 		if err != nil {
 			return nil, time.Time{}, err
-		}
-		if rf.Built {
-			fmt.Fprintf(o.Log, "imagebuild: built root file system %s\n", rf.Path)
-		} else {
-			fmt.Fprintf(o.Log, "imagebuild: cached root file system %s\n", rf.Path)
 		}
 		img, err := FRRImage(rf)
 		return img, time.Unix(rf.Recipe.Epoch, 0), err
 	}
 	i := slices.IndexFunc(Commands(), func(c Command) bool { return c.Name == name })
 	c := Commands()[i]
+	var base []Layer
+	if c.OnFRR {
+		rf, err := o.rootfs(ctx, name)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		l, err := FRRLayer(rf)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		base = append(base, l)
+	}
 	bin, err := BuildBinary(ctx, o.GoTool, o.ModuleDir, c, binDir)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	img, err := CommandImage(c, bin, o.Meta)
+	img, err := CommandImage(c, bin, o.Meta, base...)
 	return img, o.Meta.Created, err
+}
+
+// NeedFRRRootfs reports whether building names needs FRR's root file system (and so Options.FRRRecipe).
+func NeedFRRRootfs(names ...string) bool {
+	for _, c := range Commands() {
+		if c.OnFRR && slices.Contains(names, c.Name) {
+			return true
+		}
+	}
+	return slices.Contains(names, FRRName)
+}
+
+// rootfs gets FRR's root file system from the cache (building it the first time).
+func (o Options) rootfs(ctx context.Context, image string) (Rootfs, error) {
+	if o.FRRRecipe.Suite == "" || len(o.FRRRecipe.Sources) == 0 {
+		return Rootfs{}, fmt.Errorf("image %s: no FRR recipe with apt sources (see DefaultFRRRecipe, AptSources)", image)
+	}
+	rf, err := o.Rootfs.Get(ctx, o.FRRRecipe)
+	if err != nil {
+		return Rootfs{}, err
+	}
+	if rf.Built {
+		fmt.Fprintf(o.Log, "imagebuild: built root file system %s\n", rf.Path)
+	} else {
+		fmt.Fprintf(o.Log, "imagebuild: cached root file system %s\n", rf.Path)
+	}
+	return rf, nil
 }

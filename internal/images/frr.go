@@ -347,7 +347,7 @@ func filterRootfs(r io.Reader, w io.Writer, clamp time.Time) error {
 // the same digest on any commit. No entrypoint: the pod names the daemons it runs (zebra, bgpd, ...).
 func FRRImage(rf Rootfs) (v1.Image, error) {
 	created := time.Unix(rf.Recipe.Epoch, 0).UTC()
-	layer, err := RootfsLayer(rf.Path, created)
+	layer, err := FRRLayer(rf)
 	if err != nil {
 		return nil, fmt.Errorf("image frr: %w", err)
 	}
@@ -358,8 +358,17 @@ func FRRImage(rf Rootfs) (v1.Image, error) {
 				rf.Recipe.Suite, rf.Versions["frr"], strings.Join(rf.Recipe.Packages, ", ")),
 		},
 	}, Meta{Version: rf.Versions["frr"], Created: created},
-		Layer{Layer: layer, CreatedBy: "mmdebstrap --variant=apt --include=" + strings.Join(rf.Recipe.Packages, ",") +
-			" " + rf.Recipe.Suite})
+		layer)
+}
+
+// FRRLayer is the root file system as a layer: the same bytes (and digest) in every image built on it.
+func FRRLayer(rf Rootfs) (Layer, error) {
+	l, err := RootfsLayer(rf.Path, time.Unix(rf.Recipe.Epoch, 0).UTC())
+	if err != nil {
+		return Layer{}, err
+	}
+	return Layer{Layer: l, CreatedBy: "mmdebstrap --variant=apt --include=" + strings.Join(rf.Recipe.Packages, ",") +
+		" " + rf.Recipe.Suite}, nil
 }
 
 func lastLines(s string, n int) string {

@@ -16,6 +16,9 @@ type Command struct {
 	Name    string // binary and image name
 	Package string // package path relative to the module root
 	User    string // "uid:gid" it runs as
+	// OnFRR puts the binary on FRR's root file system (the FRR image's very layer, stored once by containerd)
+	// instead of the empty base: the agent runs vtysh, frr-reload.py and scratch daemons next to FRR's sockets.
+	OnFRR bool
 }
 
 // NonRootUser is the operator's user: it needs no privileges, and 65532 is the usual "nonroot" of static images.
@@ -26,7 +29,7 @@ func Commands() []Command {
 	return []Command{
 		{Name: "network-operator", Package: "./cmd/network-operator", User: NonRootUser},
 		// Root: the agent loads BPF programs, writes routes and talks to FRR's sockets.
-		{Name: "network-agent", Package: "./cmd/network-agent", User: "0:0"},
+		{Name: "network-agent", Package: "./cmd/network-agent", User: "0:0", OnFRR: true},
 		// The sandbox image of the test nodes' pods (internal/kubenodes): no registry to pull one from.
 		{Name: "pause", Package: "./internal/kubenodes/pause", User: "65535:65535"},
 	}
@@ -55,14 +58,17 @@ func BuildBinary(ctx context.Context, goTool, moduleDir string, c Command, outDi
 // binDir is where a command's binary lives in its image.
 const binDir = "usr/local/bin"
 
-// CommandImage makes c's image from its binary: a base layer (users, /tmp) and a layer with the binary.
-func CommandImage(c Command, binary string, meta Meta) (v1.Image, error) {
+// CommandImage makes c's image from its binary: a base layer (users, /tmp; or, with base, that layer) and a
+// layer with the binary.
+func CommandImage(c Command, binary string, meta Meta, base ...Layer) (v1.Image, error) {
 	data, err := os.ReadFile(binary)
 	if err != nil {
 		return nil, fmt.Errorf("image %s: %w", c.Name, err)
 	}
-	base, err := FilesLayer(baseFiles(), meta.Created)
-	if err != nil {
+	baseLayer := Layer{CreatedBy: "network-operator imagebuild: /etc/passwd, /etc/group, /tmp"}
+	if len(base) > 0 {
+		baseLayer = base[0]
+	} else if baseLayer.Layer, err = FilesLayer(baseFiles(), meta.Created); err != nil {
 		return nil, fmt.Errorf("image %s: base layer: %w", c.Name, err)
 	}
 	app, err := FilesLayer([]File{{Path: binDir + "/" + c.Name, Mode: 0o755, Data: data}}, meta.Created)
@@ -74,7 +80,7 @@ func CommandImage(c Command, binary string, meta Meta) (v1.Image, error) {
 		Entrypoint: []string{"/" + binDir + "/" + c.Name},
 		User:       c.User,
 	}, meta,
-		Layer{Layer: base, CreatedBy: "network-operator imagebuild: /etc/passwd, /etc/group, /tmp"},
+		baseLayer,
 		Layer{Layer: app, CreatedBy: "network-operator imagebuild: go build " + c.Package})
 }
 

@@ -216,6 +216,11 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := c.WaitNodesReady(ctx); err != nil {
 		return err
 	}
+	for _, n := range c.nodes {
+		if err := n.bridgeNetfilterOff(); err != nil {
+			return err
+		}
+	}
 	c.logf("%d nodes Ready %.1fs after the start", len(c.nodes), time.Since(begin).Seconds())
 	return nil
 }
@@ -366,7 +371,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 			"--secure-port", strconv.Itoa(c.port), "--tls-cert-file", p("apiserver.crt"), "--tls-private-key-file", p("apiserver.key"),
 			"--client-ca-file", p("ca.crt"), "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
 			"--service-account-key-file", p("sa.pub"), "--service-account-signing-key-file", p("sa.key"),
-			"--service-cluster-ip-range", "10.96.0.0/16", "--authorization-mode", "Node,RBAC",
+			"--service-cluster-ip-range", serviceCIDR.String(), "--authorization-mode", "Node,RBAC",
 			"--enable-admission-plugins", "NodeRestriction", "--allow-privileged=true",
 			"--kubelet-client-certificate", p("apiserver-kubelet-client.crt"), "--kubelet-client-key", p("apiserver-kubelet-client.key"),
 			"--kubelet-certificate-authority", p("ca.crt"), "--kubelet-preferred-address-types", "InternalIP,Hostname",

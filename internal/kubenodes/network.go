@@ -17,6 +17,8 @@ import (
 var (
 	mgmtBase = netip.MustParsePrefix("172.30.0.0/16")
 	podBase  = netip.MustParsePrefix("172.31.0.0/16")
+	// serviceCIDR holds the Services' cluster IPs (kube-proxy's, only inside the nodes).
+	serviceCIDR = netip.MustParsePrefix("10.96.0.0/16")
 )
 
 // nodeMgmtAddr is node i's (1-based) address on the management network.

@@ -151,6 +151,12 @@ func (c *Cluster) nodeNetwork(n *Node, spec NodeSpec) error {
 	if err := errIgnoreExists(netlink.RouteReplace(&netlink.Route{Dst: prefixNet(n.PodCIDR), Gw: n.MgmtAddr.AsSlice(), LinkIndex: br.Attrs().Index})); err != nil {
 		return fmt.Errorf("host route to %s: %w", n.PodCIDR, err)
 	}
+	// Services: kube-proxy translates their addresses, after the routing decision, which needs a route (a node
+	// in a caller's namespace may have no default route).
+	svc := &netlink.Route{Dst: prefixNet(serviceCIDR), Gw: c.host.AsSlice(), LinkIndex: m.Attrs().Index}
+	if err := h.RouteReplace(svc); err != nil {
+		return fmt.Errorf("route to the services: %w", err)
+	}
 	for j := range c.opts.Nodes {
 		if j+1 == n.index {
 			continue
@@ -167,11 +173,18 @@ func (c *Cluster) nodeNetwork(n *Node, spec NodeSpec) error {
 // kubelet's and CNI's fixed paths, and a bpffs of its own.
 func (c *Cluster) nodeMounts(ctx context.Context, n *Node) error {
 	for _, mp := range mountPoints {
-		if _, err := os.Stat(mp); errors.Is(err, os.ErrNotExist) {
-			if err := os.MkdirAll(mp, 0o755); err != nil {
+		// Every directory made on the host goes again at the end, the parents (e.g. /etc/cni) too.
+		var missing []string
+		for d := mp; d != "/"; d = filepath.Dir(d) {
+			if _, err := os.Stat(d); errors.Is(err, os.ErrNotExist) {
+				missing = append(missing, d)
+			}
+		}
+		for _, d := range slices.Backward(missing) {
+			if err := os.Mkdir(d, 0o755); err != nil {
 				return err
 			}
-			n.createdMP = append(n.createdMP, mp)
+			n.createdMP = append(n.createdMP, d)
 		}
 	}
 	c.onClose(func() error {
@@ -200,7 +213,9 @@ func (c *Cluster) nodeMounts(ctx context.Context, n *Node) error {
 		fmt.Fprintf(&script, "mount --bind %s %s\n", dir, mp)
 	}
 	script.WriteString("mount --make-rshared /var/lib/kubelet\n")
-	// A bpffs stacked on the host's is not a shared mount of its own: a fresh one is, after --make-shared.
+	// The node's own bpffs, a shared mount (Bidirectional mounts need one): the host's copy is unmounted first,
+	// as a bpffs stacked on it is not seen as shared.
+	script.WriteString("while mountpoint -q /sys/fs/bpf; do umount -l /sys/fs/bpf; done\n")
 	script.WriteString("mount -t bpf bpf /sys/fs/bpf\nmount --make-shared /sys/fs/bpf\n")
 	err = waitFor(ctx, 10*time.Second, "mount namespace of "+n.Name, func(context.Context) (bool, string, error) {
 		if err := holder.running(); err != nil {
@@ -508,3 +523,27 @@ conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeou
 }
 
 func netip24(a netip.Addr) netip.Prefix { return netip.PrefixFrom(a, 24) }
+
+// bridgeNetfilterOff keeps bridged traffic out of iptables in the node's namespace. kube-proxy loads br_netfilter,
+// whose per-namespace default sends bridged frames through FORWARD, where kube-proxy drops conntrack-INVALID
+// packets: the replies of asymmetric EVPN routing (the request was routed on another node, or by the eBPF
+// router, which bypasses netfilter) are such packets. EVPN hosts run with these off.
+func (n *Node) bridgeNetfilterOff() error {
+	ns, err := netns.GetFromPath(n.Netns)
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	return netnsrun.Run(ns, func() error {
+		for _, k := range []string{"bridge-nf-call-iptables", "bridge-nf-call-ip6tables", "bridge-nf-call-arptables"} {
+			p := filepath.Join("/proc/sys/net/bridge", k)
+			if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+				continue // br_netfilter not loaded: bridged frames never reach iptables
+			}
+			if err := os.WriteFile(p, []byte("0"), 0o644); err != nil {
+				return fmt.Errorf("%s in %s: %w", k, n.Netns, err)
+			}
+		}
+		return nil
+	})
+}

@@ -19,12 +19,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/network-operator/network-operator/internal/kubenodes"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 	testenv "github.com/network-operator/network-operator/test/envtest"
 	"github.com/network-operator/network-operator/test/netns/lab"
@@ -61,6 +64,13 @@ type Options struct {
 	NoFRRScratch bool
 	// StateDir, when set, gets a state file (see State) kept current while the cluster runs.
 	StateDir string
+	// Install is how the operator, the agents and FRR run (default InstallProcesses).
+	Install Install
+	// Helm form: ImagesDir holds the image archives of `make images` (default <RepoRoot>/_out/images), ImageTag
+	// their tag (default: read from the agent's archive); Chart is the chart (default
+	// <RepoRoot>/charts/network-operator); ChartTools the directory of helm (default $NETOP_CHART_TOOLS);
+	// NodeBinDir that of kubelet and the other node binaries (default $NETOP_K8S_BINARIES).
+	ImagesDir, ImageTag, Chart, ChartTools, NodeBinDir string
 	// Out receives the human-readable progress (nil: discarded).
 	Out io.Writer
 }
@@ -100,6 +110,25 @@ func (o *Options) defaults() error {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
+	switch o.Install {
+	case "":
+		o.Install = InstallProcesses
+	case InstallProcesses, InstallHelm:
+	default:
+		return fmt.Errorf("install: %q, want %s or %s", o.Install, InstallHelm, InstallProcesses)
+	}
+	if o.ImagesDir == "" {
+		o.ImagesDir = filepath.Join(o.RepoRoot, "_out", "images")
+	}
+	if o.Chart == "" {
+		o.Chart = filepath.Join(o.RepoRoot, "charts", "network-operator")
+	}
+	if o.ChartTools == "" {
+		o.ChartTools = os.Getenv("NETOP_CHART_TOOLS")
+	}
+	if o.NodeBinDir == "" {
+		o.NodeBinDir = os.Getenv("NETOP_K8S_BINARIES")
+	}
 	return nil
 }
 
@@ -125,13 +154,18 @@ type Cluster struct {
 	fabricN *lab.Netns
 	nodes   []*Node
 	loads   []*Workload
+	flows   []FlowPair
 
 	operator      *proc
 	operatorStart time.Time
-	operatorDir   string
-	opMetrics     string
-	prometheus    *Prometheus
-	watcher       *rolloutWatcher
+	// Helm form: the real nodes and the operator pods' metrics addresses.
+	kube             *kubenodes.Cluster
+	restConfig       *rest.Config
+	opMetricsTargets []string
+	operatorDir      string
+	opMetrics        string
+	prometheus       *Prometheus
+	watcher          *rolloutWatcher
 
 	mu       sync.Mutex
 	teardown []teardownStep
@@ -194,13 +228,36 @@ func New(opts Options) (*Cluster, error) {
 // checkPrerequisites names what is missing and how to get it.
 func checkPrerequisites(o *Options) error {
 	var errs []error
-	for _, bin := range []struct{ path, hint string }{
-		{o.Operator, "go build -o bin/network-operator ./cmd/network-operator"},
-		{o.Agent, "go build -o bin/network-agent ./cmd/network-agent"},
-		{o.Prometheus, "make deps (Debian package prometheus)"},
-	} {
-		if st, err := os.Stat(bin.path); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-			errs = append(errs, fmt.Errorf("%w: no executable %s (%s)", ErrMissing, bin.path, bin.hint))
+	type file struct{ path, hint string }
+	files := []file{{o.Prometheus, "make deps (Debian package prometheus)"}}
+	switch o.Install {
+	case InstallProcesses:
+		files = append(files,
+			file{o.Operator, "go build -o bin/network-operator ./cmd/network-operator"},
+			file{o.Agent, "go build -o bin/network-agent ./cmd/network-agent"})
+		if err := frrproc.Check(); err != nil {
+			errs = append(errs, fmt.Errorf("%w: %v (make deps installs frr and frr-pythontools)", ErrMissing, err))
+		}
+	case InstallHelm:
+		for _, name := range append(slices.Clone(imageNames), "pause") {
+			files = append(files, file{filepath.Join(o.ImagesDir, name+".tar"), "make images"})
+		}
+		if o.ChartTools == "" {
+			errs = append(errs, fmt.Errorf("%w: no helm directory (set NETOP_CHART_TOOLS; make chart-tools builds helm)", ErrMissing))
+		} else {
+			files = append(files, file{filepath.Join(o.ChartTools, "helm"), "make chart-tools"})
+		}
+		if o.NodeBinDir == "" {
+			errs = append(errs, fmt.Errorf("%w: no node binaries directory (set NETOP_K8S_BINARIES; make k8s-binaries builds them)", ErrMissing))
+		}
+		if st, err := os.Stat(filepath.Join(o.Chart, "Chart.yaml")); err != nil || st.IsDir() {
+			errs = append(errs, fmt.Errorf("%w: no chart at %s", ErrMissing, o.Chart))
+		}
+	}
+	for _, f := range files {
+		st, err := os.Stat(f.path)
+		if err != nil || st.IsDir() || (!strings.HasSuffix(f.path, ".tar") && st.Mode()&0o111 == 0) {
+			errs = append(errs, fmt.Errorf("%w: no file %s (%s)", ErrMissing, f.path, f.hint))
 		}
 	}
 	for _, tool := range []string{"ip", "nsenter", "ping"} {
@@ -208,32 +265,49 @@ func checkPrerequisites(o *Options) error {
 			errs = append(errs, fmt.Errorf("%w: %s not in PATH (make deps)", ErrMissing, tool))
 		}
 	}
-	if err := frrproc.Check(); err != nil {
-		errs = append(errs, fmt.Errorf("%w: %v (make deps installs frr and frr-pythontools)", ErrMissing, err))
-	}
 	if _, err := testenv.AssetsDir(); err != nil {
 		errs = append(errs, fmt.Errorf("%w: %v", ErrMissing, err))
 	}
 	return errors.Join(errs...)
 }
 
-// Start runs every start-up step in order, each under a heading on Options.Out: control plane, topology and
-// FRR, Node objects, operator, agents, Prometheus.
-func (c *Cluster) Start(ctx context.Context) error {
-	p := &printer{w: c.opts.Out}
-	for _, step := range []struct {
-		title string
-		fn    func(context.Context) error
-	}{
+// step is one start-up step under a heading.
+type startStep struct {
+	title string
+	fn    func(context.Context) error
+}
+
+// steps are the start-up steps of the install form.
+func (c *Cluster) steps() []startStep {
+	topology := startStep{fmt.Sprintf("Fabric and %d nodes: network namespaces, underlay, FRR", c.opts.Nodes), c.BuildTopology}
+	prometheus := startStep{"Prometheus", c.StartPrometheus}
+	if c.opts.Install == InstallHelm {
+		return []startStep{
+			topology,
+			{"Kubernetes: control plane, and kubelet + containerd + kube-proxy in every node's namespace", c.StartKubeNodes},
+			{"Images: the archives of `make images` into every node's containerd", c.ImportImages},
+			{"helm install: the operator Deployment, the agent DaemonSet (agent + FRR), RBAC, webhook, node-scope policy", c.HelmInstall},
+			prometheus,
+		}
+	}
+	return []startStep{
 		{"Control plane: kube-apiserver + etcd (built from source), CRDs, webhook, RBAC", c.StartControlPlane},
-		{fmt.Sprintf("Fabric and %d nodes: network namespaces, underlay, FRR", c.opts.Nodes), c.BuildTopology},
+		topology,
 		{"Kubernetes Node objects", c.CreateNodes},
 		{"Operator (bin/network-operator)", c.StartOperator},
 		{"One agent per node (bin/network-agent)", c.StartAgents},
-		{"Prometheus", c.StartPrometheus},
-	} {
-		p.heading("%s", step.title)
-		if err := step.fn(ctx); err != nil {
+		prometheus,
+	}
+}
+
+// Start runs every start-up step in order, each under a heading on Options.Out: in the processes form control
+// plane, topology and FRR, Node objects, operator, agents, Prometheus; in the helm form topology, real nodes,
+// images, helm install, Prometheus.
+func (c *Cluster) Start(ctx context.Context) error {
+	p := &printer{w: c.opts.Out}
+	for _, st := range c.steps() {
+		p.heading("%s", st.title)
+		if err := st.fn(ctx); err != nil {
 			return err
 		}
 	}

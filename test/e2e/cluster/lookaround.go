@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 )
 
@@ -22,8 +23,15 @@ func (c *Cluster) LookAround() string {
 	fmt.Fprintf(&b, "  Prometheus UI:  %s/graph?g0.expr=%s&g0.tab=1\n", c.prometheus.URL, url.QueryEscape(CounterQuery))
 	fmt.Fprintf(&b, "  API server:     %s   (admin kubeconfig %s)\n", c.apiServer, c.kubeconfig)
 	fmt.Fprintf(&b, "  Logs:           %s/logs\n", c.workDir)
-	fmt.Fprintf(&b, "  A node's BGP:   nsenter --net=%s vtysh --vty_socket %s -c 'show bgp l2vpn evpn summary'\n", n.NS.Path, n.FRR.Dir)
-	fmt.Fprintf(&b, "  Its eBPF maps:  nsenter --net=%s %s dataplane dump --pin-dir %s\n", n.NS.Path, c.opts.Agent, n.PinDir)
+	if c.opts.Install == InstallHelm {
+		kubectl := fmt.Sprintf("%s --kubeconfig %s -n %s", filepath.Join(c.opts.NodeBinDir, "kubectl"), c.kubeconfig, Namespace)
+		fmt.Fprintf(&b, "  Pods:           %s get pods -o wide\n", kubectl)
+		fmt.Fprintf(&b, "  A node's BGP:   %s exec ds/%s -c %s -- vtysh --vty_socket /var/run/frr -c 'show bgp l2vpn evpn summary'   (ds/: the first node's pod)\n", kubectl, AgentDaemonSet, agentContainer)
+		fmt.Fprintf(&b, "  Its eBPF maps:  %s exec ds/%s -c %s -- network-agent dataplane dump --pin-dir %s\n", kubectl, AgentDaemonSet, agentContainer, podPinDir)
+	} else {
+		fmt.Fprintf(&b, "  A node's BGP:   nsenter --net=%s vtysh --vty_socket %s -c 'show bgp l2vpn evpn summary'\n", n.NS.Path, n.FRR.Dir)
+		fmt.Fprintf(&b, "  Its eBPF maps:  nsenter --net=%s %s dataplane dump --pin-dir %s\n", n.NS.Path, c.opts.Agent, n.PinDir)
+	}
 	fmt.Fprintf(&b, "  Its metrics:    curl -s http://%s/metrics | grep vrf_packets\n", n.MetricsAddr)
 	if other != nil {
 		fmt.Fprintf(&b, "  Routed ping:    nsenter --net=%s ping %s    (%s on %s -> %s on %s)\n", w.NS.Path, other.Addr, w.Name,
@@ -50,6 +58,9 @@ func (c *Cluster) LogTails(lines int) string {
 	}
 	for _, p := range procs {
 		fmt.Fprintf(&b, "==== %s (%s)\n%s", p.name, p.log, p.tail(lines))
+	}
+	if c.opts.Install == InstallHelm {
+		b.WriteString(c.podLogTails(lines))
 	}
 	for _, n := range c.nodes {
 		if n.FRR != nil {

@@ -41,7 +41,15 @@ func (c *Cluster) StartPrometheus(ctx context.Context) error {
 	for _, n := range c.nodes {
 		fmt.Fprintf(&b, "      - targets: [%q]\n        labels: {node: %q}\n", n.MetricsAddr, n.Name)
 	}
-	fmt.Fprintf(&b, "  - job_name: network-operator\n    static_configs:\n      - targets: [%q]\n", c.opMetrics)
+	targets := c.opMetricsTargets
+	if c.opMetrics != "" {
+		targets = append(targets, c.opMetrics)
+	}
+	quoted := make([]string, len(targets))
+	for i, t := range targets {
+		quoted[i] = strconv.Quote(t)
+	}
+	fmt.Fprintf(&b, "  - job_name: network-operator\n    static_configs:\n      - targets: [%s]\n", strings.Join(quoted, ", "))
 	config := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(config, []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("prometheus config: %w", err)

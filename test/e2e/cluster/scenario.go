@@ -345,7 +345,7 @@ func (c *Cluster) checkWebhook(ctx context.Context) (string, error) {
 
 // FRRLines returns the lines of a node's FRR running config that contain s.
 func (c *Cluster) FRRLines(ctx context.Context, n *Node, s string) ([]string, error) {
-	out, err := n.FRR.Vtysh(ctx, "show running-config")
+	out, err := c.vtysh(ctx, n, "show running-config")
 	if err != nil {
 		return nil, fmt.Errorf("FRR config of %s: %w", n.Name, err)
 	}

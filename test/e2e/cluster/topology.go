@@ -7,9 +7,11 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/network-operator/network-operator/internal/kubenodes"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 	"github.com/network-operator/network-operator/test/netns/lab"
 )
@@ -37,13 +39,15 @@ type Node struct {
 	// Address is the node's loopback address: router id, VTEP and InternalIP.
 	Address   netip.Addr
 	UplinkMTU int
-	FRR       *frrproc.Instance
+	// FRR is the node's FRR process (processes form; in the helm form FRR runs in the agent pod).
+	FRR *frrproc.Instance
 	// MetricsAddr is the agent's /metrics address (host namespace loopback).
 	MetricsAddr string
 	PinDir      string
 	Dir         string
 
 	agent *proc
+	kube  *kubenodes.Node
 }
 
 // Workload is a tenant workload: a namespace with one interface plugged into a node's L2 network bridge.
@@ -86,6 +90,44 @@ func (c *Cluster) planWorkloads() {
 	}
 }
 
+// FlowPair is a sender and a receiver on one node, in two networks of one VRF: their traffic is routed by that
+// node's eBPF router alone (both networks have their gateway on every node), so a flow between them crosses the
+// router of exactly that node, whatever FRR does meanwhile.
+type FlowPair struct {
+	Node     *Node
+	From, To *Workload
+}
+
+// planFlows places a flow pair on every node, in the first VRF with two networks (host .100+i of each).
+func (c *Cluster) planFlows() {
+	for _, vrf := range c.samples.VRFs {
+		nets := c.samples.networksOf(vrf)
+		if len(nets) < 2 {
+			continue
+		}
+		for _, n := range c.nodes {
+			at := func(nw Network) netip.Addr {
+				a := nw.Gateway.Masked().Addr().As4()
+				a[3] = byte(100 + n.Index)
+				return netip.AddrFrom4(a)
+			}
+			from := &Workload{Name: fmt.Sprintf("u%d", n.Index), VRF: vrf, Network: nets[0], Node: n, Addr: at(nets[0]), Port: fmt.Sprintf("ve-u%d", n.Index)}
+			to := &Workload{Name: fmt.Sprintf("v%d", n.Index), VRF: vrf, Network: nets[1], Node: n, Addr: at(nets[1]), Port: fmt.Sprintf("ve-v%d", n.Index)}
+			c.flows = append(c.flows, FlowPair{Node: n, From: from, To: to})
+		}
+		return
+	}
+}
+
+// allLoads are the workloads of the matrix and the ends of the flow pairs.
+func (c *Cluster) allLoads() []*Workload {
+	out := slices.Clone(c.loads)
+	for _, f := range c.flows {
+		out = append(out, f.From, f.To)
+	}
+	return out
+}
+
 // BuildTopology creates the namespaces (fabric, nodes, workloads), the underlay veths and the workloads'
 // veths, and starts FRR: a route reflector in the fabric, empty daemons on every node (the agents configure
 // them).
@@ -102,6 +144,9 @@ func (c *Cluster) BuildTopology(ctx context.Context) error {
 		c.nodes = append(c.nodes, n)
 	}
 	c.planWorkloads()
+	if c.opts.Install == InstallHelm {
+		c.planFlows()
+	}
 
 	noIPv6 := []lab.Sysctl{{Key: "net.ipv6.conf.all.disable_ipv6", Value: "1"}, {Key: "net.ipv6.conf.default.disable_ipv6", Value: "1"}}
 	topo := lab.Topology{Namespaces: []lab.Namespace{{Name: "fab", Sysctls: []lab.Sysctl{
@@ -126,7 +171,7 @@ func (c *Cluster) BuildTopology(ctx context.Context) error {
 			B: lab.Port{NS: "fab", Name: n.Name, MTU: n.UplinkMTU},
 		})
 	}
-	for _, w := range c.loads {
+	for _, w := range c.allLoads() {
 		nodeNS := fmt.Sprintf("n%d", w.Node.Index)
 		topo.Namespaces = append(topo.Namespaces, lab.Namespace{Name: w.Name, Sysctls: noIPv6})
 		topo.Veths = append(topo.Veths, lab.Veth{
@@ -148,7 +193,7 @@ func (c *Cluster) BuildTopology(ctx context.Context) error {
 		}
 		// The node-side ends of the workloads' veths stay without IPv6 too (they were created before
 		// default.disable_ipv6 was set).
-		for _, w := range c.loads {
+		for _, w := range c.allLoads() {
 			if w.Node == n {
 				if err := n.NS.Sysctl("net.ipv6.conf."+w.Port+".disable_ipv6", "1"); err != nil {
 					return err
@@ -161,7 +206,7 @@ func (c *Cluster) BuildTopology(ctx context.Context) error {
 		}
 		n.PinDir = dir
 	}
-	for _, w := range c.loads {
+	for _, w := range c.allLoads() {
 		if w.NS, ok = c.lab.Namespace(w.Name); !ok {
 			return fmt.Errorf("namespace of workload %s missing after build", w.Name)
 		}
@@ -217,6 +262,10 @@ func (c *Cluster) startFRR(ctx context.Context) error {
 	if err := c.recordDirs(in.Dir, in.ConfDir); err != nil {
 		return err
 	}
+	if c.opts.Install == InstallHelm {
+		c.logf("  FRR (zebra + bgpd) running in the fabric (%v); on the nodes FRR runs in the agent pods", time.Since(start).Round(10*time.Millisecond))
+		return nil
+	}
 	for _, n := range c.nodes {
 		in, err := frrproc.Start(sctx, frrproc.Options{Netns: n.NS.Name})
 		if err != nil {
@@ -234,8 +283,10 @@ func (c *Cluster) startFRR(ctx context.Context) error {
 
 // PlugWorkloads enslaves every workload's node-side port to its network's bridge on its node, as a CNI plugin
 // would once the node's network is configured. The bridges exist once the first revision is applied.
-func (c *Cluster) PlugWorkloads(ctx context.Context) error {
-	for _, w := range c.loads {
+func (c *Cluster) PlugWorkloads(ctx context.Context) error { return c.plug(ctx, c.loads) }
+
+func (c *Cluster) plug(ctx context.Context, loads []*Workload) error {
+	for _, w := range loads {
 		h := w.Node.NS.Handle()
 		err := poll(ctx, 100*time.Millisecond, 30*time.Second, "bridge "+w.Network.Bridge()+" on "+w.Node.Name,
 			func(context.Context) (bool, string, error) {
