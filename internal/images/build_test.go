@@ -38,12 +38,35 @@ func TestCommandImages(t *testing.T) {
 	for _, c := range Commands() {
 		names = append(names, c.Name)
 	}
+	// The agent sits on FRR's root file system (cached; built first if missing).
+	testreq.Commands(t, "mmdebstrap", "apt-cache")
+	cacheBase, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recipe := DefaultFRRRecipe(nil)
+	if recipe.Sources, err = AptSources("/", recipe.Suite); err != nil {
+		t.Fatal(err)
+	}
+	rootfs := RootfsCache{Dir: filepath.Join(cacheBase, "network-operator", "frr-rootfs")}
+	rf, err := rootfs.Get(ctx, recipe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frrLayer, err := FRRLayer(rf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frrDigest, err := frrLayer.Layer.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var runs [2][]Built
 	for i := range runs {
 		start := time.Now()
 		runs[i], err = Build(ctx, Options{
 			ModuleDir: moduleDir, OutDir: t.TempDir(), Repo: "localhost/network-operator", Tag: "test",
-			Meta: testMeta(), GoTool: goTool,
+			Meta: testMeta(), GoTool: goTool, Rootfs: rootfs, FRRRecipe: recipe,
 		}, names...)
 		if err != nil {
 			t.Fatal(err)
@@ -81,9 +104,25 @@ func TestCommandImages(t *testing.T) {
 			if h := files[strings.TrimPrefix(entry, "/")]; h == nil || h.Mode&0o111 == 0 || h.Size < 1<<20 {
 				t.Errorf("entrypoint %s in the image: %+v", entry, h)
 			}
-			for _, p := range []string{"etc/passwd", "etc/group", "tmp"} {
-				if h := files[p]; h == nil || !h.ModTime.Equal(testMeta().Created) {
-					t.Errorf("%s in the image: %+v", p, h)
+			if c.OnFRR {
+				// FRR's layer, byte for byte: containerd stores it once for both images.
+				layers, err := got.image.Layers()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d, err := layers[0].Digest(); err != nil || d != frrDigest {
+					t.Errorf("base layer %s (%v), want FRR's %s", d, err, frrDigest)
+				}
+				for _, p := range []string{"usr/bin/vtysh", "usr/lib/frr/frr-reload.py", "usr/lib/frr/zebra"} {
+					if files[p] == nil {
+						t.Errorf("%s missing from the image", p)
+					}
+				}
+			} else {
+				for _, p := range []string{"etc/passwd", "etc/group", "tmp"} {
+					if h := files[p]; h == nil || !h.ModTime.Equal(testMeta().Created) {
+						t.Errorf("%s in the image: %+v", p, h)
+					}
 				}
 			}
 

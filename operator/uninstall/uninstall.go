@@ -131,8 +131,8 @@ func (u *uninstaller) cleanupDaemonSet() (*appsv1.DaemonSet, error) {
 	sel := map[string]string{"app.kubernetes.io/name": name}
 	c := corev1.Container{
 		Name: "cleanup", Image: u.o.CleanupImage, ImagePullPolicy: agent.ImagePullPolicy,
-		Command: []string{"/usr/local/bin/network-agent", "cleanup", "--wait", "--done-file", doneFile},
-		Args:    cleanupArgs(agent.Args),
+		Command:         []string{"/usr/local/bin/network-agent", "cleanup", "--wait", "--done-file", doneFile},
+		Args:            cleanupArgs(agent.Args),
 		SecurityContext: agent.SecurityContext, VolumeMounts: agent.VolumeMounts,
 		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", doneFile}}},
 			PeriodSeconds: 1},
@@ -217,7 +217,6 @@ func (u *uninstaller) waitPodsGone(ctx context.Context, sel *metav1.LabelSelecto
 		return true, "", nil
 	})
 }
-
 
 // poll checks cond every half second until it holds or timeout passes; the last reason goes into the error.
 func poll(ctx context.Context, timeout time.Duration, what string, cond func(context.Context) (bool, string, error)) error {

@@ -1,0 +1,257 @@
+// Package chart_test checks charts/network-operator with the real helm: lint, what the defaults render, that
+// values matter, and that values which cannot work fail `helm template` (and so `helm install`) naming the value.
+package chart_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
+
+	"github.com/network-operator/network-operator/internal/testreq"
+	testenv "github.com/network-operator/network-operator/test/envtest"
+)
+
+func helm(t *testing.T) (string, string) {
+	t.Helper()
+	bin := filepath.Join(os.Getenv("NETOP_CHART_TOOLS"), "helm")
+	_, err := os.Stat(bin)
+	testreq.Available(t, "helm (make chart-tools; NETOP_CHART_TOOLS names its directory)", err)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin, filepath.Join(root, "charts", "network-operator")
+}
+
+func run(t *testing.T, bin string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// render returns the objects `helm template` makes with the given --set values, by kind/name.
+func render(t *testing.T, set ...string) map[string]runtime.Object {
+	t.Helper()
+	bin, chart := helm(t)
+	args := []string{"template", "network-operator", chart, "--namespace", "network-operator"}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	out, err := run(t, bin, args...)
+	if err != nil {
+		t.Fatalf("helm template %v: %v\n%s", set, err, out)
+	}
+	objs := map[string]runtime.Object{}
+	for _, doc := range strings.Split(out, "\n---") {
+		if strings.TrimSpace(doc) == "" || !strings.Contains(doc, "kind:") {
+			continue
+		}
+		var u unstructured.Unstructured
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			t.Fatalf("rendered document: %v\n%s", err, doc)
+		}
+		key := u.GetKind() + "/" + u.GetName()
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode([]byte(doc), nil, nil)
+		if err != nil {
+			objs[key] = &u // CRDs, cert-manager: not in client-go's scheme
+			continue
+		}
+		objs[key] = obj
+	}
+	return objs
+}
+
+func TestLint(t *testing.T) {
+	bin, chart := helm(t)
+	if out, err := run(t, bin, "lint", "--strict", chart); err != nil {
+		t.Fatalf("helm lint --strict: %v\n%s", err, out)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	objs := render(t)
+	for _, k := range []string{"CustomResourceDefinition/nodenetworkconfigs.network.network-operator.io", "ServiceAccount/network-operator",
+		"ServiceAccount/network-agent", "PodDisruptionBudget/network-operator", "Service/network-operator-webhook",
+		"ValidatingWebhookConfiguration/network-operator-validating", "ValidatingAdmissionPolicy/network-operator-agent-node-scope",
+		"ValidatingAdmissionPolicyBinding/network-operator-agent-node-scope", "Job/network-operator-uninstall"} {
+		if objs[k] == nil {
+			t.Errorf("%s not rendered", k)
+		}
+	}
+	d := objs["Deployment/network-operator"].(*appsv1.Deployment)
+	pod := d.Spec.Template.Spec
+	op := pod.Containers[0]
+	if *d.Spec.Replicas != 2 || !slices.Contains(op.Args, "--leader-elect") || !slices.Contains(op.Args, "--webhook-cert-mode=self") {
+		t.Errorf("operator: replicas %d args %v: want 2 replicas, leader election, its own webhook certificate", *d.Spec.Replicas, op.Args)
+	}
+	if sc := op.SecurityContext; !*pod.SecurityContext.RunAsNonRoot || !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation ||
+		!slices.Contains(sc.Capabilities.Drop, "ALL") || len(sc.Capabilities.Add) > 0 {
+		t.Errorf("operator security context %+v: want non-root, read-only root, no capabilities", sc)
+	}
+	ds := objs["DaemonSet/network-agent"].(*appsv1.DaemonSet)
+	spec := ds.Spec.Template.Spec
+	ru := ds.Spec.UpdateStrategy.RollingUpdate
+	if !spec.HostNetwork || spec.PriorityClassName != "system-node-critical" || ru.MaxUnavailable.IntValue() != 1 || ru.MaxSurge.IntValue() != 0 {
+		t.Errorf("agent DaemonSet: hostNetwork %v priority %q rolling update %+v", spec.HostNetwork, spec.PriorityClassName, ru)
+	}
+	var names []string
+	for _, c := range spec.Containers {
+		names = append(names, c.Name)
+		if c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged {
+			t.Errorf("container %s is privileged", c.Name)
+		}
+	}
+	if !slices.Equal(names, []string{"agent", "frr"}) {
+		t.Errorf("agent pod containers %v, want agent and frr", names)
+	}
+	agent := spec.Containers[0]
+	var env []string
+	for _, e := range agent.Env {
+		env = append(env, e.Name)
+	}
+	if !slices.Contains(env, "NODE_NAME") || !slices.Contains(env, "GOMEMLIMIT") || agent.ReadinessProbe.HTTPGet.Path != "/readyz" ||
+		agent.LivenessProbe.HTTPGet.Path != "/healthz" {
+		t.Errorf("agent container: env %v probes %+v %+v", env, agent.ReadinessProbe, agent.LivenessProbe)
+	}
+	cr := objs["ClusterRole/network-operator-agent"].(*rbacv1.ClusterRole)
+	for _, r := range cr.Rules {
+		if slices.Contains(r.Resources, "secrets") {
+			t.Errorf("the agent's ClusterRole grants secrets cluster-wide: %+v", r)
+		}
+	}
+	role := objs["Role/network-operator-agent-bgp-passwords"].(*rbacv1.Role)
+	if role.Namespace != "network-operator" || len(role.Rules) != 1 || !slices.Contains(role.Rules[0].Resources, "secrets") {
+		t.Errorf("BGP password Role: %+v", role)
+	}
+	vap := objs["ValidatingAdmissionPolicy/network-operator-agent-node-scope"].(*admissionregistrationv1.ValidatingAdmissionPolicy)
+	if *vap.Spec.FailurePolicy != admissionregistrationv1.Fail {
+		t.Errorf("node-scope policy fails open")
+	}
+}
+
+func TestValuesMatter(t *testing.T) {
+	host := render(t, "frr.mode=host", "bgpPasswordNamespace=bgp")
+	spec := host["DaemonSet/network-agent"].(*appsv1.DaemonSet).Spec.Template.Spec
+	if len(spec.Containers) != 1 {
+		t.Errorf("frr.mode=host: %d containers, want the agent alone", len(spec.Containers))
+	}
+	for _, v := range spec.Volumes {
+		if (v.Name == "frr-conf" || v.Name == "frr-run") && v.HostPath == nil {
+			t.Errorf("frr.mode=host: volume %s is not the host's", v.Name)
+		}
+	}
+	if r := host["Role/network-operator-agent-bgp-passwords"].(*rbacv1.Role); r.Namespace != "bgp" {
+		t.Errorf("bgpPasswordNamespace=bgp: Role in %q", r.Namespace)
+	}
+	cm := render(t, "webhook.certMode=certManager")
+	if cm["Certificate/network-operator-webhook"] == nil || cm["Issuer/network-operator-selfsigned"] == nil {
+		t.Error("webhook.certMode=certManager renders no Certificate/Issuer")
+	}
+	op := cm["Deployment/network-operator"].(*appsv1.Deployment).Spec.Template.Spec.Containers[0]
+	if !slices.Contains(op.Args, "--webhook-cert-mode=files") {
+		t.Errorf("certManager: operator args %v", op.Args)
+	}
+	if a := cm["ValidatingWebhookConfiguration/network-operator-validating"].(*admissionregistrationv1.ValidatingWebhookConfiguration); a.Annotations["cert-manager.io/inject-ca-from"] == "" {
+		t.Error("certManager: no CA injection annotation on the webhook configuration")
+	}
+}
+
+func TestBadValues(t *testing.T) {
+	bin, chart := helm(t)
+	for _, tc := range []struct{ set, want string }{
+		{"frr.mode=bogus", "frr.mode"},
+		{"agent.capabilities={NET_RAW}", "agent.capabilities"},
+		{"agent.maxUnavailable=-1", "agent.maxUnavailable"},
+		{"agent.maxUnavailable=0", "agent.maxUnavailable"},
+		{"webhook.certMode=vault", "webhook.certMode"},
+		{"operator.underlay.asn=4294967295", "operator.underlay.asn"},
+		{"frr.capabilities={NET_ADMIN}", "frr.capabilities"},
+		{"image.pullPolicy=Sometimes", "image.pullPolicy"},
+		{"agent.unknown=1", "agent"},
+	} {
+		t.Run(tc.set, func(t *testing.T) {
+			out, err := run(t, bin, "template", "x", chart, "--set", tc.set)
+			if err == nil {
+				t.Fatalf("--set %s rendered", tc.set)
+			}
+			// The schema names a value by its JSON pointer (/agent/maxUnavailable), the templates by its path.
+			if !strings.Contains(out, tc.want) && !strings.Contains(out, "/"+strings.ReplaceAll(tc.want, ".", "/")) {
+				t.Errorf("--set %s: message does not name %s:\n%s", tc.set, tc.want, out)
+			}
+			t.Logf("--set %s: %s", tc.set, strings.TrimSpace(out))
+		})
+	}
+}
+
+// TestKustomizeMatchesChart: `kustomize build config/default` gives the chart's default objects (without the
+// helm-only uninstall hook) plus the Namespace, field for field.
+func TestKustomizeMatchesChart(t *testing.T) {
+	bin, chart := helm(t)
+	kustomize := filepath.Join(filepath.Dir(bin), "kustomize")
+	_, err := os.Stat(kustomize)
+	testreq.Available(t, "kustomize (make chart-tools)", err)
+	fromHelm, err := run(t, bin, "template", "network-operator", chart, "--namespace", "network-operator", "--no-hooks")
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, fromHelm)
+	}
+	fromKustomize, err := run(t, kustomize, "build", filepath.Join(filepath.Dir(filepath.Dir(chart)), "config", "default"))
+	if err != nil {
+		t.Fatalf("kustomize build: %v\n%s", err, fromKustomize)
+	}
+	h, k := objects(t, fromHelm), objects(t, fromKustomize)
+	if k["Namespace/network-operator"] == "" {
+		t.Error("kustomize: no Namespace network-operator")
+	}
+	delete(k, "Namespace/network-operator")
+	for key, want := range h {
+		got, ok := k[key]
+		switch {
+		case !ok:
+			t.Errorf("%s: rendered by helm, missing from kustomize", key)
+		case got != want:
+			t.Errorf("%s differs (make generate renews config/default):\nhelm:\n%s\nkustomize:\n%s", key, want, got)
+		}
+	}
+	for key := range k {
+		if _, ok := h[key]; !ok {
+			t.Errorf("%s: from kustomize only", key)
+		}
+	}
+}
+
+// objects maps kind/name to the object in canonical YAML.
+func objects(t *testing.T, stream string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, doc := range strings.Split(stream, "\n---") {
+		var u unstructured.Unstructured
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			t.Fatalf("document: %v\n%s", err, doc)
+		}
+		if u.Object == nil {
+			continue
+		}
+		data, err := yaml.Marshal(u.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[u.GetKind()+"/"+u.GetName()] = string(data)
+	}
+	return out
+}
