@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -74,7 +73,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.Meta, err = images.ReadMeta(ctx, moduleDir, os.Getenv("SOURCE_DATE_EPOCH")); err != nil {
 		return err
 	}
-	if slices.Contains(names, images.FRRName) {
+	if images.NeedFRRRootfs(names...) {
 		sources, err := images.AptSources("/", images.DefaultFRRRecipe(nil).Suite)
 		if err != nil {
 			return err
