@@ -69,6 +69,7 @@ type flags struct {
 	frrMode, frrVtySocket, frrConfDir            string
 	frrStateDir                                  string
 	frrScratch                                   bool
+	frrWait                                      time.Duration
 	passwordDir                                  string
 	vtepInterface, vrfMode, vethVRFs             string
 	defaultMTU                                   int
@@ -100,6 +101,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.frrConfDir, "frr-conf-dir", "", "directory of frr.conf (default /etc/frr)")
 	fs.StringVar(&f.frrStateDir, "frr-state-dir", "/var/lib/network-operator/frr", "where the last applied FRR config is kept")
 	fs.BoolVar(&f.frrScratch, "frr-scratch", true, "load every new FRR config into throw-away daemons before applying it")
+	fs.DurationVar(&f.frrWait, "frr-wait", 2*time.Minute, "at start, wait this long for FRR to answer (it may start next to the agent, e.g. in its pod)")
 	fs.StringVar(&f.passwordDir, "password-dir", "", "standalone: BGP passwords as files <dir>/<namespace>/<name>/<key> (passwordSecretRef)")
 	fs.StringVar(&f.vtepInterface, "vtep-interface", "", "underlay device every VXLAN is bound to (optional)")
 	fs.StringVar(&f.vrfMode, "vrf-mode", "auto", "VRFs: auto (VRF devices when the kernel has them), device or table-only")
@@ -227,6 +229,11 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 		return dryRun(ctx, f, stdout, nc, reloader, ns, links, store, passwords)
 	}
 
+	if reloader != nil {
+		if err := startFRR(ctx, reloader, f.frrWait, logger); err != nil {
+			return err
+		}
+	}
 	m := metrics.New()
 	dp, err := dataplane.Open(ctx, dataplane.Options{PinDir: f.pinDir, NetNS: ns, Links: links, Logger: logger,
 		Rebuild: rebuildFrom(store, nc, links)})
@@ -323,6 +330,35 @@ func dryRun(ctx context.Context, f *flags, stdout io.Writer, nc *netconf.Manager
 		return err // refused: nothing would be applied
 	}
 	fmt.Fprint(stdout, plan)
+	return nil
+}
+
+// startFRR waits until FRR answers - a failed first health check would otherwise count against the spec - and
+// makes the reloader forget the last applied config when FRR was restarted without it (a new pod's FRR starts
+// empty), so the first reconcile reloads.
+func startFRR(ctx context.Context, r *frr.Reloader, wait time.Duration, logger *slog.Logger) error {
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		_, err := r.Target().Summary(wctx)
+		if err == nil {
+			break
+		}
+		select {
+		case <-wctx.Done():
+			return fmt.Errorf("FRR did not answer within %v (--frr-wait): %w", wait, err)
+		case <-t.C:
+		}
+	}
+	forgot, err := r.Resync(ctx)
+	if err != nil {
+		return err
+	}
+	if forgot {
+		logger.Info("FRR runs without the last applied config (restarted): the next reconcile reloads it")
+	}
 	return nil
 }
 

@@ -42,6 +42,9 @@ type Snapshot struct {
 	Temp       []string          `json:"temp"`
 	HostLinks  []string          `json:"hostLinks"`
 	FRRDirs    []string          `json:"frrDirs"`
+	// StatePaths are the node paths of the agent and of kubelets that exist (a test node that wrote to the
+	// host's instead of its own leaves them).
+	StatePaths []string          `json:"statePaths"`
 	Sysctls    map[string]string `json:"sysctls"`
 	// HostNetns is the network namespace of the process that took the snapshot (the host's).
 	HostNetns string   `json:"hostNetns"`
@@ -63,6 +66,11 @@ var Sysctls = []string{
 	"net/ipv4/conf/default/forwarding", "vm/overcommit_memory", "kernel/panic", "kernel/panic_on_oops",
 	"net/core/bpf_jit_enable", "net/ipv4/conf/all/rp_filter",
 }
+
+// StatePaths are host paths the agent (its state hostPath) and the test nodes' kubelets, containerd and CNI
+// use: on this machine every node has its own, so any of them appearing on the host is left behind.
+var StatePaths = []string{"/var/lib/network-operator", "/var/lib/kubelet", "/var/log/pods", "/var/log/containers",
+	"/etc/cni", "/var/lib/cni", "/run/containerd"}
 
 // ProjectPrograms are the programs whose processes, when new and still running, are left behind even in the
 // host's network namespace.
@@ -108,6 +116,11 @@ func Take(o Options) *Snapshot {
 	note(err)
 	s.Temp, err = entries(o.TempDir, o.IgnoreTemp)
 	note(err)
+	for _, p := range StatePaths {
+		if _, err := os.Lstat(p); err == nil {
+			s.StatePaths = append(s.StatePaths, p)
+		}
+	}
 	for _, d := range o.FRRDirs {
 		names, err := entries(d, nil)
 		note(err)
@@ -309,6 +322,7 @@ func Diff(before, after *Snapshot, exclude map[int]bool) []string {
 	add("temp entry", newItems(before.Temp, after.Temp))
 	add("host interface", newItems(before.HostLinks, after.HostLinks))
 	add("FRR directory", newItems(before.FRRDirs, after.FRRDirs))
+	add("node state path", newItems(before.StatePaths, after.StatePaths))
 	for k, v := range before.Sysctls {
 		if now, ok := after.Sysctls[k]; ok && now != v {
 			out = append(out, fmt.Sprintf("sysctl %s changed: %s -> %s", k, v, now))

@@ -65,6 +65,9 @@ type Options struct {
 	APIServerBinDir, NodeBinDir string
 	// PauseImage is the sandbox image of every pod (no registry to pull it from).
 	PauseImage ImageRef
+	// PrivateDirs are host paths every node gets a directory of its own on (e.g. the state hostPaths of a
+	// DaemonSet), as separate machines would have; nothing is written to the host's.
+	PrivateDirs []string
 	Nodes      []NodeSpec
 	// Out receives progress lines (nil: discarded).
 	Out io.Writer

@@ -172,7 +172,7 @@ func (c *Cluster) nodeNetwork(n *Node, spec NodeSpec) error {
 // nodeMounts starts the process holding the node's mount namespace and mounts the node's directories over the
 // kubelet's and CNI's fixed paths, and a bpffs of its own.
 func (c *Cluster) nodeMounts(ctx context.Context, n *Node) error {
-	for _, mp := range mountPoints {
+	for _, mp := range append(slices.Clone(mountPoints), c.opts.PrivateDirs...) {
 		// Every directory made on the host goes again at the end, the parents (e.g. /etc/cni) too.
 		var missing []string
 		for d := mp; d != "/"; d = filepath.Dir(d) {
@@ -205,7 +205,7 @@ func (c *Cluster) nodeMounts(ctx context.Context, n *Node) error {
 	c.onClose(func() error { return holder.stop(5 * time.Second) })
 	var script strings.Builder
 	script.WriteString("set -e\n")
-	for _, mp := range mountPoints {
+	for _, mp := range append(slices.Clone(mountPoints), c.opts.PrivateDirs...) {
 		dir := filepath.Join(n.Dir, "fs", strings.ReplaceAll(strings.TrimPrefix(mp, "/"), "/", "_"))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err

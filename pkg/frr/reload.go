@@ -494,3 +494,40 @@ func finishFile(f *os.File, data []byte, owner *FileOwner) error {
 	}
 	return err
 }
+
+// Resync drops the memory of the last applied config when FRR no longer runs it: the daemons were restarted
+// with another frr.conf (FRR in the agent's pod restarts with the pod, from an empty config), so the next Apply
+// reloads instead of skipping. It compares the "router ..." stanzas, which every config of ours has and which an
+// FRR started afresh lacks. It reports whether it forgot.
+func (r *Reloader) Resync(ctx context.Context) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.last == "" {
+		return false, nil
+	}
+	applied, err := os.ReadFile(r.lastAppliedPath())
+	if err != nil {
+		return false, fmt.Errorf("read last applied config: %w", err)
+	}
+	running, err := r.opts.Target.RunningConfig(ctx)
+	if err != nil {
+		return false, fmt.Errorf("FRR's running config: %w", err)
+	}
+	if slices.Equal(routerStanzas(applied), routerStanzas(running)) {
+		return false, nil
+	}
+	r.last = ""
+	return true, nil
+}
+
+// routerStanzas are the "router ..." lines of a config, sorted.
+func routerStanzas(cfg []byte) []string {
+	var out []string
+	for _, l := range strings.Split(string(cfg), "\n") {
+		if strings.HasPrefix(l, "router ") {
+			out = append(out, strings.TrimSpace(l))
+		}
+	}
+	slices.Sort(out)
+	return out
+}

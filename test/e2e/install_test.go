@@ -126,7 +126,8 @@ func TestHelmInstall(t *testing.T) {
 		if o := u.Overlapping(); len(o) > 0 {
 			t.Errorf("agents of several nodes were down at once: %v (want one node at a time)", o)
 		}
-		t.Logf("helm upgrade to %s: %.1fs for %d nodes", upgradeTag, u.Duration.Seconds(), len(u.Nodes))
+		t.Logf("helm upgrade to %s: %.1fs for %d nodes; every BGP session Established again %.1fs after the last new pod was ready",
+			upgradeTag, u.Duration.Seconds(), len(u.Nodes), u.BGPBack.Seconds())
 	})
 
 	t.Run("uninstall", func(t *testing.T) {

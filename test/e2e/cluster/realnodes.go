@@ -84,8 +84,10 @@ func (c *Cluster) StartKubeNodes(ctx context.Context) error {
 		APIServerBinDir: assets,
 		NodeBinDir:      c.opts.NodeBinDir,
 		PauseImage:      pause,
-		Nodes:           specs,
-		Out:             indent{c.opts.Out},
+		// The agents' state hostPath: one per node, as on separate machines.
+		PrivateDirs: []string{"/var/lib/network-operator"},
+		Nodes:       specs,
+		Out:         indent{c.opts.Out},
 	})
 	if err != nil {
 		return fmt.Errorf("kubernetes nodes: %w", err)

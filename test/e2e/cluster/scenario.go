@@ -208,26 +208,7 @@ func (c *Cluster) RunScenario(ctx context.Context, out io.Writer) (*Results, err
 // waitUnderlay waits until the route reflector has an Established IPv4 and EVPN session with every node and
 // every node reaches every other node's loopback (the VTEPs) through the fabric.
 func (c *Cluster) waitUnderlay(ctx context.Context, p *printer) (time.Duration, error) {
-	type peers map[string]struct {
-		State string `json:"state"`
-	}
-	var sum struct {
-		IPv4 struct{ Peers peers } `json:"ipv4Unicast"`
-		EVPN struct{ Peers peers } `json:"l2VpnEvpn"`
-	}
-	err := poll(ctx, 250*time.Millisecond, 60*time.Second, "BGP sessions of the route reflector", func(ctx context.Context) (bool, string, error) {
-		if err := c.fabric.JSON(ctx, "show bgp summary json", &sum); err != nil {
-			return false, err.Error(), nil
-		}
-		for _, n := range c.nodes {
-			for af, ps := range map[string]peers{"ipv4 unicast": sum.IPv4.Peers, "l2vpn evpn": sum.EVPN.Peers} {
-				if st := ps[n.Name].State; st != "Established" {
-					return false, fmt.Sprintf("%s %s: %q", n.Name, af, st), nil
-				}
-			}
-		}
-		return true, "", nil
-	})
+	err := poll(ctx, 250*time.Millisecond, 60*time.Second, "BGP sessions of the route reflector", c.reflectorEstablished)
 	if err != nil {
 		return 0, err
 	}
@@ -254,6 +235,29 @@ func (c *Cluster) waitUnderlay(ctx context.Context, p *printer) (time.Duration, 
 	p.line("  every node reaches every other node's loopback (VTEP) through the fabric: underlay up %.1fs after the operator started",
 		up.Seconds())
 	return up, nil
+}
+
+// reflectorEstablished reports whether the route reflector has an Established IPv4 and EVPN session with every
+// node (a poll condition).
+func (c *Cluster) reflectorEstablished(ctx context.Context) (bool, string, error) {
+	type peers map[string]struct {
+		State string `json:"state"`
+	}
+	var sum struct {
+		IPv4 struct{ Peers peers } `json:"ipv4Unicast"`
+		EVPN struct{ Peers peers } `json:"l2VpnEvpn"`
+	}
+	if err := c.fabric.JSON(ctx, "show bgp summary json", &sum); err != nil {
+		return false, err.Error(), nil
+	}
+	for _, n := range c.nodes {
+		for af, ps := range map[string]peers{"ipv4 unicast": sum.IPv4.Peers, "l2vpn evpn": sum.EVPN.Peers} {
+			if st := ps[n.Name].State; st != "Established" {
+				return false, fmt.Sprintf("%s %s: %q", n.Name, af, st), nil
+			}
+		}
+	}
+	return true, "", nil
 }
 
 // waitNodesReady waits until every agent has set its Node condition and removed the start-up taint.

@@ -36,6 +36,9 @@ type Upgrade struct {
 	Image    string
 	Nodes    []NodeUpgrade
 	Duration time.Duration
+	// BGPBack is the time from the last new pod's readiness until the route reflector had every node's
+	// sessions Established again (FRR restarts with the pod).
+	BGPBack time.Duration
 }
 
 // Overlapping returns pairs of nodes whose agent was down at the same time (want none: one node at a time).
@@ -114,6 +117,11 @@ func (c *Cluster) UpgradeAgents(ctx context.Context, archive, tag string) (*Upgr
 		return nil, err
 	}
 	u.Duration = time.Since(start)
+	ready := time.Now()
+	if err := poll(ctx, 250*time.Millisecond, 2*time.Minute, "BGP sessions after the upgrade", c.reflectorEstablished); err != nil {
+		return nil, err
+	}
+	u.BGPBack = time.Since(ready)
 	// A last second of traffic on the new agents.
 	select {
 	case <-ctx.Done():
