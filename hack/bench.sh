@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench: builds the benchmark program (test/bench) and runs it as root. It prints one markdown table (BPF
+# make bench: builds the benchmark program (hack/tools/bench) and runs it as root. It prints one markdown table (BPF
 # per-packet cost, iperf3 through direct veth / kernel forwarding / the eBPF router with and without a
 # kube-proxy-sized ruleset, generation swap times) and writes it to docs/bench.md. About 2-3 minutes.
 # Extra arguments go to the program, e.g. `hack/bench.sh -quick` (short runs, docs/bench.md left alone) or
@@ -18,5 +18,5 @@ mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
-go build -o "$bin/bench" ./test/bench
+go build -o "$bin/bench" ./hack/tools/bench
 "$bin/bench" -out docs/bench.md "$@"

@@ -22,7 +22,7 @@ import (
 	"github.com/network-operator/network-operator/bpf/limits"
 )
 
-// Limits shared by the CRD schemas (markers), the validator (pkg/validation) and the operator.
+// Limits shared by the CRD schemas (markers), the validator (internal/validation) and the operator.
 const (
 	// MinVNI and MaxVNI bound a VXLAN network identifier (24 bits; 0 is reserved).
 	MinVNI = 1
@@ -110,7 +110,7 @@ const (
 // JSON-compatible with das-schiff network-operator's VrfRouteConfigurationPrefixItem.
 //
 // The schema only checks that CIDR parses. Network address, ge/le bounds and unique sequence numbers are checked by
-// the admission webhook (pkg/validation): a CEL message naming the offending number or the corrected network
+// the admission webhook (internal/validation): a CEL message naming the offending number or the corrected network
 // needs string() conversions, which the API server's cost estimator counts as unbounded and refuses.
 type PrefixItem struct {
 	// CIDR is the network the entry matches, as a network address (10.0.0.0/8, not 10.0.0.1/8).

@@ -29,12 +29,12 @@ import (
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/operator/controllers"
-	"github.com/network-operator/network-operator/operator/metrics"
-	"github.com/network-operator/network-operator/operator/nodeconfig"
-	"github.com/network-operator/network-operator/operator/webhook"
-	"github.com/network-operator/network-operator/operator/webhookcert"
-	"github.com/network-operator/network-operator/pkg/validation"
+	"github.com/network-operator/network-operator/internal/operator/controllers"
+	"github.com/network-operator/network-operator/internal/operator/metrics"
+	"github.com/network-operator/network-operator/internal/operator/nodeconfig"
+	"github.com/network-operator/network-operator/internal/operator/webhook"
+	"github.com/network-operator/network-operator/internal/operator/webhookcert"
+	"github.com/network-operator/network-operator/internal/validation"
 )
 
 func main() {

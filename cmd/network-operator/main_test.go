@@ -33,8 +33,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/operator/nodeconfig"
-	testenv "github.com/network-operator/network-operator/test/envtest"
+	"github.com/network-operator/network-operator/internal/operator/nodeconfig"
+	testenv "github.com/network-operator/network-operator/internal/testenv"
 )
 
 // shared is the package's control plane: the tests run one operator binary after the other against it.

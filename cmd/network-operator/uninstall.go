@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/operator/uninstall"
+	"github.com/network-operator/network-operator/internal/operator/uninstall"
 )
 
 // runUninstall is `network-operator uninstall`, the chart's pre-delete hook (see operator/uninstall).

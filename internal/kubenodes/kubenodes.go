@@ -68,7 +68,7 @@ type Options struct {
 	// PrivateDirs are host paths every node gets a directory of its own on (e.g. the state hostPaths of a
 	// DaemonSet), as separate machines would have; nothing is written to the host's.
 	PrivateDirs []string
-	Nodes      []NodeSpec
+	Nodes       []NodeSpec
 	// Out receives progress lines (nil: discarded).
 	Out io.Writer
 }

@@ -23,8 +23,8 @@ import (
 	"github.com/network-operator/network-operator/internal/images"
 	"github.com/network-operator/network-operator/internal/kubenodes"
 	"github.com/network-operator/network-operator/internal/namedns"
+	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/testreq"
-	testenv "github.com/network-operator/network-operator/test/envtest"
 )
 
 func TestTwoNodes(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/network-operator/network-operator/internal/namedns"
-	"github.com/network-operator/network-operator/pkg/netnsrun"
+	"github.com/network-operator/network-operator/internal/netnsrun"
 )
 
 // mountPoints are the host paths each node gets its own directory on (kubelet's fixed paths, CNI's).

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/pkg/validation"
+	"github.com/network-operator/network-operator/internal/validation"
 )
 
 // PasswordFunc returns the value of a Secret key (the agent reads Secrets;

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/pkg/validation"
+	"github.com/network-operator/network-operator/internal/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 

@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/network-operator/network-operator/pkg/validation"
+	"github.com/network-operator/network-operator/internal/validation"
 )
 
 // NodeConfig is the FRR-relevant part of one node's desired state. It mirrors

@@ -13,7 +13,7 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/network-operator/network-operator/pkg/validation"
+	"github.com/network-operator/network-operator/internal/validation"
 )
 
 //go:embed templates/*.tmpl

@@ -11,7 +11,7 @@ import (
 
 	"github.com/network-operator/network-operator/internal/golden"
 
-	"github.com/network-operator/network-operator/pkg/validation"
+	"github.com/network-operator/network-operator/internal/validation"
 )
 
 func renderCase(t *testing.T, c goldenCase) []byte {

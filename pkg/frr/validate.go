@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/pkg/validation"
+	"github.com/network-operator/network-operator/internal/validation"
 )
 
 // Limits FRR and the kernel put on names and numbers; the shared ones come from api/v1alpha1.

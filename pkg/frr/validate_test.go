@@ -12,7 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/network-operator/network-operator/pkg/validation"
+	"github.com/network-operator/network-operator/internal/validation"
 )
 
 func TestValidateNamesFieldAndValue(t *testing.T) {

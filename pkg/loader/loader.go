@@ -13,7 +13,7 @@ import (
 	"sync"
 
 	"github.com/cilium/ebpf"
-	"github.com/network-operator/network-operator/pkg/netnsrun"
+	"github.com/network-operator/network-operator/internal/netnsrun"
 	"github.com/vishvananda/netns"
 
 	"github.com/network-operator/network-operator/bpf"

@@ -16,7 +16,7 @@ import (
 
 	"github.com/network-operator/network-operator/bpf"
 	"github.com/network-operator/network-operator/bpf/limits"
-	"github.com/network-operator/network-operator/pkg/validation"
+	"github.com/network-operator/network-operator/internal/validation"
 )
 
 // ErrIncompatible is returned when a map does not have the layout this

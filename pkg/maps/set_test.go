@@ -14,7 +14,7 @@ import (
 
 	"github.com/network-operator/network-operator/bpf"
 	"github.com/network-operator/network-operator/internal/testreq"
-	"github.com/network-operator/network-operator/pkg/validation"
+	"github.com/network-operator/network-operator/internal/validation"
 )
 
 // requireBPF: creating BPF maps needs root.

@@ -11,7 +11,7 @@ import (
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/bpf/limits"
-	"github.com/network-operator/network-operator/pkg/validation"
+	"github.com/network-operator/network-operator/internal/validation"
 )
 
 // Tables is the desired (or live) content of the router's tables. Order does

@@ -19,8 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 
+	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/testreq"
-	testenv "github.com/network-operator/network-operator/test/envtest"
 )
 
 func helm(t *testing.T) (string, string) {

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/network-operator/network-operator/internal/cluster"
+	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/testreq"
-	"github.com/network-operator/network-operator/test/e2e/cluster"
-	testenv "github.com/network-operator/network-operator/test/envtest"
 )
 
 // installTimeout bounds the helm form: images, nodes, install, scenario, node scope, upgrade, uninstall.

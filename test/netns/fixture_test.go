@@ -14,10 +14,10 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/network-operator/network-operator/bpf"
+	"github.com/network-operator/network-operator/internal/lab"
 	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
-	"github.com/network-operator/network-operator/test/netns/lab"
 )
 
 // Addresses of the line topology a -- r -- b.

@@ -7,9 +7,9 @@ import (
 
 	"github.com/cilium/ebpf/link"
 
+	"github.com/network-operator/network-operator/internal/lab"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
-	"github.com/network-operator/network-operator/test/netns/lab"
 )
 
 // TestProcessRestartKeepsForwarding: one process loads, attaches and applies, then dies (SIGKILL) while a flow

@@ -1,0 +1,103 @@
+// Command bench prints the network-operator benchmark: BPF per-packet cost, iperf3 throughput of the kernel and
+// eBPF paths with and without a kube-proxy-sized ruleset, and generation swap times, in one markdown table that
+// is also written to docs/bench.md. Run it as root through hack/bench.sh (`make bench`).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/network-operator/network-operator/internal/bench/machine"
+	"github.com/network-operator/network-operator/internal/bench/perpacket"
+	"github.com/network-operator/network-operator/internal/bench/report"
+	"github.com/network-operator/network-operator/internal/bench/swap"
+	"github.com/network-operator/network-operator/internal/bench/throughput"
+	"github.com/network-operator/network-operator/internal/bench/topo"
+	"github.com/network-operator/network-operator/internal/lab"
+)
+
+func main() {
+	out := flag.String("out", "", "also write the result to this markdown file (e.g. docs/bench.md)")
+	quick := flag.Bool("quick", false, "short runs (smoke test; figures are rough)")
+	only := flag.String("only", "perpacket,throughput,swap", "sections to run")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *out, *quick, strings.Split(*only, ",")); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, out string, quick bool, sections []string) error {
+	pp, tp, sw := perpacket.DefaultOptions(), throughput.DefaultOptions(), swap.DefaultOptions()
+	if quick {
+		pp = perpacket.Options{Samples: 3, Runs: 20_000, Repeat: 200}
+		tp = throughput.Options{Runs: 1, Duration: time.Second, Rules: 500}
+		sw = swap.Options{Sizes: []int{10, 1000, 10000}, Swaps: 5}
+	}
+	l, err := lab.Open(lab.WithLogf(func(f string, a ...any) { fmt.Fprintf(os.Stderr, "lab: "+f+"\n", a...) }))
+	if err != nil {
+		return err
+	}
+	// Namespaces and pin dirs go away on every exit, Ctrl-C included (the context is cancelled, runs stop).
+	defer func() {
+		start := time.Now()
+		for _, err := range l.Close() {
+			fmt.Fprintln(os.Stderr, "bench cleanup:", err)
+		}
+		fmt.Fprintf(os.Stderr, "bench: namespaces removed in %v\n", time.Since(start).Round(time.Millisecond))
+	}()
+	start := time.Now()
+	paths, err := topo.Build(ctx, l)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "bench: namespaces ready in %v\n", time.Since(start).Round(time.Millisecond))
+
+	table := report.Table{
+		Title:   "network-operator benchmark",
+		Context: []string{"Measured " + machine.Describe(ctx) + ". Regenerate with `make bench`."},
+	}
+	if slices.Contains(sections, "perpacket") {
+		fmt.Fprintln(os.Stderr, "bench: BPF_PROG_TEST_RUN per packet ...")
+		start := time.Now()
+		table.Rows = append(table.Rows, perpacket.Measure(ctx, paths, pp)...)
+		fmt.Fprintf(os.Stderr, "bench: per packet done in %v\n", time.Since(start).Round(time.Millisecond))
+		table.Notes = append(table.Notes, perpacket.Method)
+	}
+	if slices.Contains(sections, "throughput") {
+		fmt.Fprintf(os.Stderr, "bench: iperf3, %d x %v per path ...\n", tp.Runs, tp.Duration)
+		table.Rows = append(table.Rows, throughput.Measure(ctx, l, paths, tp)...)
+		table.Notes = append(table.Notes, throughput.Method)
+	}
+	if slices.Contains(sections, "swap") {
+		fmt.Fprintln(os.Stderr, "bench: generation swaps ...")
+		table.Rows = append(table.Rows, swap.Measure(ctx, sw)...)
+		table.Notes = append(table.Notes, swap.Method)
+	}
+	table.Notes = append(table.Notes, "- Targets are goals shown next to the figures, never asserted.")
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("interrupted, nothing written: %w", err)
+	}
+	md := table.Markdown()
+	fmt.Print(md)
+	if out != "" && quick {
+		fmt.Fprintln(os.Stderr, "bench: -quick figures are rough;", out, "left unchanged")
+	}
+	if out != "" && !quick {
+		if err := os.WriteFile(out, []byte(md), 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", out, err)
+		}
+		fmt.Fprintln(os.Stderr, "bench: wrote", out)
+	}
+	return nil
+}

@@ -1,0 +1,425 @@
+// Package app is the node agent's command line: it parses flags and wires the parts together (data plane,
+// netconf, FRR, reconcile engine, metrics and health endpoints) for one of three modes:
+//
+//	network-agent [flags]                          Kubernetes: this node's NodeNetworkConfig (--node-name)
+//	network-agent --config-file node.yaml [flags]  standalone: apply the file and keep it applied
+//	network-agent dataplane <command> ...          the data-plane CLI (agent/dpctl)
+//
+// --once applies the file and exits (status 0: applied and healthy, 1: not applied, 2: usage); --dry-run
+// prints the plan and changes nothing.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/agent/dataplane"
+	"github.com/network-operator/network-operator/internal/agent/dpctl"
+	"github.com/network-operator/network-operator/internal/agent/frrconfig"
+	"github.com/network-operator/network-operator/internal/agent/kube"
+	"github.com/network-operator/network-operator/internal/agent/laststate"
+	"github.com/network-operator/network-operator/internal/agent/metrics"
+	"github.com/network-operator/network-operator/internal/agent/netconf"
+	"github.com/network-operator/network-operator/internal/agent/nodefile"
+	"github.com/network-operator/network-operator/internal/agent/reconcile"
+	"github.com/network-operator/network-operator/internal/agent/standalone"
+	"github.com/network-operator/network-operator/pkg/frr"
+	"github.com/network-operator/network-operator/pkg/loader"
+	"github.com/network-operator/network-operator/pkg/maps"
+)
+
+// Exit statuses.
+const (
+	ExitOK       = 0
+	ExitFailed   = 1
+	ExitUsage    = 2
+	exitUsageMsg = "Usage: network-agent [--config-file FILE [--once|--dry-run]] [flags]   |   network-agent dataplane <command>"
+)
+
+// flags are the command line settings.
+type flags struct {
+	configFile, statusFile, nodeName, kubeconfig string
+	once, dryRun                                 bool
+	netnsName, pinDir, stateFile                 string
+	listen                                       string
+	resync                                       time.Duration
+	startupTaint                                 string
+	frrMode, frrVtySocket, frrConfDir            string
+	frrStateDir                                  string
+	frrScratch                                   bool
+	frrWait                                      time.Duration
+	passwordDir                                  string
+	vtepInterface, vrfMode, vethVRFs             string
+	defaultMTU                                   int
+	logLevel                                     string
+}
+
+func parseFlags(args []string, stderr io.Writer) (*flags, error) {
+	f := &flags{}
+	fs := flag.NewFlagSet("network-agent", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, exitUsageMsg)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&f.configFile, "config-file", "", "standalone mode: a NodeNetworkConfig (or das-schiff node config) file to apply without Kubernetes")
+	fs.BoolVar(&f.once, "once", false, "standalone: apply the file once and exit (0 applied and healthy, 1 not)")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan for the file (or this node's NodeNetworkConfig) and change nothing")
+	fs.StringVar(&f.statusFile, "status-file", "", "standalone: write the node's status to this file after every reconcile")
+	fs.StringVar(&f.nodeName, "node-name", os.Getenv("NODE_NAME"), "Kubernetes mode: this node's name (default $NODE_NAME)")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "Kubernetes mode: kubeconfig file (default: in-cluster or $KUBECONFIG)")
+	fs.StringVar(&f.netnsName, "netns", "", "network namespace to configure (name under /run/netns or a path); default: the agent's own")
+	fs.StringVar(&f.pinDir, "pin-dir", loader.DefaultPinDir, "bpffs directory of the eBPF router's pins")
+	fs.StringVar(&f.stateFile, "state-file", laststate.DefaultPath, "where the last good configuration is kept")
+	fs.StringVar(&f.listen, "listen", ":9750", "address of /metrics, /healthz and /readyz (empty: off)")
+	fs.DurationVar(&f.resync, "resync", 30*time.Second, "reconcile this often even without changes (drift repair, health)")
+	fs.StringVar(&f.startupTaint, "startup-taint", kube.DefaultStartupTaint, "Kubernetes mode: taint removed from the Node once healthy (\"-\": none)")
+	fs.StringVar(&f.frrMode, "frr", "reload", "FRR handling: reload (render, validate, reload via frr-reload.py) or none")
+	fs.StringVar(&f.frrVtySocket, "frr-vty-socket", "", "directory of FRR's vty sockets (default: FRR's)")
+	fs.StringVar(&f.frrConfDir, "frr-conf-dir", "", "directory of frr.conf (default /etc/frr)")
+	fs.StringVar(&f.frrStateDir, "frr-state-dir", "/var/lib/network-operator/frr", "where the last applied FRR config is kept")
+	fs.BoolVar(&f.frrScratch, "frr-scratch", true, "load every new FRR config into throw-away daemons before applying it")
+	fs.DurationVar(&f.frrWait, "frr-wait", 2*time.Minute, "at start, wait this long for FRR to answer (it may start next to the agent, e.g. in its pod)")
+	fs.StringVar(&f.passwordDir, "password-dir", "", "standalone: BGP passwords as files <dir>/<namespace>/<name>/<key> (passwordSecretRef)")
+	fs.StringVar(&f.vtepInterface, "vtep-interface", "", "underlay device every VXLAN is bound to (optional)")
+	fs.StringVar(&f.vrfMode, "vrf-mode", "auto", "VRFs: auto (VRF devices when the kernel has them), device or table-only")
+	fs.StringVar(&f.vethVRFs, "veth-vrfs", "", "comma-separated VRFs that get a veth pair to the default VRF")
+	fs.IntVar(&f.defaultMTU, "default-mtu", 0, "MTU of a VRF's links when the spec sets none (0: 1500)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case f.once && f.configFile == "":
+		return nil, errors.New("--once needs --config-file")
+	case f.configFile == "" && f.nodeName == "":
+		return nil, errors.New("either --config-file (standalone) or --node-name / $NODE_NAME (Kubernetes) is required")
+	case f.frrMode != "reload" && f.frrMode != "none":
+		return nil, fmt.Errorf("--frr %q: want reload or none", f.frrMode)
+	}
+	return f, nil
+}
+
+// Run runs the agent; args exclude the program name. It returns the exit status.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "cleanup" {
+		return runCleanup(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "dataplane" {
+		err := dpctl.Run(ctx, args[1:], stdout, stderr)
+		switch {
+		case err == nil:
+			return ExitOK
+		case errors.Is(err, dpctl.ErrUsage):
+			fmt.Fprintln(stderr, "network-agent:", err)
+			return ExitUsage
+		default:
+			fmt.Fprintln(stderr, "network-agent:", err)
+			return ExitFailed
+		}
+	}
+	f, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "network-agent:", err)
+		fmt.Fprintln(stderr, exitUsageMsg)
+		return ExitUsage
+	}
+	logger := newLogger(stderr, f.logLevel)
+	if err := run(ctx, f, stdout, logger); err != nil {
+		fmt.Fprintln(stderr, "network-agent:", err)
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// openNetns returns the handle of the namespace to configure (0: the agent's own) and a netlink handle in it.
+func openNetns(name string) (netns.NsHandle, *netlink.Handle, error) {
+	if name == "" {
+		h, err := netlink.NewHandle()
+		if err != nil {
+			return 0, nil, fmt.Errorf("netlink handle: %w", err)
+		}
+		return 0, h, nil
+	}
+	path := name
+	if !strings.Contains(name, "/") {
+		path = filepath.Join("/run/netns", name)
+	}
+	ns, err := netns.GetFromPath(path)
+	if err != nil {
+		return 0, nil, fmt.Errorf("--netns %s: %w", name, err)
+	}
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		ns.Close()
+		return 0, nil, fmt.Errorf("netlink handle in %s: %w", name, err)
+	}
+	return ns, h, nil
+}
+
+func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) error {
+	ns, links, err := openNetns(f.netnsName)
+	if err != nil {
+		return err
+	}
+	defer links.Close()
+	if ns > 0 {
+		defer ns.Close()
+	}
+	settings := netconf.Settings{VTEPInterface: f.vtepInterface, VRFMode: netconf.VRFMode(f.vrfMode), DefaultMTU: f.defaultMTU}
+	if f.vethVRFs != "" {
+		settings.VethVRFs = strings.Split(f.vethVRFs, ",")
+	}
+	nc, err := netconf.New(links, settings)
+	if err != nil {
+		return err
+	}
+	var reloader *frr.Reloader
+	if f.frrMode == "reload" {
+		opts := frr.Options{Target: frr.Target{VtySocket: f.frrVtySocket, ConfDir: f.frrConfDir}, StateDir: f.frrStateDir}
+		if !f.frrScratch {
+			opts.ScratchDaemons = []string{}
+		}
+		if reloader, err = frr.NewReloader(opts); err != nil {
+			return err
+		}
+	}
+	store := laststate.New(f.stateFile)
+	var passwords frrconfig.PasswordFunc
+	if f.passwordDir != "" {
+		passwords = filePasswords(f.passwordDir)
+	}
+
+	if f.dryRun {
+		return dryRun(ctx, f, stdout, nc, reloader, ns, links, store, passwords)
+	}
+
+	if reloader != nil {
+		if err := startFRR(ctx, reloader, f.frrWait, logger); err != nil {
+			return err
+		}
+	}
+	m := metrics.New()
+	dp, err := dataplane.Open(ctx, dataplane.Options{PinDir: f.pinDir, NetNS: ns, Links: links, Logger: logger,
+		Rebuild: rebuildFrom(store, nc, links)})
+	if err != nil {
+		return err
+	}
+	defer dp.Close()
+	rep := dp.LoadReport()
+	logger.Info("eBPF router loaded", "pinDir", f.pinDir, "created", rep.Created, "reused", rep.Reused,
+		"adopted", rep.Adopted, "migrated", rep.Migrated)
+
+	eo := reconcile.Options{Netlink: nc, Dataplane: dp, Links: links, Store: store, Metrics: m, Logger: logger}
+	if reloader != nil {
+		eo.FRR, eo.FRRStatus = reloader, reloader.Target()
+	}
+	engine, err := reconcile.New(eo)
+	if err != nil {
+		return err
+	}
+
+	if f.listen != "" {
+		stop, err := serve(f.listen, m, engine, logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+
+	if f.configFile != "" {
+		return standalone.Run(ctx, standalone.Options{File: f.configFile, Engine: engine, Resync: f.resync,
+			Once: f.once, StatusFile: f.statusFile, Passwords: passwords, Out: stdout, Logger: logger})
+	}
+	return runKube(ctx, f, engine, logger)
+}
+
+func runKube(ctx context.Context, f *flags, engine *reconcile.Engine, logger *slog.Logger) error {
+	log.SetLogger(logr.FromSlogHandler(logger.Handler()))
+	cfg, err := kubeConfig(f.kubeconfig)
+	if err != nil {
+		return fmt.Errorf("kubernetes client config: %w", err)
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := v1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	mgr, err := kube.NewManager(cfg, scheme, kube.Options{NodeName: f.nodeName, Engine: engine, Resync: f.resync,
+		StartupTaint: f.startupTaint, Logger: logger})
+	if err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// kubeConfig loads the --kubeconfig file when given, else what controller-runtime finds (KUBECONFIG, in-cluster,
+// ~/.kube/config): no environment is changed to pass the flag on.
+func kubeConfig(path string) (*rest.Config, error) {
+	if path != "" {
+		return clientcmd.BuildConfigFromFlags("", path)
+	}
+	return config.GetConfig()
+}
+
+// dryRun prints the plan for the file (or the node's object) without loading anything into the kernel.
+func dryRun(ctx context.Context, f *flags, stdout io.Writer, nc *netconf.Manager, reloader *frr.Reloader,
+	ns netns.NsHandle, links *netlink.Handle, store *laststate.Store, passwords frrconfig.PasswordFunc) error {
+	if f.configFile == "" {
+		return errors.New("--dry-run needs --config-file")
+	}
+	doc, err := nodefile.ReadFile(f.configFile)
+	if err != nil {
+		return err
+	}
+	for _, n := range doc.Notes {
+		fmt.Fprintf(stdout, "note: %s\n", n)
+	}
+	view, err := dataplane.OpenView(ctx, f.pinDir, ns)
+	if err != nil {
+		return err
+	}
+	defer view.Close()
+	eo := reconcile.Options{Netlink: nc, Dataplane: view, Links: links, Store: store}
+	if reloader != nil {
+		eo.FRR, eo.FRRStatus = reloader, reloader.Target()
+	}
+	engine, err := reconcile.New(eo)
+	if err != nil {
+		return err
+	}
+	plan, err := engine.Plan(ctx, &doc.Spec, passwords)
+	if err != nil {
+		return err // refused: nothing would be applied
+	}
+	fmt.Fprint(stdout, plan)
+	return nil
+}
+
+// startFRR waits until FRR answers - a failed first health check would otherwise count against the spec - and
+// makes the reloader forget the last applied config when FRR was restarted without it (a new pod's FRR starts
+// empty), so the first reconcile reloads.
+func startFRR(ctx context.Context, r *frr.Reloader, wait time.Duration, logger *slog.Logger) error {
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		_, err := r.Target().Summary(wctx)
+		if err == nil {
+			break
+		}
+		select {
+		case <-wctx.Done():
+			return fmt.Errorf("FRR did not answer within %v (--frr-wait): %w", wait, err)
+		case <-t.C:
+		}
+	}
+	forgot, err := r.Resync(ctx)
+	if err != nil {
+		return err
+	}
+	if forgot {
+		logger.Info("FRR runs without the last applied config (restarted): the next reconcile reloads it")
+	}
+	return nil
+}
+
+// rebuildFrom gives the loader the last good tables when an upgrade forces new maps.
+func rebuildFrom(store *laststate.Store, nc *netconf.Manager, links *netlink.Handle) func(ctx context.Context) (maps.Tables, string, error) {
+	return func(ctx context.Context) (maps.Tables, string, error) {
+		st, err := store.Load()
+		if err != nil || st.Good == nil {
+			return maps.Tables{}, "", err
+		}
+		return reconcile.TablesFor(ctx, &st.Good.Spec, nc, links)
+	}
+}
+
+// filePasswords reads passwordSecretRef values from <dir>/<namespace>/<name>/<key> (standalone mode).
+func filePasswords(dir string) frrconfig.PasswordFunc {
+	return func(_ context.Context, ref v1.SecretKeyReference) (string, error) {
+		for _, p := range []string{ref.Namespace, ref.Name, ref.Key} {
+			if p == "" || p == "." || p == ".." || strings.ContainsRune(p, '/') {
+				return "", fmt.Errorf("secret reference %s/%s key %s: not a valid path element", ref.Namespace, ref.Name, ref.Key)
+			}
+		}
+		data, err := os.ReadFile(filepath.Join(dir, ref.Namespace, ref.Name, ref.Key))
+		if err != nil {
+			return "", fmt.Errorf("password of %s/%s: %w", ref.Namespace, ref.Name, err)
+		}
+		return strings.TrimRight(string(data), "\r\n"), nil
+	}
+}
+
+// serve starts the HTTP endpoints and returns a function that stops them.
+func serve(addr string, m *metrics.Metrics, engine *reconcile.Engine, logger *slog.Logger) (func(), error) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m.Handler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		ok, msg := engine.Ready()
+		if !ok {
+			http.Error(w, "not ready: "+msg, http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready:", msg)
+	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %s: %w", addr, err)
+	}
+	if ap, err := netip.ParseAddrPort(ln.Addr().String()); err == nil {
+		logger.Info("serving /metrics, /healthz, /readyz", "address", ap.String())
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("http server", "err", err)
+		}
+	}()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}, nil
+}

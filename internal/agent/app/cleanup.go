@@ -1,0 +1,89 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/network-operator/network-operator/internal/agent/cleanup"
+	"github.com/network-operator/network-operator/internal/agent/dpctl"
+	"github.com/network-operator/network-operator/internal/agent/laststate"
+	"github.com/network-operator/network-operator/internal/agent/netconf"
+	"github.com/network-operator/network-operator/pkg/loader"
+)
+
+// runCleanup is `network-agent cleanup`: remove everything of ours from this node (uninstall). With --wait it
+// then writes --done-file and stays until SIGTERM, so a DaemonSet's readiness shows every node is clean.
+func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("network-agent cleanup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	pinDir := fs.String("pin-dir", loader.DefaultPinDir, "bpffs directory of the eBPF router's pins")
+	stateFile := fs.String("state-file", laststate.DefaultPath, "the agent's last good state")
+	frrStateDir := fs.String("frr-state-dir", "/var/lib/network-operator/frr", "where the agent kept the last applied FRR config")
+	netnsName := fs.String("netns", "", "network namespace to clean (name under /run/netns or a path); default: our own")
+	dryRun := fs.Bool("dry-run", false, "print what would be removed and change nothing")
+	wait := fs.Bool("wait", false, "after cleaning, write --done-file and stay until SIGTERM")
+	doneFile := fs.String("done-file", "/tmp/cleanup-done", "with --wait: written once the node is clean")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "network-agent cleanup: unexpected argument %q\n", fs.Arg(0))
+		return ExitUsage
+	}
+	ns, links, err := openNetns(*netnsName)
+	if err != nil {
+		fmt.Fprintln(stderr, "network-agent cleanup:", err)
+		return ExitFailed
+	}
+	defer links.Close()
+	if ns > 0 {
+		defer ns.Close()
+	}
+	nc, err := netconf.New(links, netconf.Settings{})
+	if err != nil {
+		fmt.Fprintln(stderr, "network-agent cleanup:", err)
+		return ExitFailed
+	}
+	o := cleanup.Options{Netlink: nc, PinDir: *pinDir, Files: []string{*stateFile, *frrStateDir},
+		Uninstall: func(ctx context.Context, dir string) error {
+			return dpctl.Run(ctx, []string{"uninstall", "--pin-dir", dir}, io.Discard, stderr)
+		}}
+	plan, err := cleanup.PlanCleanup(ctx, o)
+	if err != nil {
+		fmt.Fprintln(stderr, "network-agent cleanup:", err)
+		return ExitFailed
+	}
+	fmt.Fprint(stdout, plan)
+	if *dryRun {
+		return ExitOK
+	}
+	if err := cleanup.Apply(ctx, o, plan, stdout); err != nil {
+		fmt.Fprintln(stderr, "network-agent cleanup:", err)
+		return ExitFailed
+	}
+	if after, err := cleanup.PlanCleanup(ctx, o); err != nil || !after.Empty() {
+		fmt.Fprintf(stderr, "network-agent cleanup: still left after cleaning (%v):\n%s", err, after)
+		return ExitFailed
+	}
+	fmt.Fprintln(stdout, "node clean")
+	if !*wait {
+		return ExitOK
+	}
+	if err := os.WriteFile(*doneFile, []byte("clean\n"), 0o644); err != nil {
+		fmt.Fprintln(stderr, "network-agent cleanup:", err)
+		return ExitFailed
+	}
+	sig, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	<-sig.Done()
+	return ExitOK
+}

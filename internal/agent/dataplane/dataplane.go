@@ -1,0 +1,263 @@
+// Package dataplane is the node agent's handle on the eBPF router in one network namespace: it loads (or adopts)
+// the pinned programs and maps through pkg/loader, keeps the router attached to the configured interfaces with
+// the hook each one asks for - attaching once and never again while the hook stays the same, so link IDs are
+// stable across config changes and restarts - applies table generations through pkg/maps and verifies against
+// the kernel that every attachment is really there.
+//
+// Attachments follow the house pattern of pure planners with thin I/O shells: the caller observes (Attachments
+// or a View's, Ifindexes), PlanAttach decides, and Ensure and Detach execute exactly the plan's steps, so a dry
+// run prints what the apply does.
+package dataplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"slices"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/network-operator/network-operator/internal/netnsrun"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/pkg/loader"
+	"github.com/network-operator/network-operator/pkg/maps"
+)
+
+// Options configure Open.
+type Options struct {
+	// PinDir is the loader's bpffs directory (default loader.DefaultPinDir).
+	PinDir string
+	// NetNS is the node's namespace (0: the caller's); Links must be a netlink handle of the same namespace.
+	NetNS netns.NsHandle
+	Links *netlink.Handle
+	// Rebuild returns the tables and revision to fill new maps with when an upgrade changed a map definition
+	// (the loader then migrates); nil refuses such an upgrade.
+	Rebuild func(ctx context.Context) (maps.Tables, string, error)
+	Logger  *slog.Logger
+}
+
+// Dataplane owns the loader and the map set of one router.
+type Dataplane struct {
+	ldr   *loader.Loader
+	set   *maps.Set
+	ns    netns.NsHandle
+	links *netlink.Handle
+	log   *slog.Logger
+}
+
+// Open loads the router, adopting pinned maps, programs and attachments left by an earlier agent (nothing is
+// detached, no table is reset: traffic keeps flowing).
+func Open(ctx context.Context, o Options) (*Dataplane, error) {
+	if o.Links == nil {
+		return nil, errors.New("dataplane: Options.Links is required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	lo := loader.Options{PinDir: o.PinDir, NetNS: o.NetNS, Logger: o.Logger}
+	if o.Rebuild != nil {
+		lo.Rebuild = loader.RebuildTables(o.Rebuild)
+	}
+	ldr, err := loader.Load(ctx, lo)
+	if err != nil {
+		return nil, fmt.Errorf("load eBPF router: %w", err)
+	}
+	rm, err := ldr.RouterMaps()
+	if err != nil {
+		ldr.Close()
+		return nil, fmt.Errorf("router maps: %w", err)
+	}
+	set, err := maps.New(rm)
+	if err != nil {
+		ldr.Close()
+		return nil, fmt.Errorf("open router maps: %w", err)
+	}
+	return &Dataplane{ldr: ldr, set: set, ns: o.NetNS, links: o.Links, log: o.Logger}, nil
+}
+
+// Close releases file descriptors; pins and attachments stay for the next agent.
+func (d *Dataplane) Close() error {
+	return errors.Join(d.set.Close(), d.ldr.Close())
+}
+
+// LoadReport says what Open adopted or created.
+func (d *Dataplane) LoadReport() loader.LoadReport { return d.ldr.Report() }
+
+// Maps is the router's table set.
+func (d *Dataplane) Maps() *maps.Set { return d.set }
+
+// Live reads the live tables, version and counters.
+func (d *Dataplane) Live(ctx context.Context) (maps.Snapshot, error) { return d.set.Dump(ctx) }
+
+// Counters reads the per-VRF counters summed over CPUs.
+func (d *Dataplane) Counters() ([]maps.VRFCounters, error) { return d.set.Counters() }
+
+// Apply writes one table generation (a no-op when tables and revision are live already).
+func (d *Dataplane) Apply(ctx context.Context, t maps.Tables, revision string) (maps.Report, error) {
+	return d.set.Apply(ctx, t, revision)
+}
+
+// Version reads the live generation back from the version map.
+func (d *Dataplane) Version() (maps.Version, error) { return d.set.Version() }
+
+// Attachments lists the router's attachments.
+func (d *Dataplane) Attachments() []loader.Attachment { return d.ldr.Attachments() }
+
+// Ensure executes the attach steps of a plan (AttachPlan.Attach, from PlanAttach) and nothing else: attach,
+// move and reattach try the step's modes in order (the loader replaces the attachment of a re-created device
+// and moves hooks make-before-break), keep calls nothing. It returns the status of every interface, and an
+// error joining the failures.
+func (d *Dataplane) Ensure(ctx context.Context, steps []AttachStep) ([]v1.InterfaceStatus, error) {
+	var errs []error
+	out := make([]v1.InterfaceStatus, 0, len(steps))
+	for _, s := range steps {
+		st := v1.InterfaceStatus{Name: s.Interface, Mode: v1.AttachNone}
+		mode, err := d.attach(ctx, s)
+		if err != nil {
+			st.Error = err.Error()
+			errs = append(errs, err)
+		} else {
+			st.Mode = AttachMode(mode)
+		}
+		out = append(out, st)
+	}
+	return out, errors.Join(errs...)
+}
+
+func (d *Dataplane) attach(ctx context.Context, s AttachStep) (loader.Mode, error) {
+	switch s.Action {
+	case ActionKeep:
+		return s.From, nil
+	case ActionAttach, ActionMove, ActionReattach:
+	default:
+		return "", fmt.Errorf("%s %s: not an attach step", s.Action, s.Interface)
+	}
+	if len(s.Modes) == 0 {
+		return "", fmt.Errorf("%s %s: the step names no mode to try", s.Action, s.Interface)
+	}
+	d.log.Info("attaching router", "interface", s.Interface, "action", s.Action, "hook", s.Hook, "from", s.From, "reason", s.Reason)
+	var last error
+	for _, m := range s.Modes {
+		a, err := d.ldr.Attach(ctx, s.Interface, m)
+		if err == nil {
+			return a.Mode, nil
+		}
+		last = err
+		if !errors.Is(err, loader.ErrNotSupported) {
+			break
+		}
+	}
+	return "", fmt.Errorf("%s step of %s (hook %s): %w", s.Action, s.Interface, s.Hook, last)
+}
+
+// AttachMode names a loader mode in the API's terms.
+func AttachMode(m loader.Mode) v1.AttachMode {
+	switch m {
+	case loader.ModeTCX:
+		return v1.AttachTCX
+	case loader.ModeTC:
+		return v1.AttachTCLegacy
+	case loader.ModeXDPNative:
+		return v1.AttachXDPNative
+	case loader.ModeXDPGeneric:
+		return v1.AttachXDPGeneric
+	}
+	return v1.AttachNone
+}
+
+// Detach executes the detach steps of a plan (AttachPlan.Detach) and nothing else.
+func (d *Dataplane) Detach(ctx context.Context, steps []AttachStep) error {
+	var errs []error
+	for _, s := range steps {
+		if s.Action != ActionDetach {
+			errs = append(errs, fmt.Errorf("%s %s: not a detach step", s.Action, s.Interface))
+			continue
+		}
+		if err := d.ldr.Detach(ctx, s.Interface); err != nil {
+			errs = append(errs, fmt.Errorf("detach from %s: %w", s.Interface, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ErrNotAttached marks an interface the router should run on but does not.
+var ErrNotAttached = errors.New("router not attached")
+
+// Verify checks with the kernel that the router runs on every interface of want: the device exists and is up,
+// and our program is attached at its hook (tcx: in the ingress program list; XDP: the device's XDP program;
+// legacy tc: the loader's record of its filter).
+func (d *Dataplane) Verify(want []v1.DataPlaneInterface) error {
+	atts := map[string]loader.Attachment{}
+	for _, a := range d.ldr.Attachments() {
+		atts[a.Interface] = a
+	}
+	seen := map[string]bool{}
+	var errs []error
+	for _, i := range want {
+		if seen[i.Name] {
+			continue
+		}
+		seen[i.Name] = true
+		l, err := d.links.LinkByName(i.Name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("interface %s: %w", i.Name, err))
+			continue
+		}
+		attrs := l.Attrs()
+		if attrs.Flags&net.FlagUp == 0 {
+			errs = append(errs, fmt.Errorf("interface %s is down", i.Name))
+		}
+		a, ok := atts[i.Name]
+		if !ok || a.Defunct(attrs.Index) {
+			errs = append(errs, fmt.Errorf("interface %s: %w", i.Name, ErrNotAttached))
+			continue
+		}
+		if err := d.verifyHook(a, l); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (d *Dataplane) verifyHook(a loader.Attachment, l netlink.Link) error {
+	switch {
+	case a.Mode == loader.ModeTCX:
+		res, err := d.queryTCX(a.Ifindex)
+		if err != nil {
+			return fmt.Errorf("interface %s: query tcx programs: %w", a.Interface, err)
+		}
+		if !slices.Contains(res, a.ProgramID) {
+			return fmt.Errorf("interface %s: program %d not in its tcx ingress list %v: %w", a.Interface, a.ProgramID, res, ErrNotAttached)
+		}
+	case a.Mode.IsXDP():
+		x := l.Attrs().Xdp
+		if x == nil || !x.Attached || ebpf.ProgramID(x.ProgId) != a.ProgramID {
+			return fmt.Errorf("interface %s: XDP program is not ours (%d): %w", a.Interface, a.ProgramID, ErrNotAttached)
+		}
+	}
+	return nil
+}
+
+// queryTCX lists the programs on an interface's tcx ingress; ifindexes are per namespace, so the query runs in
+// the node's.
+func (d *Dataplane) queryTCX(ifindex int) ([]ebpf.ProgramID, error) {
+	var res *link.QueryResult
+	err := netnsrun.Run(d.ns, func() error {
+		var err error
+		res, err = link.QueryPrograms(link.QueryOptions{Target: ifindex, Attach: ebpf.AttachTCXIngress})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]ebpf.ProgramID, 0, len(res.Programs))
+	for _, p := range res.Programs {
+		ids = append(ids, p.ID)
+	}
+	return ids, nil
+}

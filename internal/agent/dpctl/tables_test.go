@@ -1,0 +1,207 @@
+package dpctl
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/maps"
+)
+
+const validFile = `
+revision: demo-1
+vrfs:
+  - {name: tenant-a, id: 1, table: 101, vni: 10101, lookupInterface: fwd-a}
+  - {name: tenant-b, id: 2, table: 102}
+interfaces:
+  - {name: ra, vrf: tenant-a}
+  - {name: rb, vrf: tenant-b, strict: true}
+  - {name: rb, vlan: 100, vrf: tenant-b, mode: pass}
+  - {name: rx, mode: redirect}
+redirects:
+  - {from: rx, to: ry, peer: true, srcMAC: "02:00:00:00:00:02", dstMAC: "02:00:00:00:00:01"}
+`
+
+func TestParseValid(t *testing.T) {
+	f, err := Parse([]byte(validFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.VRFs) != 2 || len(f.Interfaces) != 4 || len(f.Redirects) != 1 {
+		t.Fatalf("parsed %d vrfs, %d interfaces, %d redirects; want 2, 4, 1", len(f.VRFs), len(f.Interfaces), len(f.Redirects))
+	}
+	if f.VRFs[0].LookupInterface != "fwd-a" || f.VRFs[0].VNI != 10101 || f.Interfaces[1].Strict == nil || !*f.Interfaces[1].Strict {
+		t.Fatalf("fields not decoded: %+v", f)
+	}
+}
+
+// TestParseErrors: every error names the field and the value, as the user wrote them.
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want []string
+	}{
+		{"undefined vrf", `
+vrfs: [{name: red, id: 1, table: 10}]
+interfaces: [{name: a, vrf: red}, {name: b, vrf: red}, {name: c, vrf: blue}]`,
+			[]string{`interfaces[2].vrf: Invalid value: "blue": not defined in vrfs`}},
+		{"route needs vrf", `interfaces: [{name: a}]`, []string{`interfaces[0].vrf: Required value: required for mode route`}},
+		{"unknown mode", `interfaces: [{name: a, mode: bridge}]`, []string{`interfaces[0].mode: Unsupported value: "bridge": supported values: "route", "redirect", "pass"`}},
+		{"vrf id 0", `vrfs: [{name: red, id: 0, table: 10}]`, []string{`vrfs[0].id: Invalid value: 0: reserved`}},
+		{"vrf id too big", `vrfs: [{name: red, id: 4096, table: 10}]`, []string{`vrfs[0].id: Invalid value: 4096: BPF VRF id must be within 1..4095`}},
+		{"duplicate vrf id and name", `vrfs: [{name: red, id: 1, table: 10}, {name: red, id: 1, table: 11}]`,
+			[]string{`vrfs[1].name: Invalid value: "red": already defined by vrfs[0]`, `vrfs[1].id: Invalid value: 1: already used by vrfs[0]`}},
+		{"table 0", `vrfs: [{name: red, id: 1}]`, []string{`vrfs[0].table: Invalid value: 0: not a routing table id (1..4294967295)`}},
+		{"vni too big", `vrfs: [{name: red, id: 1, table: 10, vni: 16777216}]`, []string{`vrfs[0].vni: Invalid value: 16777216: must be within 0..16777215 (24 bits)`}},
+		{"vlan range", `
+vrfs: [{name: red, id: 1, table: 10}]
+interfaces: [{name: a, vrf: red, vlan: 4095}]`, []string{`interfaces[0].vlan: Invalid value: 4095: must be within 0..4094`}},
+		{"duplicate interface", `
+vrfs: [{name: red, id: 1, table: 10}]
+interfaces: [{name: a, vrf: red}, {name: a, vrf: red}]`, []string{`interfaces[1].name: Invalid value: "a": with vlan 0 already listed as interfaces[0]`}},
+		{"long name", `interfaces: [{name: abcdefghijklmnop, mode: pass}]`, []string{`interfaces[0].name: Invalid value: "abcdefghijklmnop": longer than 15 bytes`}},
+		{"redirect without entry", `interfaces: [{name: x, mode: redirect}]`,
+			[]string{`interfaces[0].name: Invalid value: "x": mode redirect but no redirects entry with this from`}},
+		{"redirect entry without interface", `redirects: [{from: x, to: y}]`,
+			[]string{`redirects[0].from: Invalid value: "x": not an interface with mode redirect`}},
+		{"redirect to self", `
+interfaces: [{name: x, mode: redirect}]
+redirects: [{from: x, to: x}]`, []string{`redirects[0].to: Invalid value: "x": the same interface as from`}},
+		{"bad mac", `
+interfaces: [{name: x, mode: redirect}]
+redirects: [{from: x, to: y, srcMAC: "zz", dstMAC: "02:00:00:00:00:01"}]`, []string{`redirects[0].srcMAC: Invalid value: "zz": not a MAC address`}},
+		{"group src mac", `
+interfaces: [{name: x, mode: redirect}]
+redirects: [{from: x, to: y, srcMAC: "01:00:5e:00:00:01", dstMAC: "02:00:00:00:00:01"}]`,
+			[]string{`redirects[0].srcMAC: Invalid value: "01:00:5e:00:00:01": a group (multicast) address`}},
+		{"one mac only", `
+interfaces: [{name: x, mode: redirect}]
+redirects: [{from: x, to: y, dstMAC: "02:00:00:00:00:01"}]`, []string{`redirects[0]: Invalid value: "x": needs both srcMAC and dstMAC, or neither`}},
+		{"unknown field", `vrfs: [{name: red, id: 1, tabel: 10}]`, []string{`vrfs[0].tabel: Invalid value: "tabel": not a known field`}},
+		{"wrong type", `vrfs: [{name: red, id: one, table: 10}]`, []string{"vrfs.id"}},
+		{"revision too long", "revision: " + strings.Repeat("r", 65), []string{`revision: Invalid value: "rrrr`, "longer than 64 bytes"}},
+		{"vrf id negative", `vrfs: [{name: red, id: -1, table: 10}]`, []string{`vrfs[0].id: Invalid value: -1: BPF VRF id must be within 1..4095`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.yaml))
+			if err == nil {
+				t.Fatalf("Parse succeeded, want errors %q", tt.want)
+			}
+			if !errors.Is(err, validation.ErrInvalid) {
+				t.Errorf("error %v does not wrap validation.ErrInvalid", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error\n  %v\ndoes not contain\n  %s", err, w)
+				}
+			}
+		})
+	}
+}
+
+type fakeResolver map[string]int
+
+func (f fakeResolver) Ifindex(name string) (int, error) {
+	if i, ok := f[name]; ok {
+		return i, nil
+	}
+	return 0, fmt.Errorf("link %q not found", name)
+}
+
+func TestTablesResolvesNames(t *testing.T) {
+	f, err := Parse([]byte(validFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := f.Tables(fakeResolver{"ra": 10, "rb": 11, "rx": 12, "ry": 13, "fwd-a": 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := maps.Tables{
+		VRFs: []maps.VRF{{ID: 1, TableID: 101, VNI: 10101, LookupIfindex: 20}, {ID: 2, TableID: 102}},
+		Interfaces: []maps.Interface{
+			{Ifindex: 10, VRF: 1, Mode: maps.ModeRoute},
+			{Ifindex: 11, VRF: 2, Mode: maps.ModeRoute, Strict: true},
+			{Ifindex: 11, VLAN: 100, VRF: 2, Mode: maps.ModePass},
+			{Ifindex: 12, Mode: maps.ModeRedirect},
+		},
+		Redirects: []maps.Redirect{{Ifindex: 12, EgressIfindex: 13, Peer: true,
+			SrcMAC: maps.MAC{2, 0, 0, 0, 0, 2}, DstMAC: maps.MAC{2, 0, 0, 0, 0, 1}}},
+	}
+	if !tables.Equal(want) {
+		t.Fatalf("Tables() =\n%+v\nwant\n%+v", tables, want)
+	}
+	if got := f.RevisionFor(tables); got != "demo-1" {
+		t.Fatalf("RevisionFor = %q, want the file's revision", got)
+	}
+}
+
+func TestTablesFileStrictIsDefault(t *testing.T) {
+	f, err := Parse([]byte(`
+strict: true
+vrfs: [{name: red, id: 1, table: 10}]
+interfaces: [{name: a, vrf: red}, {name: b, vrf: red, strict: false}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := f.Tables(fakeResolver{"a": 1, "b": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tables.Interfaces[0].Strict || tables.Interfaces[1].Strict {
+		t.Fatalf("strict = %v, %v; want file default true, explicit false", tables.Interfaces[0].Strict, tables.Interfaces[1].Strict)
+	}
+}
+
+func TestTablesUnknownInterfaceNamesField(t *testing.T) {
+	f, err := Parse([]byte(validFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Tables(fakeResolver{"ra": 10, "rb": 11, "rx": 12, "fwd-a": 20})
+	if err == nil || !strings.Contains(err.Error(), `redirects[0].to: Invalid value: "ry": not an interface on this node`) || !errors.Is(err, validation.ErrInvalid) {
+		t.Fatalf("error = %v, want redirects[0].to named", err)
+	}
+}
+
+func TestRevisionDefaultsToContentHash(t *testing.T) {
+	f := File{VRFs: []VRF{{Name: "red", ID: 1, Table: 10}}, Interfaces: []Interface{{Name: "a", VRF: "red"}}}
+	if err := f.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	t1, err := f.Tables(fakeResolver{"a": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t2, err := f.Tables(fakeResolver{"a": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, r2 := f.RevisionFor(t1), f.RevisionFor(t2)
+	if r1 == r2 || !strings.HasPrefix(r1, "sha256:") || len(r1) >= 64 {
+		t.Fatalf("revisions %q, %q: want distinct sha256:... under 64 bytes", r1, r2)
+	}
+	if again := f.RevisionFor(t1); again != r1 {
+		t.Fatalf("revision not deterministic: %q then %q", r1, again)
+	}
+}
+
+// TestDemoTablesFile keeps the shipped example valid.
+func TestDemoTablesFile(t *testing.T) {
+	data, err := os.ReadFile("../../hack/demo/tables.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse(data)
+	if err != nil {
+		t.Fatalf("hack/demo/tables.yaml: %v", err)
+	}
+	if len(f.VRFs) != 2 || f.VRFs[0].Table == f.VRFs[1].Table {
+		t.Fatalf("demo tables: want two VRFs with different routing tables, got %+v", f.VRFs)
+	}
+}

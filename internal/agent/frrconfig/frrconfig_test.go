@@ -1,0 +1,222 @@
+package frrconfig
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/frr"
+)
+
+func baseSpec() *v1.NodeNetworkConfigSpec {
+	return &v1.NodeNetworkConfigSpec{
+		Revision: "r1",
+		Underlay: v1.UnderlaySpec{ASN: 65001, RouterID: "10.0.0.1", VTEPAddress: "10.0.0.1", Interfaces: []string{"eth0", "eth1"},
+			Neighbors: []v1.UnderlayNeighbor{{Interface: "eth0", RemoteASN: "external"}, {Address: "192.0.2.1", RemoteASN: "65000"}}},
+		VRFs: []v1.NodeVRF{
+			{Name: "cluster", ID: 1, TableID: 254},
+			{Name: "red", ID: 2, TableID: 1_000_000_100, VNI: 100, RouteTargets: []string{"65000:100"},
+				Aggregates: []string{"10.100.0.0/16"},
+				Leaks: []v1.VRFLeak{{Source: "red-a", Seq: 10,
+					Import:      []v1.NodePrefixItem{{CIDR: "10.100.0.0/16", Seq: 10, LE: ptr[int32](24), Action: v1.PrefixActionPermit}},
+					Export:      []v1.NodePrefixItem{{CIDR: "10.0.0.0/8", Seq: 10, Action: v1.PrefixActionPermit}},
+					Communities: []string{"65000:1"}}}},
+		},
+		Layer2s: []v1.NodeLayer2{{Name: "l2", VLAN: 10, VNI: 1010, MTU: 1500, VRF: "red"}},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func noPasswords(context.Context, v1.SecretKeyReference) (string, error) {
+	return "", errors.New("no secrets here")
+}
+
+func TestNodeConfig(t *testing.T) {
+	hold := &metav1.Duration{Duration: 30 * time.Second}
+	cases := []struct {
+		name  string
+		spec  func(s *v1.NodeNetworkConfigSpec)
+		check func(t *testing.T, c *frr.NodeConfig)
+	}{
+		{"underlay", nil, func(t *testing.T, c *frr.NodeConfig) {
+			u := c.Underlay
+			if u.ASN != 65001 || u.RouterID != netip.MustParseAddr("10.0.0.1") || u.VTEPSource != u.RouterID {
+				t.Errorf("underlay %+v", u)
+			}
+			// eth0 is listed once (explicit neighbour wins), eth1 gets an unnumbered external session.
+			var keys []string
+			for _, n := range u.Neighbors {
+				keys = append(keys, n.Interface+n.Address.String()+"/"+n.RemoteAS)
+			}
+			if got := strings.Join(keys, " "); got != "eth0invalid IP/external 192.0.2.1/65000 eth1invalid IP/external" {
+				t.Errorf("neighbours %s", got)
+			}
+		}},
+		{"tenant VRF named like its device, cluster VRF left to the default instance", nil, func(t *testing.T, c *frr.NodeConfig) {
+			if len(c.VRFs) != 1 {
+				t.Fatalf("VRFs %+v, want only red", c.VRFs)
+			}
+			v := c.VRFs[0]
+			if v.Name != "vr.red" || v.VNI != 100 || !v.RedistributeConnected || len(v.RouteTargets) != 1 {
+				t.Errorf("vrf %+v", v)
+			}
+			if len(v.Aggregates) != 1 || v.Aggregates[0].String() != "10.100.0.0/16" {
+				t.Errorf("aggregates %v", v.Aggregates)
+			}
+			rc := v.RouteConfigs[0]
+			if rc.Seq != 10 || len(rc.Import) != 1 || rc.Import[0].LE != 24 || rc.Export[0].CIDR.String() != "10.0.0.0/8" ||
+				rc.Communities[0] != "65000:1" {
+				t.Errorf("route config %+v", rc)
+			}
+		}},
+		{"L2VNIs", nil, func(t *testing.T, c *frr.NodeConfig) {
+			if len(c.L2VNIs) != 1 || c.L2VNIs[0].VNI != 1010 {
+				t.Errorf("l2vnis %+v", c.L2VNIs)
+			}
+		}},
+		{"peering split by family, password, timers", func(s *v1.NodeNetworkConfigSpec) {
+			s.BGPPeers = []v1.NodeBGPPeer{{Name: "lb.speakers", VRF: "red", RemoteASN: 64512, ListenRanges: []string{"10.100.1.0/24", "fd00:1::/64"},
+				Addresses: []string{"10.100.2.1"}, HoldTime: hold, MaximumPrefixes: ptr[int64](50), EnableBFD: true,
+				PasswordSecretRef: &v1.SecretKeyReference{Namespace: "ns", Name: "s", Key: "k"},
+				Import:            []v1.NodePrefixItem{{CIDR: "10.100.1.0/24", Seq: 10, Action: v1.PrefixActionPermit}}}}
+		}, func(t *testing.T, c *frr.NodeConfig) {
+			if len(c.Peerings) != 3 {
+				t.Fatalf("peerings %+v, want v4 ranges, v6 ranges, v4 neighbours", c.Peerings)
+			}
+			v4, v6, n4 := c.Peerings[0], c.Peerings[1], c.Peerings[2]
+			if v4.Name != "lb_speakers-r4" || v6.Name != "lb_speakers-r6" || n4.Name != "lb_speakers-n4" || v4.VRF != "vr.red" {
+				t.Errorf("names %q %q %q vrf %q", v4.Name, v6.Name, n4.Name, v4.VRF)
+			}
+			if len(v4.ListenRanges) != 1 || len(v6.ListenRanges) != 1 || len(n4.Neighbors) != 1 || len(n4.ListenRanges) != 0 {
+				t.Errorf("v4 %+v v6 %+v n4 %+v", v4, v6, n4)
+			}
+			// Filters keep their family: the v6 group has no v4 entry (and so denies everything).
+			if len(v4.Import) != 1 || len(v6.Import) != 0 {
+				t.Errorf("imports v4 %v v6 %v", v4.Import, v6.Import)
+			}
+			if v4.Password.Value() != "pw-ns/s/k" || v4.HoldTime != 30*time.Second || v4.KeepaliveTime != 10*time.Second ||
+				v4.MaximumPrefixes != 50 || !v4.BFD {
+				t.Errorf("session %+v", v4.SessionOptions)
+			}
+		}},
+		{"cluster VRF peering goes to the default instance", func(s *v1.NodeNetworkConfigSpec) {
+			s.BGPPeers = []v1.NodeBGPPeer{{Name: "calico", VRF: "cluster", RemoteASN: 64512, ListenRanges: []string{"10.244.0.0/16"}}}
+		}, func(t *testing.T, c *frr.NodeConfig) {
+			if c.Peerings[0].VRF != "" || c.Peerings[0].Name != "calico" {
+				t.Errorf("peering %+v", c.Peerings[0])
+			}
+		}},
+	}
+	pw := func(_ context.Context, r v1.SecretKeyReference) (string, error) {
+		return "pw-" + r.Namespace + "/" + r.Name + "/" + r.Key, nil
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := baseSpec()
+			if tc.spec != nil {
+				tc.spec(s)
+			}
+			c, err := NodeConfig(context.Background(), s, pw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, c)
+			// Every translation is something pkg/frr accepts and renders.
+			if err := c.Validate(); err != nil {
+				t.Fatalf("pkg/frr rejects the translation: %v", err)
+			}
+			if _, err := frr.Render(c); err != nil {
+				t.Fatalf("render: %v", err)
+			}
+		})
+	}
+}
+
+func TestNodeConfigErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		spec func(s *v1.NodeNetworkConfigSpec)
+		want []string
+	}{
+		{"bad router id", func(s *v1.NodeNetworkConfigSpec) { s.Underlay.RouterID = "fd00::1" }, []string{`underlay.routerID: Invalid value: "fd00::1"`}},
+		{"bad neighbour address", func(s *v1.NodeNetworkConfigSpec) {
+			s.Underlay.Neighbors = []v1.UnderlayNeighbor{{Address: "nope", RemoteASN: "1"}}
+		}, []string{`underlay.neighbors[0].address: Invalid value: "nope"`}},
+		{"peer in unknown VRF and bad CIDR", func(s *v1.NodeNetworkConfigSpec) {
+			s.BGPPeers = []v1.NodeBGPPeer{{Name: "p", VRF: "nosuch", RemoteASN: 1, ListenRanges: []string{"10.0.0.0/33"}}}
+		}, []string{`bgpPeers[0].vrf: Invalid value: "nosuch"`, `bgpPeers[0].listenRanges[0]: Invalid value: "10.0.0.0/33"`}},
+		{"password unreadable", func(s *v1.NodeNetworkConfigSpec) {
+			s.BGPPeers = []v1.NodeBGPPeer{{Name: "p", RemoteASN: 1, Addresses: []string{"10.0.0.1"},
+				PasswordSecretRef: &v1.SecretKeyReference{Namespace: "a", Name: "b", Key: "c"}}}
+		}, []string{"bgpPeers[0].passwordSecretRef: no secrets here"}},
+		{"leak seq", func(s *v1.NodeNetworkConfigSpec) { s.VRFs[1].Leaks[0].Seq = 0 }, []string{"vrfs[1].leaks[0].seq: Invalid value: 0"}},
+		{"reserved underlay ASN", func(s *v1.NodeNetworkConfigSpec) { s.Underlay.ASN = 4294967295 },
+			[]string{"underlay.asn: Invalid value: 4294967295: AS number must be within 1..4294967294"}},
+		{"reserved remote ASN", func(s *v1.NodeNetworkConfigSpec) {
+			s.BGPPeers = []v1.NodeBGPPeer{{Name: "p", RemoteASN: 4294967295, Addresses: []string{"10.0.0.1"}}}
+		}, []string{"bgpPeers[0].remoteASN: Invalid value: 4294967295: AS number must be within 1..4294967294"}},
+		{"AS_TRANS remote ASN", func(s *v1.NodeNetworkConfigSpec) {
+			s.BGPPeers = []v1.NodeBGPPeer{{Name: "p", RemoteASN: 23456, Addresses: []string{"10.0.0.1"}}}
+		}, []string{"bgpPeers[0].remoteASN: Invalid value: 23456: AS 23456 is AS_TRANS"}},
+		{"underlay neighbour remote AS", func(s *v1.NodeNetworkConfigSpec) {
+			s.Underlay.Neighbors = []v1.UnderlayNeighbor{{Interface: "eth9", RemoteASN: "extern"}}
+		}, []string{`underlay.neighbors[0].remoteASN: Invalid value: "extern"`}},
+		{"community", func(s *v1.NodeNetworkConfigSpec) { s.VRFs[1].Leaks[0].Communities = []string{"65536:1"} },
+			[]string{`vrfs[1].leaks[0].communities[0]: Invalid value: "65536:1": standard community parts must be within 0..65535`}},
+		{"prefix seq", func(s *v1.NodeNetworkConfigSpec) {
+			s.BGPPeers = []v1.NodeBGPPeer{{Name: "p", RemoteASN: 1, Addresses: []string{"10.0.0.1"},
+				Import: []v1.NodePrefixItem{{CIDR: "10.0.0.0/8", Seq: 4294967296, Action: v1.PrefixActionPermit}}}}
+		}, []string{"bgpPeers[0].import[0].seq: Invalid value: 4294967296: prefix-list sequence must be within 1..4294967295"}},
+		{"peer without addresses", func(s *v1.NodeNetworkConfigSpec) {
+			s.BGPPeers = []v1.NodeBGPPeer{{Name: "p", RemoteASN: 1}}
+		}, []string{"neither listenRanges nor addresses"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := baseSpec()
+			tc.spec(s)
+			_, err := NodeConfig(context.Background(), s, noPasswords)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			// A spec problem is final (ErrInvalid); an unreadable Secret may be read later.
+			if invalid := !strings.Contains(tc.name, "password"); errors.Is(err, validation.ErrInvalid) != invalid {
+				t.Errorf("errors.Is(%v, validation.ErrInvalid) = %t", err, !invalid)
+			}
+		})
+	}
+	if _, err := NodeConfig(context.Background(), &v1.NodeNetworkConfigSpec{}, nil); !errors.Is(err, ErrNoUnderlay) {
+		t.Errorf("empty underlay: %v, want ErrNoUnderlay", err)
+	}
+}
+
+func TestPeerGroupName(t *testing.T) {
+	long := strings.Repeat("a", 60)
+	cases := map[[2]string]string{
+		{"calico", ""}:      "calico",
+		{"lb.speakers", ""}: "lb_speakers",
+		{"1st", "v4"}:       "p1st-v4",
+	}
+	for in, want := range cases {
+		if got := PeerGroupName(in[0], in[1]); got != want {
+			t.Errorf("PeerGroupName(%q, %q) = %q, want %q", in[0], in[1], got, want)
+		}
+	}
+	a, b := PeerGroupName(long+"x", ""), PeerGroupName(long+"y", "")
+	if len(a) > maxPeerGroupName || a == b {
+		t.Errorf("long names %q %q: too long or not distinct", a, b)
+	}
+}

@@ -1,0 +1,400 @@
+package netconf
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/validation"
+)
+
+// maxIfName is the kernel's IFNAMSIZ-1.
+const maxIfName = v1alpha1.MaxInterfaceNameLen
+
+// Reserved kernel tables a VRF must not use.
+var reservedTables = map[int32]string{
+	unix.RT_TABLE_DEFAULT: "default",
+	unix.RT_TABLE_MAIN:    "main",
+	unix.RT_TABLE_LOCAL:   "local",
+}
+
+// BuildDesired derives the objects netconf wants from a spec, node-local settings and the kernel's features. It
+// is pure and deterministic. Invalid input returns an error matching validation.ErrInvalid that names the field
+// and value (a *field.Error);
+// VRFModeDevice on a kernel without VRF devices returns ErrVRFNotSupported.
+func BuildDesired(spec *v1alpha1.NodeNetworkConfigSpec, settings Settings, f Features) (*Desired, error) {
+	s, err := settings.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if spec == nil {
+		return nil, fmt.Errorf("%w: spec is nil", validation.ErrInvalid)
+	}
+	b := builder{
+		s: s, f: f, d: &Desired{RouteProtocol: s.RouteProtocol},
+		vrfs: map[string]*VRFState{}, names: map[string]string{}, vnis: map[int32]string{},
+		tables: map[uint32]string{}, mtus: map[string]int{},
+	}
+	switch {
+	case s.VRFMode == VRFModeDevice && !f.VRF:
+		return nil, fmt.Errorf("settings vrfMode %s: %w (%s)", s.VRFMode, ErrVRFNotSupported, f.VRFReason)
+	case s.VRFMode == VRFModeTableOnly:
+		b.tableOnly = true
+	case s.VRFMode == VRFModeAuto && !f.VRF:
+		b.tableOnly = true
+	}
+	if err := b.vtep(spec); err != nil {
+		return nil, err
+	}
+	vrfs := slices.Clone(spec.VRFs)
+	slices.SortFunc(vrfs, func(a, c v1alpha1.NodeVRF) int { return strings.Compare(a.Name, c.Name) })
+	for _, v := range vrfs {
+		if err := b.addVRF(v); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range s.VethVRFs {
+		if err := b.addVeth(name); err != nil {
+			return nil, err
+		}
+	}
+	l2s := slices.Clone(spec.Layer2s)
+	slices.SortFunc(l2s, func(a, c v1alpha1.NodeLayer2) int { return strings.Compare(a.Name, c.Name) })
+	for _, l := range l2s {
+		if err := b.addLayer2(l); err != nil {
+			return nil, err
+		}
+	}
+	b.addRules()
+	for _, v := range vrfs {
+		if st, ok := b.vrfs[v.Name]; ok {
+			b.d.VRFs = append(b.d.VRFs, *st)
+		}
+	}
+	return b.d, nil
+}
+
+type builder struct {
+	s         Settings
+	f         Features
+	d         *Desired
+	tableOnly bool
+	local     netip.Addr
+	vrfs      map[string]*VRFState
+	names     map[string]string // link name -> owner, for collisions
+	vnis      map[int32]string  // vni -> owner
+	tables    map[uint32]string // table -> owner
+	mtus      map[string]int    // VRF -> MTU of its links (for the veth pair)
+}
+
+// invalid is the problem of one field: a *field.Error matching validation.ErrInvalid.
+func invalid(path *field.Path, value any, format string, args ...any) error {
+	return validation.Join(field.ErrorList{field.Invalid(path, value, fmt.Sprintf(format, args...))})
+}
+
+// vtep resolves the local VTEP address when any VXLAN is needed.
+func (b *builder) vtep(spec *v1alpha1.NodeNetworkConfigSpec) error {
+	need := len(spec.Layer2s) > 0
+	for _, v := range spec.VRFs {
+		if v.VNI != 0 {
+			need = true
+		}
+	}
+	if b.s.VTEPAddress.IsValid() {
+		b.local = b.s.VTEPAddress.Unmap()
+		return nil
+	}
+	if !need {
+		return nil
+	}
+	a, err := netip.ParseAddr(spec.Underlay.VTEPAddress)
+	if err != nil {
+		return invalid(field.NewPath("underlay", "vtepAddress"), spec.Underlay.VTEPAddress, "not an IP address (needed for the VXLAN devices)")
+	}
+	b.local = a.Unmap()
+	return nil
+}
+
+// claim registers a link name, rejecting over-long names and collisions between two desired objects.
+// claim registers the name of a link owner needs (the error names owner and the link name).
+func (b *builder) claim(name string, owner *field.Path) error {
+	if len(name) > maxIfName {
+		return invalid(owner, name, "link name is %d bytes, the kernel allows %d", len(name), maxIfName)
+	}
+	if prev, dup := b.names[name]; dup {
+		return invalid(owner, name, "link name is already used by %s", prev)
+	}
+	b.names[name] = owner.String()
+	return nil
+}
+
+func (b *builder) claimVNI(vni int32, owner *field.Path) error {
+	if vni < v1alpha1.MinVNI || vni > v1alpha1.MaxVNI {
+		return invalid(owner.Child("vni"), vni, "must be within %d..%d", v1alpha1.MinVNI, v1alpha1.MaxVNI)
+	}
+	if prev, dup := b.vnis[vni]; dup {
+		return invalid(owner.Child("vni"), vni, "already used by %s", prev)
+	}
+	b.vnis[vni] = owner.String()
+	return nil
+}
+
+func (b *builder) mtu(mtu int32, path *field.Path) (int, error) {
+	if mtu == 0 {
+		return b.s.DefaultMTU, nil
+	}
+	if mtu < minLinkMTU || mtu > maxLinkMTU {
+		return 0, invalid(path, mtu, "must be within %d..%d", minLinkMTU, maxLinkMTU)
+	}
+	return int(mtu), nil
+}
+
+func (b *builder) vxlan(vni int32) *VXLANSpec {
+	return &VXLANSpec{VNI: uint32(vni), Local: b.local, Port: VXLANPort, Dev: b.s.VTEPInterface}
+}
+
+func (b *builder) addLink(l LinkSpec) { b.d.Links = append(b.d.Links, l) }
+
+func (b *builder) addVRF(v v1alpha1.NodeVRF) error {
+	owner := field.NewPath("vrfs").Key(v.Name)
+	if v.Name == "" {
+		return validation.Join(field.ErrorList{field.Required(owner.Child("name"), "a VRF name")})
+	}
+	if strings.ContainsAny(v.Name, "/ \t\n:") {
+		return invalid(owner.Child("name"), v.Name, "contains '/', ':' or white space")
+	}
+	if v.Name == v1alpha1.DefaultVRFName {
+		// The node's main table: nothing to create.
+		return nil
+	}
+	if _, dup := b.vrfs[v.Name]; dup {
+		return validation.Join(field.ErrorList{field.Duplicate(owner.Child("name"), v.Name)})
+	}
+	if v.TableID < v1alpha1.MinTableID {
+		return invalid(owner.Child("tableID"), v.TableID, "must be at least %d", v1alpha1.MinTableID)
+	}
+	if name, ok := reservedTables[v.TableID]; ok {
+		return invalid(owner.Child("tableID"), v.TableID, "the kernel's %s table", name)
+	}
+	table := uint32(v.TableID)
+	if prev, dup := b.tables[table]; dup {
+		return invalid(owner.Child("tableID"), v.TableID, "already used by %s", prev)
+	}
+	b.tables[table] = owner.String()
+	mtu, err := b.mtu(v.MTU, owner.Child("mtu"))
+	if err != nil {
+		return err
+	}
+	st := &VRFState{Name: v.Name, Table: table, Mode: VRFModeDevice}
+	if b.tableOnly {
+		st.Mode = VRFModeTableOnly
+		reason := "settings force table-only"
+		if !b.f.VRF {
+			reason = b.f.VRFReason
+		}
+		b.d.Notes = append(b.d.Notes, fmt.Sprintf("vrf %s: table-only (%s); the eBPF router routes by table %d", v.Name, reason, table))
+	} else {
+		st.Device = b.s.Names.VRF + v.Name
+		if err := b.claim(st.Device, owner); err != nil {
+			return err
+		}
+		b.addLink(LinkSpec{Name: st.Device, Kind: KindVRF, Alias: Alias(RoleVRF, v.Name), VRF: v.Name, Table: table})
+	}
+	if v.VNI != 0 {
+		if err := b.claimVNI(v.VNI, owner); err != nil {
+			return err
+		}
+		st.VNI = uint32(v.VNI)
+		st.Bridge = b.s.Names.L3Bridge + v.Name
+		st.VXLAN = b.s.Names.L3VXLAN + v.Name
+		if err := b.claim(st.Bridge, owner); err != nil {
+			return err
+		}
+		if err := b.claim(st.VXLAN, owner); err != nil {
+			return err
+		}
+		b.addLink(LinkSpec{Name: st.Bridge, Kind: KindBridge, Alias: Alias(RoleL3Bridge, v.Name), VRF: v.Name, MTU: mtu, Master: st.Device})
+		b.addLink(LinkSpec{Name: st.VXLAN, Kind: KindVXLAN, Alias: Alias(RoleL3VXLAN, v.Name), VRF: v.Name, MTU: mtu,
+			Master: st.Bridge, VXLAN: b.vxlan(v.VNI), Port: &PortFlags{Learning: false, NeighSuppress: true}})
+		st.Members = append(st.Members, st.Bridge)
+	}
+	for _, dst := range []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0")} {
+		b.d.Routes = append(b.d.Routes, RouteSpec{Table: table, Dst: dst, Type: RouteUnreachable, Metric: UnreachableMetric})
+	}
+	b.vrfs[v.Name] = st
+	b.mtus[v.Name] = mtu
+	return nil
+}
+
+func (b *builder) addVeth(vrf string) error {
+	owner := field.NewPath("settings", "vethVRFs").Key(vrf)
+	st, ok := b.vrfs[vrf]
+	if !ok {
+		// Node-local settings may name a VRF the current revision does not have (any more): not an error.
+		b.d.Notes = append(b.d.Notes, fmt.Sprintf("%s: no such VRF in the spec (or the default VRF): no veth pair", owner))
+		return nil
+	}
+	def, in := b.s.Names.VethDefault+vrf, b.s.Names.VethVRF+vrf
+	if err := b.claim(def, owner); err != nil {
+		return err
+	}
+	if err := b.claim(in, owner); err != nil {
+		return err
+	}
+	mtu := b.mtus[vrf]
+	b.addLink(LinkSpec{Name: def, Kind: KindVeth, Alias: Alias(RoleVethDefault, vrf), VRF: vrf, MTU: mtu,
+		Peer: in, PeerAlias: Alias(RoleVethVRF, vrf)})
+	b.addLink(LinkSpec{Name: in, Kind: KindVeth, Alias: Alias(RoleVethVRF, vrf), VRF: vrf, MTU: mtu,
+		Peer: def, PeerAlias: Alias(RoleVethDefault, vrf), Master: st.Device})
+	st.Members = append(st.Members, in)
+	return nil
+}
+
+func (b *builder) addLayer2(l v1alpha1.NodeLayer2) error {
+	owner := field.NewPath("layer2s").Key(l.Name)
+	if l.Name == "" || strings.ContainsAny(l.Name, " \t\n:") {
+		return invalid(owner.Child("name"), l.Name, "empty or contains ':' or white space")
+	}
+	if l.VLAN < v1alpha1.MinVLAN || l.VLAN > v1alpha1.MaxVLAN {
+		return invalid(owner.Child("vlan"), l.VLAN, "must be within %d..%d", v1alpha1.MinVLAN, v1alpha1.MaxVLAN)
+	}
+	if err := b.claimVNI(l.VNI, owner); err != nil {
+		return err
+	}
+	mtu, err := b.mtu(l.MTU, owner.Child("mtu"))
+	if err != nil {
+		return err
+	}
+	var st *VRFState
+	if l.VRF != "" && l.VRF != v1alpha1.DefaultVRFName {
+		var ok bool
+		if st, ok = b.vrfs[l.VRF]; !ok {
+			return invalid(owner.Child("vrf"), l.VRF, "no such VRF in the spec")
+		}
+	}
+	var mac net.HardwareAddr
+	if l.AnycastMAC != "" {
+		mac, err = net.ParseMAC(l.AnycastMAC)
+		if err != nil || len(mac) != 6 {
+			return invalid(owner.Child("anycastMac"), l.AnycastMAC, "not an Ethernet MAC address")
+		}
+		if mac[0]&1 != 0 {
+			return invalid(owner.Child("anycastMac"), l.AnycastMAC, "a multicast address")
+		}
+	}
+	tableOnlyVRF := st != nil && st.Mode == VRFModeTableOnly
+	var addrs []Address
+	seen := map[netip.Prefix]bool{}
+	for i, g := range l.AnycastGateways {
+		p, err := netip.ParsePrefix(g)
+		if err != nil {
+			return invalid(owner.Child("anycastGateways").Index(i), g, "not an address with prefix length")
+		}
+		p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits())
+		if seen[p] {
+			return validation.Join(field.ErrorList{field.Duplicate(owner.Child("anycastGateways").Index(i), p.String())})
+		}
+		seen[p] = true
+		addrs = append(addrs, Address{Prefix: p, NoPrefixRoute: tableOnlyVRF})
+	}
+	slices.SortFunc(addrs, func(a, c Address) int { return strings.Compare(a.Prefix.String(), c.Prefix.String()) })
+
+	vlan := strconv.Itoa(int(l.VLAN))
+	br, vx := b.s.Names.L2Bridge+vlan, b.s.Names.L2VXLAN+vlan
+	if err := b.claim(br, owner); err != nil {
+		return err
+	}
+	if err := b.claim(vx, owner); err != nil {
+		return err
+	}
+	master := ""
+	if st != nil {
+		master = st.Device
+	}
+	b.addLink(LinkSpec{Name: br, Kind: KindBridge, Alias: Alias(RoleL2Bridge, l.Name), VRF: l.VRF, Layer2: l.Name,
+		MTU: mtu, MAC: mac, Master: master, Addrs: addrs})
+	b.addLink(LinkSpec{Name: vx, Kind: KindVXLAN, Alias: Alias(RoleL2VXLAN, l.Name), VRF: l.VRF, Layer2: l.Name,
+		MTU: mtu, Master: br, VXLAN: b.vxlan(l.VNI), Port: &PortFlags{Learning: false, NeighSuppress: l.NeighSuppression}})
+	if b.s.L2Trunk != "" {
+		name := b.s.Names.VLAN + vlan
+		if err := b.claim(name, owner); err != nil {
+			return err
+		}
+		if b.f.VLAN {
+			b.addLink(LinkSpec{Name: name, Kind: KindVLAN, Alias: Alias(RoleVLAN, l.Name), VRF: l.VRF, Layer2: l.Name,
+				MTU: mtu, Master: br, VLAN: &VLANSpec{Parent: b.s.L2Trunk, ID: int(l.VLAN)}})
+		} else {
+			b.d.Unsupported = append(b.d.Unsupported, Unsupported{
+				Object: fmt.Sprintf("vlan %s (layer2 %s: vlan %d on %s, master %s)", name, l.Name, l.VLAN, b.s.L2Trunk, br),
+				Err:    fmt.Errorf("%w: %s", ErrVLANNotSupported, b.f.VLANReason),
+			})
+		}
+	}
+	if st == nil {
+		return nil
+	}
+	st.Members = append(st.Members, br)
+	if tableOnlyVRF {
+		// What a VRF device would have put into its table: the connected route and the local route of each
+		// gateway address. The eBPF router needs the local routes to hand traffic for the gateway to the kernel.
+		for _, a := range addrs {
+			conn := RouteSpec{Table: st.Table, Dst: a.Prefix.Masked(), Type: RouteUnicast, Dev: br}
+			local := RouteSpec{Table: st.Table, Dst: netip.PrefixFrom(a.Prefix.Addr(), a.Prefix.Addr().BitLen()), Type: RouteLocal, Dev: br}
+			if a.Prefix.Addr().Is4() {
+				conn.Src, local.Src = a.Prefix.Addr(), a.Prefix.Addr()
+			} else {
+				// IPv6 routes get metric 1024 when added with 0; say so, so the observed route matches.
+				conn.Metric, local.Metric = 256, 1024
+			}
+			if !a.Prefix.IsSingleIP() {
+				b.d.Routes = append(b.d.Routes, conn)
+			}
+			b.d.Routes = append(b.d.Routes, local)
+			st.Gateways = append(st.Gateways, a.Prefix.Addr())
+		}
+	}
+	return nil
+}
+
+// addRules routes traffic entering or leaving a table-only VRF's links through the VRF's table (a VRF device
+// does this with the kernel's l3mdev rule).
+func (b *builder) addRules() {
+	names := make([]string, 0, len(b.vrfs))
+	for n := range b.vrfs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		st := b.vrfs[n]
+		if st.Mode != VRFModeTableOnly {
+			continue
+		}
+		for _, m := range st.Members {
+			for _, fam := range []int{unix.AF_INET, unix.AF_INET6} {
+				b.d.Rules = append(b.d.Rules,
+					RuleSpec{Priority: b.s.RulePriority, Family: fam, Iif: m, Table: st.Table},
+					RuleSpec{Priority: b.s.RulePriority, Family: fam, Oif: m, Table: st.Table})
+			}
+		}
+		// A reply from a gateway address is routed without an oif (only VRF devices give one), so the oif
+		// rules miss it; a source rule sends it through the VRF's table like the l3mdev rule would.
+		for _, gw := range st.Gateways {
+			b.d.Rules = append(b.d.Rules, RuleSpec{Priority: b.s.RulePriority, Family: familyOf(gw),
+				Src: netip.PrefixFrom(gw, gw.BitLen()), Table: st.Table})
+		}
+	}
+}
+
+func familyOf(a netip.Addr) int {
+	if a.Is4() {
+		return unix.AF_INET
+	}
+	return unix.AF_INET6
+}

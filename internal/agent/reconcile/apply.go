@@ -1,0 +1,196 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/agent/bpftables"
+	"github.com/network-operator/network-operator/internal/agent/dataplane"
+	"github.com/network-operator/network-operator/internal/agent/metrics"
+	"github.com/network-operator/network-operator/internal/agent/netconf"
+	"github.com/network-operator/network-operator/pkg/loader"
+)
+
+// StepError says which step of an apply failed.
+type StepError struct {
+	Step string
+	Err  error
+}
+
+func (e *StepError) Error() string { return fmt.Sprintf("step %s: %v", e.Step, e.Err) }
+
+func (e *StepError) Unwrap() error { return e.Err }
+
+// apply runs a plan's steps in order and stops at the first failure.
+func (e *Engine) apply(ctx context.Context, p *Plan) error {
+	run := func(step string, fn func() error) error {
+		if h := e.o.Hooks; h != nil && h.BeforeStep != nil {
+			if err := h.BeforeStep(step, p.Spec); err != nil {
+				return &StepError{Step: step, Err: err}
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return &StepError{Step: step, Err: err}
+		}
+		if err := fn(); err != nil {
+			return &StepError{Step: step, Err: err}
+		}
+		return nil
+	}
+	netlinkPhase := func(ph netconf.Phase) func() error {
+		return func() error {
+			if len(p.Netlink.PhaseActions(ph)) == 0 {
+				return nil
+			}
+			_, err := e.o.Netlink.Apply(ctx, p.Netlink, ph)
+			return err
+		}
+	}
+	steps := []struct {
+		name string
+		fn   func() error
+	}{
+		{StepVRFs, netlinkPhase(netconf.PhaseVRFs)},
+		{StepFRR, func() error { return e.applyFRR(ctx, p) }},
+		{StepInterfaces, netlinkPhase(netconf.PhaseInterfaces)},
+		{StepAttach, func() error {
+			st, err := e.o.Dataplane.Ensure(ctx, p.Attach.Attach)
+			e.setAttachStatus(st)
+			return err
+		}},
+		{StepMaps, func() error { return e.applyTables(ctx, p) }},
+		{StepDetach, func() error { return e.o.Dataplane.Detach(ctx, p.Attach.Detach) }},
+		{StepRemovals, netlinkPhase(netconf.PhaseRemovals)},
+	}
+	for _, s := range steps {
+		if err := run(s.name, s.fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Engine) applyFRR(ctx context.Context, p *Plan) error {
+	if p.FRR.Skip != "" || e.o.FRR == nil {
+		return nil
+	}
+	res, err := e.o.FRR.Apply(ctx, p.FRR.Config)
+	if e.o.Metrics != nil {
+		switch {
+		case err != nil:
+			e.o.Metrics.FRRReload(metrics.FRRFailed)
+		case res.Skipped:
+			e.o.Metrics.FRRReload(metrics.FRRSkipped)
+		default:
+			e.o.Metrics.FRRReload(metrics.FRRApplied)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if !res.Skipped {
+		e.log.Info("FRR reloaded", "hash", short(res.Hash), "added", len(res.Diff.Add), "deleted", len(res.Diff.Delete),
+			"validate", res.Validate, "reload", res.Reload)
+	}
+	return nil
+}
+
+func (e *Engine) applyTables(ctx context.Context, p *Plan) error {
+	links := func(name string) (int, bool) {
+		idx := e.linkIndex(name)
+		return idx, idx != 0
+	}
+	t, err := bpftables.Tables(p.Spec, bpftables.Input{Links: links, LookupDevices: lookupDevices(p.Netlink)})
+	if err != nil {
+		return err
+	}
+	rep, err := e.o.Dataplane.Apply(ctx, t, p.MapVersion)
+	if err != nil {
+		return err
+	}
+	if !rep.NoOp {
+		e.log.Info("table generation applied", "report", rep.String())
+		if e.o.Metrics != nil {
+			e.o.Metrics.ObserveSwap(rep.Duration, rep.Generation)
+		}
+	}
+	return nil
+}
+
+func (e *Engine) setAttachStatus(st []v1.InterfaceStatus) {
+	e.nmu.Lock()
+	defer e.nmu.Unlock()
+	e.attachErr = map[string]string{}
+	for _, s := range st {
+		if s.Error != "" {
+			e.attachErr[s.Name] = s.Error
+		}
+	}
+}
+
+// interfaceStatus reports the attach state of the wanted interfaces from the loader (and the error of the last
+// attach attempt of those that are not attached).
+func (e *Engine) interfaceStatus(want []v1.DataPlaneInterface) []v1.InterfaceStatus {
+	atts := map[string]loader.Attachment{}
+	for _, a := range e.o.Dataplane.Attachments() {
+		atts[a.Interface] = a
+	}
+	e.nmu.RLock()
+	defer e.nmu.RUnlock()
+	var out []v1.InterfaceStatus
+	seen := map[string]bool{}
+	for _, i := range want {
+		if seen[i.Name] {
+			continue
+		}
+		seen[i.Name] = true
+		st := v1.InterfaceStatus{Name: i.Name, Mode: v1.AttachNone}
+		if a, ok := atts[i.Name]; ok {
+			st.Mode = dataplane.AttachMode(a.Mode)
+		} else {
+			st.Error = e.attachErr[i.Name]
+		}
+		out = append(out, st)
+	}
+	slices.SortFunc(out, func(a, b v1.InterfaceStatus) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// ErrUnhealthy wraps every health check failure.
+var ErrUnhealthy = errors.New("health check failed")
+
+// health checks the node runs spec: every data-plane interface exists, is up and has the router attached (asked
+// from the kernel), the version map reads back mapVersion, and FRR answers.
+func (e *Engine) health(ctx context.Context, spec *v1.NodeNetworkConfigSpec, mapVersion string) error {
+	var errs []error
+	if err := e.o.Dataplane.Verify(spec.DataPlane.Interfaces); err != nil {
+		errs = append(errs, err)
+	}
+	v, err := e.o.Dataplane.Version()
+	switch {
+	case err != nil:
+		errs = append(errs, err)
+	case v.Revision != mapVersion:
+		errs = append(errs, fmt.Errorf("version map holds %q, want %q", short(v.Revision), short(mapVersion)))
+	}
+	if e.o.FRR != nil && spec.Underlay.ASN != 0 {
+		if _, err := e.o.FRRStatus.Summary(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("FRR: %w", err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnhealthy, err)
+	}
+	return nil
+}

@@ -1,0 +1,381 @@
+// Package reconcile is the node agent's core: it turns a NodeNetworkConfigSpec into a plan - netconf's netlink
+// actions, the FRR config (rendered and diffed), the eBPF router's attachments and table generation - and
+// applies it in the order FRR and the kernel need:
+//
+//  1. netlink phase "vrfs": VRF devices, tables, rules
+//  2. FRR: render, validate, reload (skipped when identical): FRR must know a VRF's VNI before its interfaces
+//     come up
+//  3. netlink phase "interfaces": bridges, VXLANs, addresses, routes, up
+//  4. attach the router to new interfaces, move the ones whose hook changed, attach anew to re-created devices
+//     (the others keep their attachment: same link IDs), exactly as dataplane.PlanAttach planned it
+//  5. one table generation with revision = the spec's map version
+//  6. detach from interfaces no longer configured, netlink phase "removals"
+//  7. health check (interfaces up, router attached everywhere, FRR answering, version map reads back), then the
+//     state is saved as the last good one and reported
+//
+// When a step or the health check fails, the last good state (persisted, see package laststate) is planned and
+// applied again - netlink, FRR and maps converge back to it - and the failure is recorded so the same spec is
+// not applied again. The engine is used by both the Kubernetes controller and standalone mode.
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/agent/dataplane"
+	"github.com/network-operator/network-operator/internal/agent/frrconfig"
+	"github.com/network-operator/network-operator/internal/agent/laststate"
+	"github.com/network-operator/network-operator/internal/agent/metrics"
+	"github.com/network-operator/network-operator/internal/agent/netconf"
+	"github.com/network-operator/network-operator/pkg/frr"
+	"github.com/network-operator/network-operator/pkg/loader"
+	"github.com/network-operator/network-operator/pkg/maps"
+)
+
+// Netlink plans and applies the node's netlink objects (*netconf.Manager).
+type Netlink interface {
+	Plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec) (*netconf.Plan, error)
+	Apply(ctx context.Context, p *netconf.Plan, ph netconf.Phase) (*netconf.Result, error)
+}
+
+// FRR validates, installs and reloads FRR configs (*frr.Reloader).
+type FRR interface {
+	Apply(ctx context.Context, cfg []byte) (frr.Result, error)
+	LastApplied() ([]byte, error)
+}
+
+// FRRStatus reads FRR's BGP state (frr.Target): the health check's "FRR answers" and the BGP metrics.
+type FRRStatus interface {
+	Summary(ctx context.Context) (frr.Summary, error)
+}
+
+// Links looks interfaces up in the node's namespace (*netlink.Handle).
+type Links interface {
+	LinkByName(name string) (netlink.Link, error)
+}
+
+// Dataplane is the eBPF router (*dataplane.Dataplane, or a *dataplane.View for dry runs). Ensure and Detach
+// execute the steps of the plan's dataplane.AttachPlan.
+type Dataplane interface {
+	Ensure(ctx context.Context, steps []dataplane.AttachStep) ([]v1.InterfaceStatus, error)
+	Detach(ctx context.Context, steps []dataplane.AttachStep) error
+	Apply(ctx context.Context, t maps.Tables, revision string) (maps.Report, error)
+	Version() (maps.Version, error)
+	Verify(want []v1.DataPlaneInterface) error
+	Live(ctx context.Context) (maps.Snapshot, error)
+	Counters() ([]maps.VRFCounters, error)
+	Attachments() []loader.Attachment
+}
+
+// Options configure an Engine.
+type Options struct {
+	Netlink   Netlink
+	Dataplane Dataplane
+	// FRR is nil when the agent does not manage FRR (--frr=none); FRRStatus is then unused.
+	FRR       FRR
+	FRRStatus FRRStatus
+	// Links resolves interface names in the node's namespace.
+	Links Links
+	Store *laststate.Store
+	// Metrics may be nil.
+	Metrics *metrics.Metrics
+	Logger  *slog.Logger
+	// Hooks let tests fail a step (nil in production).
+	Hooks *Hooks
+}
+
+// Hooks are called between steps; an error fails the apply at that point, exactly like a kernel error would.
+type Hooks struct {
+	BeforeStep func(step string, spec *v1.NodeNetworkConfigSpec) error
+}
+
+// Engine plans and applies node configurations. Reconcile calls are serialised.
+type Engine struct {
+	o   Options
+	log *slog.Logger
+
+	mu        sync.Mutex
+	state     laststate.State
+	names     map[uint32]string // BPF VRF id -> name of the applied spec (metrics labels)
+	attachErr map[string]string // interface -> error of the last attach attempt
+	ready     bool              // result of the last reconcile, for /readyz
+	readyMsg  string
+	nmu       sync.RWMutex
+}
+
+// New loads the persisted state. The dataplane is expected to be open (adopting what a previous agent left).
+func New(o Options) (*Engine, error) {
+	if o.Netlink == nil || o.Dataplane == nil || o.Links == nil || o.Store == nil {
+		return nil, errors.New("reconcile: Netlink, Dataplane, Links and Store are required")
+	}
+	if o.FRR != nil && o.FRRStatus == nil {
+		return nil, errors.New("reconcile: FRR needs FRRStatus")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	st, err := o.Store.Load()
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{o: o, log: o.Logger, state: st}
+	if st.Good != nil {
+		e.setNames(&st.Good.Spec)
+	}
+	if o.Metrics != nil {
+		o.Metrics.SetCounterSource(o.Dataplane, e.VRFNames)
+		if o.FRR != nil {
+			o.Metrics.SetBGPSource(o.FRRStatus)
+		}
+	}
+	return e, nil
+}
+
+// State returns the persisted state (last good, last failure).
+func (e *Engine) State() laststate.State {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.state
+}
+
+// VRFNames maps BPF VRF ids to the names of the applied spec.
+func (e *Engine) VRFNames() map[uint32]string {
+	e.nmu.RLock()
+	defer e.nmu.RUnlock()
+	return e.names
+}
+
+// Ready reports whether the last reconcile left the node running its spec, healthy, and why not.
+func (e *Engine) Ready() (bool, string) {
+	e.nmu.RLock()
+	defer e.nmu.RUnlock()
+	if !e.ready && e.readyMsg == "" {
+		return false, "no reconcile yet"
+	}
+	return e.ready, e.readyMsg
+}
+
+func (e *Engine) setReady(out *Outcome) {
+	e.nmu.Lock()
+	defer e.nmu.Unlock()
+	e.ready = out.Applied()
+	switch {
+	case e.ready:
+		e.readyMsg = "revision " + out.Spec.Revision + " applied"
+	case out.Err != nil:
+		e.readyMsg = out.Err.Error()
+	case out.HealthErr != nil:
+		e.readyMsg = out.HealthErr.Error()
+	default:
+		e.readyMsg = "not applied"
+	}
+}
+
+func (e *Engine) setNames(spec *v1.NodeNetworkConfigSpec) {
+	names := make(map[uint32]string, len(spec.VRFs))
+	for _, v := range spec.VRFs {
+		names[uint32(v.ID)] = v.Name
+	}
+	e.nmu.Lock()
+	e.names = names
+	e.nmu.Unlock()
+}
+
+// Outcome is the result of one Reconcile, what status reporting needs.
+type Outcome struct {
+	// Result is one of the metrics.Result* values.
+	Result string
+	// Spec is the spec asked for; Plan what was planned for it (nil when planning failed).
+	Spec *v1.NodeNetworkConfigSpec
+	Plan *Plan
+	// Err is why the spec is not applied (nil: it is); the node runs the last good state then.
+	Err error
+	// RestoreErr is set when restoring the last good state failed too.
+	RestoreErr error
+	// Good is the state the node runs now (nil: nothing was ever applied), Failure the last failed spec.
+	Good    *laststate.Good
+	Failure *laststate.Failure
+	// MapVersion is read back from the live version map.
+	MapVersion string
+	Interfaces []v1.InterfaceStatus
+	// Healthy is the result of the health check after the reconcile; HealthErr why not.
+	Healthy   bool
+	HealthErr error
+	Duration  time.Duration
+
+	healthDone bool // the health check ran after the last change
+}
+
+// Applied reports whether the node runs spec now and is healthy.
+func (o *Outcome) Applied() bool {
+	return o.Err == nil && o.Healthy && o.Good != nil && o.Spec != nil && o.Good.SpecHash == laststate.SpecHash(o.Spec)
+}
+
+// ErrKnownBad marks a spec that failed before (same content): it is not applied again.
+var ErrKnownBad = errors.New("this configuration failed before; keeping the last good state")
+
+// Reconcile brings the node to spec, or back to the last good state when that fails. passwords may be nil when
+// no BGP peer names a Secret.
+func (e *Engine) Reconcile(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords frrconfig.PasswordFunc) *Outcome {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	start := time.Now()
+	out := &Outcome{Spec: spec}
+	defer func() {
+		out.Duration = time.Since(start)
+		out.Good, out.Failure = e.state.Good, e.state.Failure
+		e.report(ctx, out)
+		e.setReady(out)
+		if e.o.Metrics != nil {
+			e.o.Metrics.ObserveReconcile(out.Result, out.Duration)
+			e.o.Metrics.SetReady(out.Applied())
+		}
+	}()
+
+	hash := laststate.SpecHash(spec)
+	if f := e.state.Failure; f != nil && f.SpecHash == hash {
+		// Keep the last good state in place (repairs drift; normally a no-op).
+		out.Err = fmt.Errorf("%w: %s", ErrKnownBad, f.Error)
+		out.Result = metrics.ResultUnchanged
+		if changed, err := e.restore(ctx, passwords); err != nil {
+			out.RestoreErr, out.Result = err, metrics.ResultFailed
+		} else if changed {
+			out.Result = metrics.ResultRolledBack
+		}
+		return out
+	}
+
+	plan, err := e.plan(ctx, spec, passwords)
+	out.Plan = plan
+	if err != nil {
+		out.Err = err
+		out.Result = metrics.ResultInvalid
+		e.recordFailure(spec, hash, err)
+		if _, rerr := e.restore(ctx, passwords); rerr != nil {
+			out.RestoreErr, out.Result = rerr, metrics.ResultFailed
+		}
+		return out
+	}
+	changed := !plan.Empty()
+	err = e.apply(ctx, plan)
+	if err == nil {
+		err = e.health(ctx, spec, plan.MapVersion)
+	}
+	if err != nil {
+		e.log.Error("apply failed, restoring the last good state", "revision", spec.Revision, "err", err)
+		out.Err = err
+		out.Result = metrics.ResultRolledBack
+		e.recordFailure(spec, hash, err)
+		if _, rerr := e.restore(ctx, passwords); rerr != nil {
+			out.RestoreErr, out.Result = rerr, metrics.ResultFailed
+		}
+		return out
+	}
+	out.Healthy, out.healthDone = true, true
+	good := &laststate.Good{Revision: spec.Revision, MapVersion: plan.MapVersion, SpecHash: hash,
+		AppliedAt: time.Now().UTC().Truncate(time.Second), Spec: *spec.DeepCopy()}
+	if e.state.Good == nil || e.state.Good.SpecHash != hash || e.state.Good.Revision != spec.Revision {
+		next := laststate.State{Good: good, Failure: e.state.Failure}
+		if err := e.o.Store.Save(next); err != nil {
+			// The node runs spec; only the record is missing. Report it, a later reconcile saves again.
+			out.Err = fmt.Errorf("applied, but saving the last good state failed: %w", err)
+			out.Result = metrics.ResultFailed
+			return out
+		}
+		e.state = next
+	}
+	e.setNames(spec)
+	out.Result = metrics.ResultUnchanged
+	if changed {
+		out.Result = metrics.ResultApplied
+	}
+	return out
+}
+
+func (e *Engine) recordFailure(spec *v1.NodeNetworkConfigSpec, hash string, err error) {
+	if e.state.Good != nil && e.state.Good.SpecHash == hash {
+		// The good state itself failed to converge (drift that could not be repaired): not a bad spec.
+		return
+	}
+	next := laststate.State{Good: e.state.Good, Failure: &laststate.Failure{
+		Revision: spec.Revision, SpecHash: hash, Error: err.Error(), At: time.Now().UTC().Truncate(time.Second)}}
+	if serr := e.o.Store.Save(next); serr != nil {
+		e.log.Error("saving the failure record failed", "err", serr)
+	}
+	e.state = next
+}
+
+// restore applies the last good spec again (or, when there is none, the empty spec: everything the failed
+// apply created goes away). It reports whether anything had to change.
+func (e *Engine) restore(ctx context.Context, passwords frrconfig.PasswordFunc) (bool, error) {
+	spec := &v1.NodeNetworkConfigSpec{}
+	if e.state.Good != nil {
+		spec = &e.state.Good.Spec
+	}
+	plan, err := e.plan(ctx, spec, passwords)
+	if err != nil {
+		return false, fmt.Errorf("plan the last good state: %w", err)
+	}
+	if err := e.apply(ctx, plan); err != nil {
+		return true, fmt.Errorf("restore the last good state: %w", err)
+	}
+	if e.state.Good != nil {
+		e.setNames(spec)
+		if err := e.health(ctx, spec, plan.MapVersion); err != nil {
+			return !plan.Empty(), fmt.Errorf("last good state restored, but unhealthy: %w", err)
+		}
+	}
+	return !plan.Empty(), nil
+}
+
+// Check runs the health check against the applied state (periodic checks); nil when healthy.
+func (e *Engine) Check(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.state.Good == nil {
+		return errors.New("no configuration applied yet")
+	}
+	return e.health(ctx, &e.state.Good.Spec, e.state.Good.MapVersion)
+}
+
+// report fills the read-back fields of an outcome: the live map version, the attachments, the health.
+func (e *Engine) report(ctx context.Context, out *Outcome) {
+	if v, err := e.o.Dataplane.Version(); err == nil {
+		out.MapVersion = v.Revision
+		if e.o.Metrics != nil {
+			e.o.Metrics.SetGeneration(v.Generation)
+		}
+	}
+	want := []v1.DataPlaneInterface(nil)
+	if e.state.Good != nil {
+		want = e.state.Good.Spec.DataPlane.Interfaces
+	}
+	if out.Err == nil && out.Spec != nil {
+		want = out.Spec.DataPlane.Interfaces
+	}
+	out.Interfaces = e.interfaceStatus(want)
+	if e.o.Metrics != nil {
+		modes := map[string]string{}
+		for _, s := range out.Interfaces {
+			modes[s.Name] = string(s.Mode)
+		}
+		e.o.Metrics.SetAttachments(modes)
+	}
+	switch {
+	case out.healthDone:
+	case out.RestoreErr != nil:
+		out.HealthErr = out.RestoreErr
+	case e.state.Good == nil:
+		out.HealthErr = errors.New("no configuration applied yet")
+	default:
+		out.HealthErr = e.health(ctx, &e.state.Good.Spec, e.state.Good.MapVersion)
+	}
+	out.Healthy = out.HealthErr == nil
+}

@@ -1,0 +1,364 @@
+package reconcile
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/agent/bpftables"
+	"github.com/network-operator/network-operator/internal/agent/dataplane"
+	"github.com/network-operator/network-operator/internal/agent/frrconfig"
+	"github.com/network-operator/network-operator/internal/agent/netconf"
+	"github.com/network-operator/network-operator/pkg/frr"
+	"github.com/network-operator/network-operator/pkg/maps"
+)
+
+// Step names, in apply order (also the values Hooks.BeforeStep sees).
+const (
+	StepVRFs       = "vrfs"
+	StepFRR        = "frr"
+	StepInterfaces = "interfaces"
+	StepAttach     = "attach"
+	StepMaps       = "maps"
+	StepDetach     = "detach"
+	StepRemovals   = "removals"
+	StepStatus     = "status"
+)
+
+// Plan is everything one apply would do, in order. It is computed without changing anything.
+type Plan struct {
+	Spec *v1.NodeNetworkConfigSpec
+	// MapVersion is the revision of the table generation (the spec's MapVersion()).
+	MapVersion string
+	Netlink    *netconf.Plan
+	FRR        FRRStep
+	// Attach is every attach, move, re-attach, keep and detach, decided by dataplane.PlanAttach; the apply
+	// executes exactly these steps.
+	Attach dataplane.AttachPlan
+	Tables TablesStep
+}
+
+// FRRStep is the FRR part of a plan.
+type FRRStep struct {
+	// Skip says why FRR is not touched at all ("" when it is managed).
+	Skip string
+	// Config is the rendered frr.conf (with secrets: never print it). Changed is false when it equals the last
+	// applied config (the reload is skipped).
+	Config  []byte
+	Changed bool
+	// Added and Removed count the lines that differ from the last applied config (secrets redacted).
+	Added, Removed []string
+	Summary        string
+}
+
+// TablesStep is the table generation of a plan.
+type TablesStep struct {
+	// Desired are the tables; interfaces netconf creates in this apply have placeholder ifindexes (Pending).
+	Desired maps.Tables
+	Pending []string
+	// Diff is against the live generation; NoOp when tables and revision are live already.
+	Diff maps.Diff
+	NoOp bool
+}
+
+// Empty reports whether applying the plan would change nothing.
+func (p *Plan) Empty() bool {
+	return p.Netlink.Empty() && !p.FRR.Changed && p.Attach.Empty() && p.Tables.NoOp
+}
+
+// String prints the plan as numbered steps in apply order (what --dry-run shows).
+func (p *Plan) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "plan for revision %q, map version %s\n", p.Spec.Revision, short(p.MapVersion))
+	n := 0
+	line := func(step, format string, args ...any) {
+		n++
+		fmt.Fprintf(&b, "%3d. %-10s %s\n", n, step, fmt.Sprintf(format, args...))
+	}
+	for _, a := range p.Netlink.PhaseActions(netconf.PhaseVRFs) {
+		line(StepVRFs, "%s", a)
+	}
+	switch {
+	case p.FRR.Skip != "":
+		line(StepFRR, "not managed: %s", p.FRR.Skip)
+	case p.FRR.Changed:
+		line(StepFRR, "render, validate and reload FRR (%s): %d lines added, %d removed", p.FRR.Summary, len(p.FRR.Added), len(p.FRR.Removed))
+		for _, l := range p.FRR.Removed {
+			fmt.Fprintf(&b, "       - %s\n", l)
+		}
+		for _, l := range p.FRR.Added {
+			fmt.Fprintf(&b, "       + %s\n", l)
+		}
+	default:
+		line(StepFRR, "FRR config unchanged (reload skipped)")
+	}
+	for _, a := range p.Netlink.PhaseActions(netconf.PhaseInterfaces) {
+		line(StepInterfaces, "%s", a)
+	}
+	for _, a := range p.Attach.Attach {
+		switch a.Action {
+		case dataplane.ActionMove:
+			line(StepAttach, "move router on %s from %s to hook %s (%s)", a.Interface, a.From, a.Hook, a.Reason)
+		case dataplane.ActionReattach:
+			line(StepAttach, "re-attach router to %s (hook %s): %s", a.Interface, a.Hook, a.Reason)
+		case dataplane.ActionAttach:
+			line(StepAttach, "attach router to %s (hook %s)", a.Interface, a.Hook)
+		}
+	}
+	if kept := p.Attach.Kept(); len(kept) > 0 {
+		fmt.Fprintf(&b, "     (kept attached: %s)\n", strings.Join(kept, ", "))
+	}
+	if p.Tables.NoOp {
+		line(StepMaps, "tables and revision live already (no new generation)")
+	} else {
+		d := p.Tables.Diff
+		line(StepMaps, "new generation %s: interfaces %s, vrfs %s, redirects %s", short(p.MapVersion), d.Interfaces, d.VRFs, d.Redirects)
+		if len(p.Tables.Pending) > 0 {
+			fmt.Fprintf(&b, "       (ifindexes of %s resolved after they are created)\n", strings.Join(p.Tables.Pending, ", "))
+		}
+	}
+	for _, a := range p.Attach.Detach {
+		line(StepDetach, "detach router from %s (%s)", a.Interface, a.Reason)
+	}
+	for _, a := range p.Netlink.PhaseActions(netconf.PhaseRemovals) {
+		line(StepRemovals, "%s", a)
+	}
+	line(StepStatus, "health check, then report appliedRevision %q, mapVersion %s", p.Spec.Revision, short(p.MapVersion))
+	for _, c := range p.Netlink.Conflicts {
+		fmt.Fprintf(&b, "conflict: %s\n", c)
+	}
+	for _, u := range p.Netlink.Unsupported {
+		fmt.Fprintf(&b, "unsupported: %s\n", u)
+	}
+	for _, note := range p.Netlink.Notes {
+		fmt.Fprintf(&b, "note: %s\n", note)
+	}
+	return b.String()
+}
+
+func short(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+// ErrPlan wraps every error found while planning: nothing was changed.
+var ErrPlan = errors.New("configuration refused before any change")
+
+// Plan computes what Reconcile would do for spec, changing nothing (--dry-run).
+func (e *Engine) Plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords frrconfig.PasswordFunc) (*Plan, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.plan(ctx, spec, passwords)
+}
+
+func (e *Engine) plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords frrconfig.PasswordFunc) (*Plan, error) {
+	fail := func(what string, err error) error { return fmt.Errorf("%w: %s: %w", ErrPlan, what, err) }
+	p := &Plan{Spec: spec}
+	var err error
+	if p.MapVersion, err = bpftables.Revision(spec); err != nil {
+		return nil, fail("map version", err)
+	}
+	if p.Netlink, err = e.o.Netlink.Plan(ctx, spec); err != nil {
+		return nil, fail("netlink", err)
+	}
+	if err := p.Netlink.Err(); err != nil {
+		return p, fail("netlink", err)
+	}
+	if err := e.planFRR(ctx, p, passwords); err != nil {
+		return p, fail("frr", err)
+	}
+	if err := e.planAttach(p); err != nil {
+		return p, fail("attach", err)
+	}
+	if err := e.planTables(ctx, p); err != nil {
+		return p, fail("bpf tables", err)
+	}
+	return p, nil
+}
+
+func (e *Engine) planFRR(ctx context.Context, p *Plan, passwords frrconfig.PasswordFunc) error {
+	if e.o.FRR == nil {
+		p.FRR.Skip = "FRR is disabled (--frr=none)"
+		return nil
+	}
+	cfg, err := frrconfig.NodeConfig(ctx, p.Spec, passwords)
+	if errors.Is(err, frrconfig.ErrNoUnderlay) {
+		p.FRR.Skip = "the spec has no underlay"
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	rendered, err := frr.Render(cfg)
+	if err != nil {
+		return err
+	}
+	p.FRR.Config, p.FRR.Summary = rendered, frrconfig.Describe(cfg)
+	last, err := e.o.FRR.LastApplied()
+	if err != nil {
+		last = nil // nothing applied yet: everything is added
+	}
+	p.FRR.Changed = !bytes.Equal(last, rendered)
+	if p.FRR.Changed {
+		p.FRR.Added, p.FRR.Removed = lineDiff(last, rendered)
+	}
+	return nil
+}
+
+// lineDiff lists the lines only in b (added) and only in a (removed), secrets redacted. FRR configs are
+// line-oriented and their order is fixed by the renderer, so a set difference is what a reader needs.
+func lineDiff(a, b []byte) (added, removed []string) {
+	count := func(data []byte) map[string]int {
+		m := map[string]int{}
+		for l := range strings.SplitSeq(string(data), "\n") {
+			m[l]++
+		}
+		return m
+	}
+	ca, cb := count(a), count(b)
+	for l := range strings.SplitSeq(string(b), "\n") {
+		if ca[l] > 0 {
+			ca[l]--
+			continue
+		}
+		if strings.TrimSpace(l) != "" {
+			added = append(added, frr.Redact(l))
+		}
+	}
+	for l := range strings.SplitSeq(string(a), "\n") {
+		if cb[l] > 0 {
+			cb[l]--
+			continue
+		}
+		if strings.TrimSpace(l) != "" {
+			removed = append(removed, frr.Redact(l))
+		}
+	}
+	return added, removed
+}
+
+// planAttach observes the attachments and the wanted devices (predicting the ones netconf re-creates) and lets
+// dataplane.PlanAttach decide; the apply hands the same steps to the dataplane.
+func (e *Engine) planAttach(p *Plan) error {
+	want := p.Spec.DataPlane.Interfaces
+	idx, err := dataplane.Ifindexes(e.o.Links, want)
+	if err != nil {
+		return err
+	}
+	re := map[string]bool{}
+	for _, i := range want {
+		if recreated(p.Netlink, i.Name) {
+			re[i.Name] = true
+		}
+	}
+	p.Attach = dataplane.PlanAttach(dataplane.AttachInput{Want: want, Attached: e.o.Dataplane.Attachments(),
+		Ifindex: idx, Recreated: re})
+	return nil
+}
+
+func (e *Engine) linkIndex(name string) int {
+	l, err := e.o.Links.LinkByName(name)
+	if err != nil {
+		return 0
+	}
+	return l.Attrs().Index
+}
+
+// placeholderBase numbers interfaces that do not exist yet in a plan's tables (above any real ifindex).
+const placeholderBase = 1 << 30
+
+func (e *Engine) planTables(ctx context.Context, p *Plan) error {
+	created := map[string]bool{}
+	for _, l := range p.Netlink.Desired.Links {
+		created[l.Name] = true
+		if l.Peer != "" {
+			created[l.Peer] = true
+		}
+	}
+	next := uint32(placeholderBase)
+	placeholders := map[string]int{}
+	links := func(name string) (int, bool) {
+		if idx := e.linkIndex(name); idx != 0 && !recreated(p.Netlink, name) {
+			return idx, true
+		}
+		if !created[name] {
+			return 0, false
+		}
+		if _, ok := placeholders[name]; !ok {
+			placeholders[name] = int(next)
+			next++
+			p.Tables.Pending = append(p.Tables.Pending, name)
+		}
+		return placeholders[name], true
+	}
+	t, err := bpftables.Tables(p.Spec, bpftables.Input{Links: links, LookupDevices: lookupDevices(p.Netlink)})
+	if err != nil {
+		return err
+	}
+	p.Tables.Desired = t
+	snap, err := e.o.Dataplane.Live(ctx)
+	if err != nil {
+		return fmt.Errorf("read live tables: %w", err)
+	}
+	p.Tables.Diff = maps.DiffTables(snap.Tables, t)
+	p.Tables.NoOp = len(p.Tables.Pending) == 0 && p.Tables.Diff.Zero() && snap.Version.Revision == p.MapVersion &&
+		snap.Version.TablesHash == t.Hash()
+	return nil
+}
+
+// recreated reports whether the plan deletes and re-creates a link (its ifindex changes).
+func recreated(p *netconf.Plan, name string) bool {
+	for _, a := range p.Actions {
+		if d, ok := a.(*netconf.DeleteLink); ok && d.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// lookupDevices maps each VRF to its VRF device (bpf_fib_lookup's lookup_ifindex), where the kernel has one.
+func lookupDevices(p *netconf.Plan) map[string]string {
+	out := map[string]string{}
+	for _, v := range p.Desired.VRFs {
+		if v.Device != "" {
+			out[v.Name] = v.Device
+		}
+	}
+	return out
+}
+
+// TablesFor computes the tables and revision of a spec as they would be applied now (the loader's rebuild after
+// a map migration uses it with the last good spec).
+func TablesFor(ctx context.Context, spec *v1.NodeNetworkConfigSpec, nc *netconf.Manager, links Links) (maps.Tables, string, error) {
+	rev, err := bpftables.Revision(spec)
+	if err != nil {
+		return maps.Tables{}, "", err
+	}
+	d, err := nc.Desired(ctx, spec)
+	if err != nil {
+		return maps.Tables{}, "", err
+	}
+	devs := map[string]string{}
+	for _, v := range d.VRFs {
+		if v.Device != "" {
+			devs[v.Name] = v.Device
+		}
+	}
+	lookup := func(name string) (int, bool) {
+		l, err := links.LinkByName(name)
+		if err != nil {
+			return 0, false
+		}
+		return l.Attrs().Index, true
+	}
+	t, err := bpftables.Tables(spec, bpftables.Input{Links: lookup, LookupDevices: devs})
+	return t, rev, err
+}

@@ -1,0 +1,267 @@
+// Package throughput measures TCP throughput with iperf3 along the benchmark's three paths (direct veth, kernel
+// forwarding, eBPF tc router), first bare, then with a kube-proxy-sized netfilter ruleset and conntrack in both
+// router namespaces. Runs of the different paths are interleaved, so machine noise hits all of them alike, and
+// ratios are taken from medians of the same run.
+package throughput
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/network-operator/network-operator/bpf"
+	"github.com/network-operator/network-operator/internal/bench/netfilter"
+	"github.com/network-operator/network-operator/internal/bench/report"
+	"github.com/network-operator/network-operator/internal/bench/stats"
+	"github.com/network-operator/network-operator/internal/bench/topo"
+	"github.com/network-operator/network-operator/internal/lab"
+	"github.com/network-operator/network-operator/pkg/loader"
+	"github.com/network-operator/network-operator/pkg/maps"
+)
+
+// Section is the table's area for these rows.
+const Section = "iperf3 TCP"
+
+// Targets from the brief.
+const (
+	TargetRatio      = 1.0
+	TargetRatioRules = 1.5
+)
+
+// Options size the measurement.
+type Options struct {
+	Runs     int           // iperf3 runs per path and phase
+	Duration time.Duration // length of one run
+	Rules    int           // size of the netfilter ruleset
+}
+
+// DefaultOptions: 5 runs of 3 s, 5000 rules.
+func DefaultOptions() Options { return Options{Runs: 5, Duration: 3 * time.Second, Rules: 5000} }
+
+type path struct {
+	name           string
+	client, server *lab.Netns
+	addr           netip.Addr
+	samples        []float64 // Gbit/s
+	errs           []error
+}
+
+func (p *path) run(ctx context.Context, d time.Duration) {
+	res, err := lab.Iperf3(ctx, p.server, p.client, p.addr, lab.IperfOptions{Duration: d})
+	if err != nil {
+		p.errs = append(p.errs, err)
+		return
+	}
+	p.samples = append(p.samples, res.BitsPerSecond/1e9)
+}
+
+func (p *path) row(detail string) report.Row {
+	r := report.Row{Section: Section, Name: p.name, Unit: "Gbit/s"}
+	if len(p.samples) == 0 {
+		r.Err = errors.Join(p.errs...)
+		if r.Err == nil {
+			r.Err = errors.New("no run")
+		}
+		return r
+	}
+	r.Value = stats.Median(p.samples)
+	r.Detail = fmt.Sprintf("median of %d (%.2f-%.2f)", len(p.samples), stats.Percentile(p.samples, 0), stats.Percentile(p.samples, 100))
+	if len(p.errs) > 0 {
+		r.Detail += fmt.Sprintf(", %d failed runs: %v", len(p.errs), p.errs[0])
+	}
+	if detail != "" {
+		r.Detail = detail + "; " + r.Detail
+	}
+	return r
+}
+
+func ratio(name string, num, den report.Row, target float64, detail string) report.Row {
+	r := report.Row{Section: Section, Name: name, Unit: "x", Detail: detail}
+	if target > 0 {
+		r.Target = report.Target{Cmp: report.AtLeast, Bound: target}
+	}
+	switch {
+	case num.Err != nil:
+		r.Err = fmt.Errorf("%s not measured", num.Name)
+	case den.Err != nil:
+		r.Err = fmt.Errorf("%s not measured", den.Name)
+	default:
+		r.Value = num.Value / den.Value
+	}
+	return r
+}
+
+// Measure attaches the router in the eBPF path's namespace and runs every phase.
+func Measure(ctx context.Context, l *lab.Lab, p topo.Paths, o Options) []report.Row {
+	fail := func(err error) []report.Row { return []report.Row{{Section: Section, Name: "all paths", Err: err}} }
+	set, err := attachRouter(ctx, l, p)
+	if err != nil {
+		return fail(err)
+	}
+	defer set.Close()
+	direct := &path{name: "direct veth, no router (the limit)", client: p.DirectClient, server: p.DirectServer, addr: topo.DirectServer}
+	kernel := &path{name: "kernel forwarding", client: p.KernelClient, server: p.KernelServer, addr: topo.Server4}
+	ebpf := &path{name: "eBPF tc router", client: p.EBPFClient, server: p.EBPFServer, addr: topo.Server4}
+	for _, pa := range []*path{direct, kernel, ebpf} {
+		if err := reachable(ctx, pa); err != nil {
+			return fail(err)
+		}
+	}
+	fwdBefore, err := forwarded(set)
+	if err != nil {
+		return fail(err)
+	}
+	for range o.Runs {
+		for _, pa := range []*path{direct, kernel, ebpf} {
+			if ctx.Err() != nil {
+				return fail(ctx.Err())
+			}
+			pa.run(ctx, o.Duration)
+		}
+	}
+	fwdAfter, err := forwarded(set)
+	if err != nil {
+		return fail(err)
+	}
+	ebpfDetail := fmt.Sprintf("%d packets counted as forwarded-fib", fwdAfter-fwdBefore)
+	if len(ebpf.samples) > 0 && fwdAfter-fwdBefore < 1000 {
+		ebpf.errs = append(ebpf.errs, fmt.Errorf("only %d packets forwarded by the router", fwdAfter-fwdBefore))
+		ebpf.samples = nil
+	}
+	rDirect, rKernel, rEBPF := direct.row(""), kernel.row(""), ebpf.row(ebpfDetail)
+	rows := []report.Row{rDirect, rKernel, rEBPF,
+		ratio("eBPF / kernel", rEBPF, rKernel, TargetRatio, "same run"),
+		ratio("eBPF / direct", rEBPF, rDirect, 0, "same run"),
+	}
+
+	ruleset, layout, err := netfilter.Ruleset(netfilter.Spec{Rules: o.Rules, ServiceCIDR: netfilter.DefaultSpec().ServiceCIDR})
+	if err != nil {
+		return append(rows, report.Row{Section: Section, Name: "with ruleset", Err: err})
+	}
+	for _, ns := range []*lab.Netns{p.KernelRouter, p.EBPFRouter} {
+		if err := restore(ctx, ns, ruleset); err != nil {
+			return append(rows, report.Row{Section: Section, Name: "with ruleset", Err: err})
+		}
+	}
+	kernelR := &path{name: fmt.Sprintf("kernel forwarding + %d rules", o.Rules), client: kernel.client, server: kernel.server, addr: kernel.addr}
+	ebpfR := &path{name: fmt.Sprintf("eBPF tc router + %d rules", o.Rules), client: ebpf.client, server: ebpf.server, addr: ebpf.addr}
+	for range o.Runs {
+		for _, pa := range []*path{kernelR, ebpfR} {
+			if ctx.Err() != nil {
+				return append(rows, report.Row{Section: Section, Name: "with ruleset", Err: ctx.Err()})
+			}
+			pa.run(ctx, o.Duration)
+		}
+	}
+	rKernelR := kernelR.row(layout.String() + "; conntrack entries after: " + conntrackCount(ctx, p.KernelRouter))
+	rEBPFR := ebpfR.row("same rules in the router namespace; conntrack entries after: " + conntrackCount(ctx, p.EBPFRouter))
+	return append(rows, rKernelR, rEBPFR,
+		ratio(fmt.Sprintf("eBPF / kernel, %d rules", o.Rules), rEBPFR, rKernelR, TargetRatioRules, "same run"),
+		ratio(fmt.Sprintf("eBPF / direct, %d rules", o.Rules), rEBPFR, rDirect, 0, "direct from the first phase"),
+	)
+}
+
+// attachRouter loads the router pinned in a lab pin dir, attaches it to both router interfaces of the eBPF
+// path (tcx on veth) and applies the VRF's tables.
+func attachRouter(ctx context.Context, l *lab.Lab, p topo.Paths) (*maps.Set, error) {
+	pinDir, err := l.PinDir()
+	if err != nil {
+		return nil, err
+	}
+	spec, err := bpf.LoadRouter()
+	if err != nil {
+		return nil, err
+	}
+	ld, err := loader.Load(ctx, loader.Options{Spec: spec, PinDir: pinDir, NetNS: p.EBPFRouter.NsHandle()})
+	if err != nil {
+		return nil, err
+	}
+	defer ld.Close() // pins and links stay; the lab removes them with the namespace and pin dir
+	idx := map[string]uint32{}
+	for _, name := range []string{topo.In, topo.Out, topo.Lookup} {
+		i, err := p.EBPFRouter.Ifindex(name)
+		if err != nil {
+			return nil, err
+		}
+		idx[name] = uint32(i)
+	}
+	for _, name := range []string{topo.In, topo.Out} {
+		if _, err := ld.Attach(ctx, name, loader.ModeAuto); err != nil {
+			return nil, err
+		}
+	}
+	set, err := maps.OpenPinned(pinDir)
+	if err != nil {
+		return nil, err
+	}
+	t := maps.Tables{
+		VRFs: []maps.VRF{{ID: 1, TableID: topo.Table, LookupIfindex: idx[topo.Lookup]}},
+		Interfaces: []maps.Interface{
+			{Ifindex: idx[topo.In], VRF: 1, Mode: maps.ModeRoute},
+			{Ifindex: idx[topo.Out], VRF: 1, Mode: maps.ModeRoute},
+		},
+	}
+	if _, err := set.Apply(ctx, t, "bench"); err != nil {
+		set.Close()
+		return nil, err
+	}
+	return set, nil
+}
+
+func reachable(ctx context.Context, p *path) error {
+	res, err := p.client.Ping(ctx, p.addr, lab.PingOptions{Count: 2})
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.name, err)
+	}
+	if res.Received == 0 {
+		return fmt.Errorf("%s: %s unreachable before measuring", p.name, p.addr)
+	}
+	return nil
+}
+
+func forwarded(set *maps.Set) (uint64, error) {
+	cs, err := set.Counters()
+	if err != nil {
+		return 0, err
+	}
+	var n uint64
+	for _, c := range cs {
+		n += c.ByReason[maps.ReasonForwardedFib].Packets
+	}
+	return n, nil
+}
+
+func restore(ctx context.Context, ns *lab.Netns, rules string) error {
+	cmd := ns.Command(ctx, "iptables-restore")
+	cmd.Stdin = strings.NewReader(rules)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("iptables-restore in %s: %w: %s", ns.Logical, err, out)
+	}
+	return nil
+}
+
+// conntrackCount shows whether connection tracking saw the measured connections.
+func conntrackCount(ctx context.Context, ns *lab.Netns) string {
+	out, err := ns.Output(ctx, "conntrack", "-C")
+	if err != nil {
+		return "unknown (" + strings.TrimSpace(out) + ")"
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		return strings.TrimSpace(out)
+	}
+	return strconv.Itoa(n)
+}
+
+// Method explains the rows below the table.
+const Method = "- iperf3 TCP: one stream client -> server, runs of the paths interleaved; kernel forwarding uses the main " +
+	"table, the eBPF router table 100 with forwarding disabled on its traffic interfaces (only the router can " +
+	"forward). The ruleset (raw/mangle PREROUTING, filter INPUT/FORWARD, kube-proxy style REJECT/MARK/NOTRACK " +
+	"rules that never match, plus a conntrack match) is installed in both router namespaces; the eBPF path " +
+	"redirects at tc ingress, before netfilter. On 2 vCPUs sender and receiver share the CPUs with the router, " +
+	"so throughput is CPU-bound: runs vary by about 10% on an idle machine and far more under load (see the load " +
+	"average above and each row's min-max)."

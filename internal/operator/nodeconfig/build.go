@@ -1,0 +1,428 @@
+package nodeconfig
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/validation"
+)
+
+// Node annotations read by Build.
+const (
+	AnnotationASN                = "network.network-operator.io/asn"
+	AnnotationRouterID           = "network.network-operator.io/router-id"
+	AnnotationVTEPAddress        = "network.network-operator.io/vtep-address"
+	AnnotationUnderlayInterfaces = "network.network-operator.io/underlay-interfaces"
+)
+
+const (
+	// TableIDBase + VNI is the routing table of a VRF with a VNI (v1.VRFTableIDBase, shared with standalone mode).
+	TableIDBase = v1.VRFTableIDBase
+	// MainTableID is the kernel's main table, used by the VRFs without VNI ("default", "cluster").
+	MainTableID = v1.MainTableID
+	// MaxVRFID is the largest BPF VRF id (v1.MaxVRFID: the router's counter array has one entry per id, 0 = unassigned).
+	MaxVRFID = v1.MaxVRFID
+	// DefaultL2MTU is used when a Layer2NetworkConfiguration leaves mtu unset.
+	DefaultL2MTU = 1500
+)
+
+// ErrNodeIncomplete marks a problem of the Node itself (underlay annotations or addresses): any revision would
+// fail the same way until the Node is fixed. Problems of the revision content match validation.ErrInvalid
+// instead: the revision cannot be rolled out on this node, retrying does not help.
+var ErrNodeIncomplete = errors.New("node underlay incomplete")
+
+// Underlay is the operator-wide underlay configuration.
+type Underlay struct {
+	// ASN of the nodes unless a Node annotation says otherwise.
+	ASN int64
+	// Interfaces are the default fabric uplinks.
+	Interfaces []string
+	// RemoteASN of the unnumbered uplink neighbours: a number, "internal" or "external".
+	RemoteASN string
+}
+
+// Options are the operator-level inputs of Build.
+type Options struct {
+	Underlay Underlay
+	// Strict makes the eBPF router drop what it cannot forward.
+	Strict bool
+	// Interfaces are extra data-plane interfaces; each is configured on nodes that have its VRF.
+	Interfaces []v1.DataPlaneInterface
+	// L2Gateways puts the bridge of every layer-2 network with anycast gateways in a tenant VRF under the eBPF
+	// router: traffic the workloads send to their gateway is routed in the VRF's table there.
+	L2Gateways bool
+}
+
+// Build returns the spec of node for revision rev. current is the node's present spec (nil when it has
+// none): it only supplies the BPF VRF ids to keep. The result carries rev.Revision and its MapVersion.
+func Build(rev *v1.NetworkConfigRevisionSpec, node *corev1.Node, current *v1.NodeNetworkConfigSpec, opts Options) (v1.NodeNetworkConfigSpec, error) {
+	spec := v1.NodeNetworkConfigSpec{Revision: rev.Revision}
+	nodeLabels := labels.Set(node.Labels)
+	underlay, nodeErrs := buildUnderlay(node, opts.Underlay)
+	spec.Underlay = underlay
+
+	vrfs, errs := buildVRFs(rev.VRF, nodeLabels, current)
+	spec.VRFs = vrfs
+	vrfNames := make(map[string]bool, len(vrfs))
+	for _, v := range vrfs {
+		vrfNames[v.Name] = true
+	}
+
+	l2s, l2Nets, l2Errs := buildLayer2s(rev.Layer2, nodeLabels, vrfNames)
+	errs = append(errs, l2Errs...)
+	spec.Layer2s = l2s
+
+	peers, peerErrs := buildBGPPeers(rev.BGP, rev.Layer2, nodeLabels, l2Nets)
+	errs = append(errs, peerErrs...)
+	spec.BGPPeers = peers
+
+	spec.DataPlane = buildDataPlane(vrfs, l2s, opts)
+	if err := errors.Join(validation.JoinClass(ErrNodeIncomplete, nodeErrs), validation.Join(errs)); err != nil {
+		return v1.NodeNetworkConfigSpec{}, fmt.Errorf("node %s, revision %.12s: %w", node.Name, rev.Revision, err)
+	}
+	spec.ExpectedMapVersion = spec.MapVersion()
+	return spec, nil
+}
+
+// selects reports whether sel (nil = every node) matches the node's labels.
+func selects(path *field.Path, sel *metav1.LabelSelector, nodeLabels labels.Set) (bool, *field.Error) {
+	if sel == nil {
+		return true, nil
+	}
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return false, field.Invalid(path, sel.String(), fmt.Sprintf("not a valid label selector: %v", err))
+	}
+	return s.Matches(nodeLabels), nil
+}
+
+// buildUnderlay returns the underlay and the problems of the Node (ErrNodeIncomplete).
+func buildUnderlay(node *corev1.Node, u Underlay) (v1.UnderlaySpec, field.ErrorList) {
+	var errs field.ErrorList
+	annotation := field.NewPath("metadata", "annotations")
+	out := v1.UnderlaySpec{ASN: u.ASN}
+	if s, ok := node.Annotations[AnnotationASN]; ok {
+		var asnErrs field.ErrorList
+		out.ASN, asnErrs = validation.ParseASN(annotation.Key(AnnotationASN), s)
+		errs = append(errs, asnErrs...)
+	} else {
+		errs = append(errs, validation.ValidateASN(field.NewPath("underlay", "asn"), out.ASN)...)
+	}
+
+	out.RouterID = node.Annotations[AnnotationRouterID]
+	if out.RouterID == "" {
+		out.RouterID = internalIPv4(node)
+	}
+	if a, err := netip.ParseAddr(out.RouterID); err != nil || !a.Is4() {
+		errs = append(errs, field.Invalid(annotation.Key(AnnotationRouterID), out.RouterID,
+			"must be an IPv4 address (set the annotation or give the Node an IPv4 InternalIP)"))
+	}
+	out.VTEPAddress = node.Annotations[AnnotationVTEPAddress]
+	if out.VTEPAddress == "" {
+		out.VTEPAddress = out.RouterID
+	} else if _, err := netip.ParseAddr(out.VTEPAddress); err != nil {
+		errs = append(errs, field.Invalid(annotation.Key(AnnotationVTEPAddress), out.VTEPAddress, "not an IP address"))
+	}
+
+	out.Interfaces = slices.Clone(u.Interfaces)
+	if s, ok := node.Annotations[AnnotationUnderlayInterfaces]; ok {
+		out.Interfaces = nil
+		for f := range strings.SplitSeq(s, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				out.Interfaces = append(out.Interfaces, f)
+			}
+		}
+	}
+	remote := cmp.Or(u.RemoteASN, validation.RemoteASExternal)
+	for i, ifname := range out.Interfaces {
+		if ifname == "" || len(ifname) > v1.MaxInterfaceNameLen {
+			errs = append(errs, field.Invalid(field.NewPath("underlay", "interfaces").Index(i), ifname,
+				fmt.Sprintf("not an interface name (1..%d bytes)", v1.MaxInterfaceNameLen)))
+		}
+		out.Neighbors = append(out.Neighbors, v1.UnderlayNeighbor{Interface: ifname, RemoteASN: remote})
+	}
+	return out, errs
+}
+
+func internalIPv4(node *corev1.Node) string {
+	for _, a := range node.Status.Addresses {
+		if a.Type != corev1.NodeInternalIP {
+			continue
+		}
+		if ip, err := netip.ParseAddr(a.Address); err == nil && ip.Is4() {
+			return ip.String()
+		}
+	}
+	return ""
+}
+
+func prefixItems(items []v1.PrefixItem) []v1.NodePrefixItem {
+	if len(items) == 0 {
+		return nil
+	}
+	out := make([]v1.NodePrefixItem, len(items))
+	for i, p := range items {
+		out[i] = v1.NodePrefixItem{CIDR: p.CIDR, Seq: p.EffectiveSeq(i), GE: p.GE, LE: p.LE, Action: p.Action}
+	}
+	return out
+}
+
+// noVNIVRF reports whether name is one of the VRFs that live in the main table without an L3 VNI.
+func noVNIVRF(name string) bool { return name == v1.DefaultVRFName || name == v1.ClusterVRFName }
+
+// TableID is the routing table of a VRF (see the package documentation); path names its VNI in errors.
+func TableID(path *field.Path, name string, vni int32) (int32, *field.Error) {
+	switch {
+	case vni >= v1.MinVNI && vni <= v1.MaxVNI:
+		return TableIDBase + vni, nil
+	case vni == 0 && noVNIVRF(name):
+		return MainTableID, nil
+	default:
+		return 0, field.Invalid(path, vni, fmt.Sprintf("VNI of VRF %q must be within %d..%d (only %q and %q go without)",
+			name, v1.MinVNI, v1.MaxVNI, v1.DefaultVRFName, v1.ClusterVRFName))
+	}
+}
+
+func buildVRFs(items []v1.VRFRevision, nodeLabels labels.Set, current *v1.NodeNetworkConfigSpec) ([]v1.NodeVRF, field.ErrorList) {
+	var errs field.ErrorList
+	byName := map[string]*v1.NodeVRF{}
+	for i := range items {
+		it := &items[i]
+		f := field.NewPath("vrf").Key(it.Name)
+		ok, ferr := selects(f.Child("nodeSelector"), it.NodeSelector, nodeLabels)
+		if ferr != nil {
+			errs = append(errs, ferr)
+		}
+		if !ok {
+			continue
+		}
+		var vni int32
+		if it.VNI != nil {
+			vni = *it.VNI
+		}
+		v := byName[it.VRF]
+		if v == nil {
+			table, ferr := TableID(f.Child("vni"), it.VRF, vni)
+			if ferr != nil {
+				errs = append(errs, ferr)
+				continue
+			}
+			v = &v1.NodeVRF{Name: it.VRF, TableID: table, VNI: vni}
+			byName[it.VRF] = v
+		} else if v.VNI != vni {
+			errs = append(errs, field.Invalid(f.Child("vni"), vni, fmt.Sprintf("differs from VNI %d of another configuration of VRF %q", v.VNI, it.VRF)))
+			continue
+		}
+		if it.RouteTarget != nil && *it.RouteTarget != "" && !slices.Contains(v.RouteTargets, *it.RouteTarget) {
+			v.RouteTargets = append(v.RouteTargets, *it.RouteTarget)
+		}
+		if it.MTU != nil && *it.MTU > v.MTU {
+			v.MTU = *it.MTU // the largest wins: a smaller one would cut the other's traffic
+		}
+		v.Leaks = append(v.Leaks, v1.VRFLeak{
+			Source:      it.Name,
+			Seq:         it.Seq,
+			Import:      prefixItems(it.Import),
+			Export:      prefixItems(it.Export),
+			Communities: it.AllCommunities(),
+		})
+		v.Aggregates = append(v.Aggregates, it.Aggregate...)
+	}
+
+	vrfs := make([]v1.NodeVRF, 0, len(byName))
+	for _, v := range byName {
+		slices.Sort(v.RouteTargets)
+		slices.Sort(v.Aggregates)
+		v.Aggregates = slices.Compact(v.Aggregates)
+		slices.SortFunc(v.Leaks, func(a, b v1.VRFLeak) int { return cmp.Or(cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.Source, b.Source)) })
+		for i := 1; i < len(v.Leaks); i++ {
+			if v.Leaks[i].Seq == v.Leaks[i-1].Seq {
+				errs = append(errs, field.Invalid(field.NewPath("vrf").Key(v.Leaks[i].Source).Child("seq"), v.Leaks[i].Seq,
+					fmt.Sprintf("also used by %q in VRF %q", v.Leaks[i-1].Source, v.Name)))
+			}
+		}
+		vrfs = append(vrfs, *v)
+	}
+	if ferr := assignVRFIDs(vrfs, current); ferr != nil {
+		errs = append(errs, ferr)
+	}
+	slices.SortFunc(vrfs, func(a, b v1.NodeVRF) int { return cmp.Compare(a.Name, b.Name) })
+	return vrfs, errs
+}
+
+// assignVRFIDs keeps the ids of the current spec and gives new VRFs the lowest free ids in (VNI, name) order.
+func assignVRFIDs(vrfs []v1.NodeVRF, current *v1.NodeNetworkConfigSpec) *field.Error {
+	kept := map[string]int32{}
+	if current != nil {
+		for _, v := range current.VRFs {
+			if v.ID >= v1.MinVRFID && v.ID <= MaxVRFID {
+				kept[v.Name] = v.ID
+			}
+		}
+	}
+	used := map[int32]bool{}
+	for i := range vrfs {
+		if id, ok := kept[vrfs[i].Name]; ok {
+			vrfs[i].ID = id
+			used[id] = true
+		}
+	}
+	slices.SortFunc(vrfs, func(a, b v1.NodeVRF) int { return cmp.Or(cmp.Compare(a.VNI, b.VNI), cmp.Compare(a.Name, b.Name)) })
+	next := int32(v1.MinVRFID)
+	for i := range vrfs {
+		if vrfs[i].ID != 0 {
+			continue
+		}
+		for used[next] {
+			next++
+		}
+		if next > MaxVRFID {
+			return field.Invalid(field.NewPath("vrfs"), len(vrfs), fmt.Sprintf("VRFs on one node exceed the %d BPF VRF ids", MaxVRFID))
+		}
+		vrfs[i].ID = next
+		used[next] = true
+	}
+	return nil
+}
+
+func buildLayer2s(items []v1.Layer2Revision, nodeLabels labels.Set, vrfNames map[string]bool) ([]v1.NodeLayer2, map[string]bool, field.ErrorList) {
+	var errs field.ErrorList
+	var out []v1.NodeLayer2
+	onNode := map[string]bool{}
+	for i := range items {
+		it := &items[i]
+		f := field.NewPath("layer2").Key(it.Name)
+		ok, ferr := selects(f.Child("nodeSelector"), it.NodeSelector, nodeLabels)
+		if ferr != nil {
+			errs = append(errs, ferr)
+		}
+		if !ok {
+			continue
+		}
+		if it.VRF != "" && !vrfNames[it.VRF] && !noVNIVRF(it.VRF) {
+			errs = append(errs, field.Invalid(f.Child("vrf"), it.VRF, "not configured on this node (no VRFRouteConfiguration selects it)"))
+			continue
+		}
+		l2 := v1.NodeLayer2{
+			Name:               it.Name,
+			VLAN:               it.ID,
+			VNI:                it.VNI,
+			MTU:                cmp.Or(it.MTU, DefaultL2MTU),
+			VRF:                it.VRF,
+			AnycastMAC:         it.AnycastMac,
+			AnycastGateways:    slices.Clone(it.AnycastGateways),
+			AdvertiseNeighbors: it.AdvertiseNeighbors,
+		}
+		if it.NeighSuppression != nil {
+			l2.NeighSuppression = *it.NeighSuppression
+		}
+		out = append(out, l2)
+		onNode[it.Name] = true
+	}
+	slices.SortFunc(out, func(a, b v1.NodeLayer2) int { return cmp.Compare(a.Name, b.Name) })
+	return out, onNode, errs
+}
+
+func buildBGPPeers(items []v1.BGPRevision, l2Items []v1.Layer2Revision, nodeLabels labels.Set, l2OnNode map[string]bool) ([]v1.NodeBGPPeer, field.ErrorList) {
+	l2ByName := make(map[string]*v1.Layer2Revision, len(l2Items))
+	for i := range l2Items {
+		l2ByName[l2Items[i].Name] = &l2Items[i]
+	}
+	var errs field.ErrorList
+	var out []v1.NodeBGPPeer
+	for i := range items {
+		it := &items[i]
+		f := field.NewPath("bgp").Key(it.Name)
+		ok, ferr := selects(f.Child("nodeSelector"), it.NodeSelector, nodeLabels)
+		if ferr != nil {
+			errs = append(errs, ferr)
+		}
+		if !ok {
+			continue
+		}
+		p := v1.NodeBGPPeer{
+			Name:              it.Name,
+			RemoteASN:         it.RemoteASN,
+			HoldTime:          it.HoldTime,
+			KeepaliveTime:     it.KeepaliveTime,
+			MaximumPrefixes:   it.MaximumPrefixes,
+			EnableBFD:         it.EnableBFD,
+			Import:            prefixItems(it.Import),
+			Export:            prefixItems(it.Export),
+			PasswordSecretRef: it.PasswordSecretRef, // the reference only: the agent reads the value
+		}
+		switch {
+		case it.PeeringVlan != nil:
+			l2 := l2ByName[it.PeeringVlan.Name]
+			if l2 == nil {
+				errs = append(errs, field.Invalid(f.Child("peeringVlan", "name"), it.PeeringVlan.Name, "not a Layer2NetworkConfiguration of the revision"))
+				continue
+			}
+			if !l2OnNode[l2.Name] {
+				continue // the network is not on this node: nothing to listen on
+			}
+			p.VRF = l2.VRF
+			for j, gw := range l2.AnycastGateways {
+				pfx, err := netip.ParsePrefix(gw)
+				if err != nil {
+					errs = append(errs, field.Invalid(field.NewPath("layer2").Key(l2.Name).Child("anycastGateways").Index(j), gw, "not an address/prefix"))
+					continue
+				}
+				p.ListenRanges = append(p.ListenRanges, pfx.Masked().String())
+			}
+		case it.LoopbackPeer != nil:
+			p.Addresses = slices.Clone(it.LoopbackPeer.IPAddresses)
+		default:
+			errs = append(errs, field.Required(f, "needs peeringVlan or loopbackPeer"))
+			continue
+		}
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b v1.NodeBGPPeer) int { return cmp.Compare(a.Name, b.Name) })
+	return out, errs
+}
+
+func buildDataPlane(vrfs []v1.NodeVRF, l2s []v1.NodeLayer2, opts Options) v1.DataPlaneSpec {
+	dp := v1.DataPlaneSpec{Strict: opts.Strict}
+	have := map[string]bool{}
+	for _, v := range vrfs {
+		have[v.Name] = true
+		if v.VNI == 0 {
+			continue
+		}
+		for _, prefix := range []string{v1.BridgePrefix, v1.VXLANPrefix} {
+			dp.Interfaces = append(dp.Interfaces, v1.DataPlaneInterface{Name: prefix + v.Name, VRF: v.Name, Mode: v1.ModeRoute, Hook: v1.HookAuto})
+		}
+	}
+	if opts.L2Gateways {
+		for _, l2 := range l2s {
+			if have[l2.VRF] && !noVNIVRF(l2.VRF) && len(l2.AnycastGateways) > 0 {
+				dp.Interfaces = append(dp.Interfaces, v1.DataPlaneInterface{Name: v1.L2BridgePrefix + strconv.Itoa(int(l2.VLAN)),
+					VRF: l2.VRF, Mode: v1.ModeRoute, Hook: v1.HookAuto})
+			}
+		}
+	}
+	for _, i := range opts.Interfaces {
+		if i.VRF == "" || have[i.VRF] {
+			// The CRD defaults these; setting them here keeps the stored spec equal to the built one.
+			i.Mode = cmp.Or(i.Mode, v1.ModeRoute)
+			i.Hook = cmp.Or(i.Hook, v1.HookAuto)
+			dp.Interfaces = append(dp.Interfaces, i)
+		}
+	}
+	slices.SortFunc(dp.Interfaces, func(a, b v1.DataPlaneInterface) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.VLAN, b.VLAN))
+	})
+	return dp
+}

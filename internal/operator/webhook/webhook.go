@@ -1,0 +1,163 @@
+/*
+Copyright 2026 The network-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package webhook serves the validating admission webhooks of the user-facing network resources. The checks
+// live in internal/validation; this package feeds them the object and a snapshot of the existing objects (for VNI,
+// VLAN and sequence uniqueness and references), read straight from the API server.
+package webhook
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/validation"
+)
+
+// +kubebuilder:webhook:path=/validate-network-network-operator-io-v1alpha1-vrfrouteconfiguration,mutating=false,failurePolicy=fail,sideEffects=None,groups=network.network-operator.io,resources=vrfrouteconfigurations,verbs=create;update,versions=v1alpha1,name=vrfrouteconfiguration.network-operator.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-network-network-operator-io-v1alpha1-layer2networkconfiguration,mutating=false,failurePolicy=fail,sideEffects=None,groups=network.network-operator.io,resources=layer2networkconfigurations,verbs=create;update,versions=v1alpha1,name=layer2networkconfiguration.network-operator.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-network-network-operator-io-v1alpha1-bgppeering,mutating=false,failurePolicy=fail,sideEffects=None,groups=network.network-operator.io,resources=bgppeerings,verbs=create;update,versions=v1alpha1,name=bgppeering.network-operator.io,admissionReviewVersions=v1
+
+// +kubebuilder:rbac:groups=network.network-operator.io,resources=vrfrouteconfigurations;layer2networkconfigurations;bgppeerings,verbs=get;list;watch
+
+// SetupWebhooks registers the validating webhooks on the manager's webhook server. Existing objects are read
+// with the manager's API reader (not the cache): admission must see objects created a moment ago.
+func SetupWebhooks(mgr ctrl.Manager) error {
+	r := mgr.GetAPIReader()
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1.VRFRouteConfiguration{}).
+		WithValidator(&vrfValidator{reader: r}).Complete(); err != nil {
+		return fmt.Errorf("register VRFRouteConfiguration webhook: %w", err)
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1.Layer2NetworkConfiguration{}).
+		WithValidator(&layer2Validator{reader: r}).Complete(); err != nil {
+		return fmt.Errorf("register Layer2NetworkConfiguration webhook: %w", err)
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1.BGPPeering{}).
+		WithValidator(&bgpValidator{reader: r}).Complete(); err != nil {
+		return fmt.Errorf("register BGPPeering webhook: %w", err)
+	}
+	return nil
+}
+
+// snapshot lists the kinds a rule needs.
+type snapshotKinds struct{ vrfs, layer2s, bgps bool }
+
+func readSnapshot(ctx context.Context, r client.Reader, k snapshotKinds) (*validation.Snapshot, error) {
+	s := &validation.Snapshot{}
+	if k.vrfs {
+		var l v1.VRFRouteConfigurationList
+		if err := r.List(ctx, &l); err != nil {
+			return nil, fmt.Errorf("list VRFRouteConfigurations: %w", err)
+		}
+		s.VRFRouteConfigurations = l.Items
+	}
+	if k.layer2s {
+		var l v1.Layer2NetworkConfigurationList
+		if err := r.List(ctx, &l); err != nil {
+			return nil, fmt.Errorf("list Layer2NetworkConfigurations: %w", err)
+		}
+		s.Layer2Networks = l.Items
+	}
+	if k.bgps {
+		var l v1.BGPPeeringList
+		if err := r.List(ctx, &l); err != nil {
+			return nil, fmt.Errorf("list BGPPeerings: %w", err)
+		}
+		s.BGPPeerings = l.Items
+	}
+	return s, nil
+}
+
+// invalid turns a non-empty error list into the API's Invalid status, which the API server shows as
+// `<Kind>.<group> "<name>" is invalid: [spec.x: Invalid value: ...]`.
+func invalid(kind, name string, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(v1.GroupVersion.WithKind(kind).GroupKind(), name, errs)
+}
+
+type vrfValidator struct{ reader client.Reader }
+
+func (v *vrfValidator) validate(ctx context.Context, obj *v1.VRFRouteConfiguration) (admission.Warnings, error) {
+	s, err := readSnapshot(ctx, v.reader, snapshotKinds{vrfs: true, layer2s: true})
+	if err != nil {
+		return nil, err
+	}
+	return nil, invalid("VRFRouteConfiguration", obj.Name, validation.ValidateVRFRouteConfiguration(obj, s))
+}
+
+func (v *vrfValidator) ValidateCreate(ctx context.Context, obj *v1.VRFRouteConfiguration) (admission.Warnings, error) {
+	return v.validate(ctx, obj)
+}
+
+func (v *vrfValidator) ValidateUpdate(ctx context.Context, _, obj *v1.VRFRouteConfiguration) (admission.Warnings, error) {
+	return v.validate(ctx, obj)
+}
+
+func (v *vrfValidator) ValidateDelete(context.Context, *v1.VRFRouteConfiguration) (admission.Warnings, error) {
+	return nil, nil
+}
+
+type layer2Validator struct{ reader client.Reader }
+
+func (v *layer2Validator) validate(ctx context.Context, obj *v1.Layer2NetworkConfiguration) (admission.Warnings, error) {
+	s, err := readSnapshot(ctx, v.reader, snapshotKinds{vrfs: true, layer2s: true})
+	if err != nil {
+		return nil, err
+	}
+	return nil, invalid("Layer2NetworkConfiguration", obj.Name, validation.ValidateLayer2NetworkConfiguration(obj, s))
+}
+
+func (v *layer2Validator) ValidateCreate(ctx context.Context, obj *v1.Layer2NetworkConfiguration) (admission.Warnings, error) {
+	return v.validate(ctx, obj)
+}
+
+func (v *layer2Validator) ValidateUpdate(ctx context.Context, _, obj *v1.Layer2NetworkConfiguration) (admission.Warnings, error) {
+	return v.validate(ctx, obj)
+}
+
+func (v *layer2Validator) ValidateDelete(context.Context, *v1.Layer2NetworkConfiguration) (admission.Warnings, error) {
+	return nil, nil
+}
+
+type bgpValidator struct{ reader client.Reader }
+
+func (v *bgpValidator) validate(ctx context.Context, obj *v1.BGPPeering) (admission.Warnings, error) {
+	s, err := readSnapshot(ctx, v.reader, snapshotKinds{layer2s: true, bgps: true})
+	if err != nil {
+		return nil, err
+	}
+	return nil, invalid("BGPPeering", obj.Name, validation.ValidateBGPPeering(obj, s))
+}
+
+func (v *bgpValidator) ValidateCreate(ctx context.Context, obj *v1.BGPPeering) (admission.Warnings, error) {
+	return v.validate(ctx, obj)
+}
+
+func (v *bgpValidator) ValidateUpdate(ctx context.Context, _, obj *v1.BGPPeering) (admission.Warnings, error) {
+	return v.validate(ctx, obj)
+}
+
+func (v *bgpValidator) ValidateDelete(context.Context, *v1.BGPPeering) (admission.Warnings, error) {
+	return nil, nil
+}
