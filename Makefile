@@ -67,10 +67,10 @@ k8s-binaries:
 chart-tools:
 	./hack/chart-tools.sh $(HELM_VERSION) $(KUSTOMIZE_VERSION) >/dev/null
 
-## test: installs what it needs, checks generated files, runs every test (root, namespaces, FRR, API server) with
+## test: installs what it needs, checks generated files and lint (vet, gofmt, deadcode), runs every test (root, namespaces, FRR, API server) with
 ## every prerequisite required, the fuzz target, the unprivileged tests again under -race, checks that nothing was
 ## left behind, and ends with one summary (hack/test.sh).
-test: deps check-generated envtest k8s-binaries chart-tools
+test: deps check-generated lint envtest k8s-binaries chart-tools
 	KUBEBUILDER_ASSETS="$$(./hack/envtest-assets.sh $(ENVTEST_K8S_VERSION) $(ENVTEST_ETCD_VERSION))" \
 		NETOP_K8S_BINARIES="$$(./hack/k8s-binaries.sh $(ENVTEST_K8S_VERSION) $(ENVTEST_ETCD_VERSION))" \
 		NETOP_CHART_TOOLS="$$(./hack/chart-tools.sh $(HELM_VERSION) $(KUSTOMIZE_VERSION))" \
@@ -109,9 +109,11 @@ demo-down:
 demo-dataplane: deps
 	./hack/demo-dataplane.sh
 
+## lint: go vet, gofmt, and deadcode: production code that no binary reaches fails (hack/deadcode.sh).
 lint:
 	$(GO) vet ./...
 	test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '_bpfel.go$$'))"
+	./hack/deadcode.sh
 
 clean:
 	rm -rf bin _out

@@ -75,6 +75,7 @@ require (
 	golang.org/x/mod v0.41.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
+	golang.org/x/telemetry v0.0.0-20260924152758-ed294f943157 // indirect
 	golang.org/x/term v0.46.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
@@ -97,5 +98,6 @@ require (
 
 tool (
 	github.com/cilium/ebpf/cmd/bpf2go
+	golang.org/x/tools/cmd/deadcode
 	sigs.k8s.io/controller-tools/cmd/controller-gen
 )

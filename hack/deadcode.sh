@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# make lint: production code that no binary reaches is a defect (issue 11). deadcode lists the functions that
+# no program under cmd/ or hack/tools/ can reach; the packages in hack/deadcode-testonly.txt exist to serve
+# tests (their unreachable functions are what the tests call), everything else must be reached or deleted.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+allow=()
+while read -r dir _; do
+  [[ -z $dir || $dir == \#* ]] && continue
+  allow+=("$dir")
+done < hack/deadcode-testonly.txt
+
+found=$(go tool deadcode -filter '^github.com/network-operator/network-operator/' ./cmd/... ./hack/tools/...)
+bad=()
+while IFS= read -r line; do
+  [[ -z $line ]] && continue
+  file=${line%%:*}
+  ok=false
+  for dir in "${allow[@]}"; do
+    [[ $(dirname "$file") == "$dir" ]] && { ok=true; break; }
+  done
+  $ok || bad+=("$line")
+done <<< "$found"
+
+if ((${#bad[@]})); then
+  echo "deadcode: production code that no binary under cmd/ or hack/tools/ reaches (wire it or delete it):" >&2
+  printf '  %s\n' "${bad[@]}" >&2
+  exit 1
+fi
+echo "deadcode: every production function is reached by a binary ($(grep -c . <<< "$found" || true) unreachable functions in test-support packages)"
