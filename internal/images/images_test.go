@@ -199,7 +199,7 @@ type openedArchive struct {
 // (digests, sizes, diff IDs, layer contents), and returns its one image.
 func openArchive(t *testing.T, path string) openedArchive {
 	t.Helper()
-	idx, err := openArchive(context.Background(), path, t.TempDir())
+	idx, err := unpackArchive(context.Background(), path, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 
 // Only the tests open archives again (the nodes' containerd imports them).
 
-// openArchive unpacks an archive written by WriteArchive into dir (empty or missing) and opens its OCI layout.
-func openArchive(ctx context.Context, archive, dir string) (v1.ImageIndex, error) {
+// unpackArchive unpacks an archive written by WriteArchive into dir (empty or missing) and opens its OCI layout.
+func unpackArchive(ctx context.Context, archive, dir string) (v1.ImageIndex, error) {
 	f, err := os.Open(archive)
 	if err != nil {
 		return nil, err
@@ -72,4 +72,3 @@ func writeFile(p string, r io.Reader) error {
 	}
 	return f.Close()
 }
-
