@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/network-operator/network-operator/internal/namedns"
+	"github.com/network-operator/network-operator/internal/netnsrun"
 )
 
 // Netns is one named network namespace of a Lab.
@@ -46,36 +46,11 @@ func createNetns(name string) (*Netns, error) {
 	return &Netns{Name: name, Path: namedns.Path(name), handle: h, nl: nl}, nil
 }
 
-// onLockedThread runs fn on the calling goroutine locked to its OS thread and restores the thread's namespace
-// afterwards. If the restore fails the thread stays locked, so the runtime throws it away when the goroutine
-// ends instead of reusing a thread in the wrong namespace; we panic because the goroutine itself is now unsafe.
-func onLockedThread(fn func() error) error {
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("get current netns: %w", err)
-	}
-	defer orig.Close()
-	defer func() {
-		if err := netns.Set(orig); err != nil {
-			panic(fmt.Sprintf("lab: restore netns of thread: %v", err))
-		}
-		runtime.UnlockOSThread()
-	}()
-	return fn()
-}
-
 // Do runs fn on the calling goroutine, locked to an OS thread that is inside the namespace, and moves the thread
 // back afterwards. Sockets, netlink sockets and BPF links created in fn belong to the namespace; goroutines
 // started by fn do not run in it.
 func (n *Netns) Do(fn func() error) error {
-	return onLockedThread(func() error {
-		if err := netns.Set(n.handle); err != nil {
-			return fmt.Errorf("enter netns %s: %w", n.Name, err)
-		}
-		return fn()
-	})
+	return netnsrun.Here(n.handle, fn)
 }
 
 // Handle is a netlink handle whose socket lives in the namespace (usable from any goroutine).

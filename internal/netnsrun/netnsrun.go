@@ -57,3 +57,42 @@ func OnThread(fn func() error) error {
 	}()
 	return <-errc
 }
+
+// ErrThreadStuck says that the thread could not be switched back to its namespace after fn: the calling
+// goroutine stays locked to it (the runtime discards the thread when the goroutine ends), and code that goes on
+// running on this goroutine runs in the wrong namespace. A caller should stop (a test: fail).
+var ErrThreadStuck = errors.New("thread left in another network namespace")
+
+// Here runs fn on the calling goroutine, locked to its OS thread inside ns, and switches the thread back. Unlike
+// Run, fn may call testing.T's FailNow (it must run on the test's goroutine); prefer Run elsewhere. When the
+// switch back fails the error wraps ErrThreadStuck.
+func Here(ns netns.NsHandle, fn func() error) error {
+	runtime.LockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("get current netns: %w", err)
+	}
+	defer orig.Close()
+	restored := false
+	defer func() {
+		// Also on runtime.Goexit (FailNow) or a panic inside fn.
+		if !restored {
+			if netns.Set(orig) == nil {
+				runtime.UnlockOSThread()
+			}
+		}
+	}()
+	if err := netns.Set(ns); err != nil {
+		restored = true
+		runtime.UnlockOSThread()
+		return fmt.Errorf("enter netns %s: %w", ns, err)
+	}
+	ferr := fn()
+	restored = true
+	if err := netns.Set(orig); err != nil {
+		return errors.Join(ferr, fmt.Errorf("%w: %w", ErrThreadStuck, err))
+	}
+	runtime.UnlockOSThread()
+	return ferr
+}

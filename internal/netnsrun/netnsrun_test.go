@@ -110,3 +110,59 @@ func TestOnThreadRestoresEveryThread(t *testing.T) {
 		}
 	}
 }
+
+// TestHere runs fn on the caller's goroutine inside the namespace and switches back, also when fn ends the
+// goroutine the way testing.T.FailNow does.
+func TestHere(t *testing.T) {
+	testreq.Root(t) // creating a network namespace
+	threadNS := func() string {
+		s, err := os.Readlink("/proc/thread-self/ns/net")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	var target netns.NsHandle
+	err := OnThread(func() error {
+		var err error
+		target, err = netns.New() // switches the helper thread; OnThread switches it back
+		return err
+	})
+	testreq.Need(t, "a new network namespace", err)
+	defer target.Close()
+	var want string
+	if err := Run(target, func() error { want = threadNS(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+
+	runtime.LockOSThread() // keep this goroutine on one thread to compare before and after
+	before := threadNS()
+	var inside string
+	if err := Here(target, func() error { inside = threadNS(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	after := threadNS()
+	runtime.UnlockOSThread()
+	if inside != want || after != before {
+		t.Fatalf("fn ran in %s (want %s); thread afterwards in %s (want %s)", inside, want, after, before)
+	}
+
+	sentinel := errors.New("from fn")
+	if err := Here(target, func() error { return sentinel }); !errors.Is(err, sentinel) || errors.Is(err, ErrThreadStuck) {
+		t.Fatalf("Here returned %v, want fn's error only", err)
+	}
+
+	// fn ends its goroutine (runtime.Goexit, as FailNow does): the deferred switch back still runs.
+	done := make(chan string)
+	go func() {
+		runtime.LockOSThread()
+		defer func() { done <- threadNS() }()
+		_ = Here(target, func() error { runtime.Goexit(); return nil })
+	}()
+	if got := <-done; got != before {
+		t.Fatalf("after Goexit inside Here the thread is in %s", got)
+	}
+	if got := threadNS(); got != before {
+		t.Fatalf("test goroutine's thread in %s, want %s", got, before)
+	}
+}
