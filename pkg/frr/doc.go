@@ -2,7 +2,8 @@
 // desired state, validates it, reloads it into the running daemons without
 // resetting established sessions, and reads BGP session state back.
 //
-// Rendering: NodeConfig (or FromNodeNetworkConfig) is validated, with errors
+// Rendering: a NodeConfig (pkg/frr's own model; the node agent translates its
+// API objects into it in internal/agent/frrconfig) is validated, with errors
 // naming field and value, and rendered by Render into a complete frr.conf,
 // or by RenderBrownfield into a host's own base config at its hint comments
 // ("#++{{.VRFs}}" and friends), leaving every other byte as it was. One
@@ -18,8 +19,7 @@
 // (mode 0600: it holds BGP passwords) and reloads with frr-reload.py or a
 // systemd reload over D-Bus. It skips configs equal to the last applied one,
 // keeps that one on disk for a cold start, rolls back a failed reload and
-// re-runs frr-reload.py while FRR's running config still differs. A
-// Debouncer turns bursts of desired states into one apply.
+// re-runs frr-reload.py while FRR's running config still differs.
 //
 // Reading: Target.Summary, EVPNSummary, Neighbors, VNIs and EVPNRoutes decode
 // FRR's "show ... json" output into typed structs for status and metrics.

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
@@ -432,12 +431,7 @@ func TestEVPNFabric(t *testing.T) {
 	t.Run("L3VNI type-5 routes and leaking into the cluster VRF", func(t *testing.T) {
 		// Without VRF devices FRR keeps such BGP instances inactive; the rendered L3VNI and leaking configs are
 		// still checked against FRR by TestGoldenAcceptedByFRR.
-		switch err := frrproc.CheckVRF(ctx); {
-		case errors.Is(err, frrproc.ErrNoVRF):
-			testreq.KernelLacks(t, "VRF devices (L3VNI, type-5 routes and 'router bgp X vrf Y' need them)", err)
-		case err != nil:
-			t.Fatalf("probe VRF devices: %v", err)
-		}
+		frrtest.RequireVRF(t, "L3VNI, type-5 routes and 'router bgp X vrf Y' need them")
 		for _, n := range nodes {
 			for _, args := range [][]string{
 				{"link", "add", "tenant1", "type", "vrf", "table", "1001"},

@@ -374,7 +374,7 @@ func buildView(cfg *NodeConfig) *view {
 			slices.Sort(aggregates)
 			afs[fi].Aggregates = slices.Compact(aggregates)
 			if len(imp.Entries) > 0 {
-				imp.Entries = append(imp.Entries, routeMapEntryView{Action: Deny, Seq: defaultDeny})
+				imp.Entries = append(imp.Entries, routeMapEntryView{Action: Deny, Seq: DefaultDenySeq})
 				v.RouteMaps = append(v.RouteMaps, imp)
 				// One import route-map per address family of the cluster VRF:
 				// its entry for this VRF calls the VRF's own map.
@@ -384,7 +384,7 @@ func buildView(cfg *NodeConfig) *view {
 				clusterAF(&v.Cluster, fam).ImportVRFs = append(clusterAF(&v.Cluster, fam).ImportVRFs, vrf.Name)
 			}
 			if len(exp.Entries) > 0 {
-				exp.Entries = append(exp.Entries, routeMapEntryView{Action: Deny, Seq: defaultDeny})
+				exp.Entries = append(exp.Entries, routeMapEntryView{Action: Deny, Seq: DefaultDenySeq})
 				v.RouteMaps = append(v.RouteMaps, exp)
 				afs[fi].ImportRouteMap = exp.Name
 				afs[fi].ImportVRFs = []string{"default"}
@@ -409,7 +409,7 @@ func buildView(cfg *NodeConfig) *view {
 		if len(rm.Entries) == 0 {
 			continue
 		}
-		rm.Entries = append(rm.Entries, routeMapEntryView{Action: Deny, Seq: defaultDeny})
+		rm.Entries = append(rm.Entries, routeMapEntryView{Action: Deny, Seq: DefaultDenySeq})
 		v.RouteMaps = append(v.RouteMaps, rm)
 		clusterAF(&v.Cluster, []int{4, 6}[fi]).ImportRouteMap = rm.Name
 	}

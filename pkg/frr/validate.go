@@ -9,17 +9,27 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/validation"
 )
 
-// Limits FRR and the kernel put on names and numbers; the shared ones come from api/v1alpha1.
+// Limits FRR and the kernel put on names and numbers. The API states the same rules for its users
+// (internal/agent/frrconfig's tests keep the two in step); pkg/frr does not depend on the API types.
 const (
-	maxVNI        = v1alpha1.MaxVNI
-	maxIfName     = v1alpha1.MaxInterfaceNameLen
+	// MaxVNI is the largest VXLAN network identifier (24 bits; 0 is reserved).
+	MaxVNI = 1<<24 - 1
+	// MaxInterfaceNameLen is the kernel's IFNAMSIZ-1: the longest VRF device or interface name.
+	MaxInterfaceNameLen = 15
+	// MinRouteMapSeq and MaxRouteMapSeq bound RouteConfig.Seq; DefaultDenySeq is the entry rendered after all
+	// others, denying the rest.
+	MinRouteMapSeq = 1
+	MaxRouteMapSeq = DefaultDenySeq - 1
+	DefaultDenySeq = 65535
+	// MinHoldTime and MaxHoldTime bound SessionOptions.HoldTime (RFC 4271: at least 3 s; a 16-bit field).
+	MinHoldTime = 3 * time.Second
+	MaxHoldTime = 65535 * time.Second
+
 	maxNameLen    = 40 // peer-group names end up inside prefix-list names
 	maxPasswordLn = 80 // TCP MD5 key length limit
-	defaultDeny   = v1alpha1.DefaultDenyRouteMapSeq
 )
 
 var (
@@ -44,8 +54,8 @@ func (c *NodeConfig) validate(brownfield bool) error {
 
 	vnis := map[uint32]string{}
 	claimVNI := func(path *field.Path, vni uint32) {
-		if vni == 0 || vni > maxVNI {
-			v.add(path, vni, "must be 1..%d", maxVNI)
+		if vni == 0 || vni > MaxVNI {
+			v.add(path, vni, "must be 1..%d", MaxVNI)
 			return
 		}
 		if prev, ok := vnis[vni]; ok {
@@ -67,8 +77,8 @@ func (c *NodeConfig) validate(brownfield bool) error {
 		vrf := &c.VRFs[i]
 		f := field.NewPath("vrfs").Index(i)
 		switch {
-		case vrf.Name == "" || len(vrf.Name) > maxIfName || !vrfNameRe.MatchString(vrf.Name):
-			v.add(f.Child("name"), vrf.Name, "must be 1..%d characters of letters, digits, '_', '-', '.', starting with a letter", maxIfName)
+		case vrf.Name == "" || len(vrf.Name) > MaxInterfaceNameLen || !vrfNameRe.MatchString(vrf.Name):
+			v.add(f.Child("name"), vrf.Name, "must be 1..%d characters of letters, digits, '_', '-', '.', starting with a letter", MaxInterfaceNameLen)
 		case vrf.Name == "default":
 			v.add(f.Child("name"), vrf.Name, "is the cluster VRF; tenant VRFs need another name")
 		case vrfNames[vrf.Name]:
@@ -82,8 +92,8 @@ func (c *NodeConfig) validate(brownfield bool) error {
 		for j := range vrf.RouteConfigs {
 			rc := &vrf.RouteConfigs[j]
 			rf := f.Child("routeConfigs").Index(j)
-			if rc.Seq < v1alpha1.MinRouteMapSeq || rc.Seq > v1alpha1.MaxRouteMapSeq {
-				v.add(rf.Child("seq"), rc.Seq, "must be %d..%d (%d is the default deny)", v1alpha1.MinRouteMapSeq, v1alpha1.MaxRouteMapSeq, defaultDeny)
+			if rc.Seq < MinRouteMapSeq || rc.Seq > MaxRouteMapSeq {
+				v.add(rf.Child("seq"), rc.Seq, "must be %d..%d (%d is the default deny)", MinRouteMapSeq, MaxRouteMapSeq, DefaultDenySeq)
 			} else if seqs[rc.Seq] {
 				v.add(rf.Child("seq"), rc.Seq, "duplicate route-map sequence in VRF %q", vrf.Name)
 			}
@@ -161,8 +171,8 @@ func (v *validator) underlay(u *Underlay, brownfield bool) {
 		switch {
 		case n.Address.IsValid() == (n.Interface != ""):
 			v.add(f, neighborKey(n), "needs exactly one of address or interface")
-		case n.Interface != "" && (len(n.Interface) > maxIfName || !ifNameRe.MatchString(n.Interface)):
-			v.add(f.Child("interface"), n.Interface, "must be an interface name of at most %d characters", maxIfName)
+		case n.Interface != "" && (len(n.Interface) > MaxInterfaceNameLen || !ifNameRe.MatchString(n.Interface)):
+			v.add(f.Child("interface"), n.Interface, "must be an interface name of at most %d characters", MaxInterfaceNameLen)
 		case n.Address.IsValid():
 			key = n.Address.String()
 			if n.Address.Zone() != "" {
@@ -209,8 +219,8 @@ func (v *validator) session(path *field.Path, s *SessionOptions) {
 		switch {
 		case hold%time.Second != 0 || ka%time.Second != 0:
 			v.add(path.Child("holdTime"), hold.String()+"/"+ka.String(), "timers must be whole seconds")
-		case hold < v1alpha1.MinHoldTimeSeconds*time.Second || hold > v1alpha1.MaxHoldTimeSeconds*time.Second:
-			v.add(path.Child("holdTime"), hold.String(), "must be %ds..%ds", v1alpha1.MinHoldTimeSeconds, v1alpha1.MaxHoldTimeSeconds)
+		case hold < MinHoldTime || hold > MaxHoldTime:
+			v.add(path.Child("holdTime"), hold.String(), "must be %ds..%ds", MinHoldTime/time.Second, MaxHoldTime/time.Second)
 		case ka >= hold:
 			v.add(path.Child("keepaliveTime"), ka.String(), "must be below holdTime %s", hold)
 		}
@@ -222,7 +232,7 @@ func (v *validator) session(path *field.Path, s *SessionOptions) {
 		}
 	}
 	if s.UpdateSource != "" {
-		if _, err := netip.ParseAddr(s.UpdateSource); err != nil && (len(s.UpdateSource) > maxIfName || !ifNameRe.MatchString(s.UpdateSource)) {
+		if _, err := netip.ParseAddr(s.UpdateSource); err != nil && (len(s.UpdateSource) > MaxInterfaceNameLen || !ifNameRe.MatchString(s.UpdateSource)) {
 			v.add(path.Child("updateSource"), s.UpdateSource, "must be an address or an interface name")
 		}
 	}

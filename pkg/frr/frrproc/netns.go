@@ -110,21 +110,3 @@ func Check() error {
 	}
 	return nil
 }
-
-// ErrNoVRF reports a kernel without VRF devices (CONFIG_NET_VRF): L3VNIs
-// and "router bgp X vrf Y" stay inactive there.
-var ErrNoVRF = errors.New("kernel has no VRF device support")
-
-// CheckVRF tries to create a VRF device in a scratch namespace and reports
-// ErrNoVRF (with the kernel's answer) when that fails.
-func CheckVRF(ctx context.Context) error {
-	n, err := NewNetns(ctx, "frrvrf-")
-	if err != nil {
-		return err
-	}
-	defer n.Delete(context.WithoutCancel(ctx)) //nolint:errcheck // scratch namespace
-	if err := n.IP(ctx, "link", "add", "vrfprobe", "type", "vrf", "table", "4242"); err != nil {
-		return fmt.Errorf("%w: %v", ErrNoVRF, err)
-	}
-	return nil
-}

@@ -59,6 +59,19 @@ func Router(t testing.TB, opts frrproc.Options) *frrproc.Instance {
 	return in
 }
 
+// RequireVRF needs VRF devices (CONFIG_NET_VRF): it creates one in a scratch namespace and skips the test as a
+// kernel limitation (testreq.KernelLacks) naming what needs them when the kernel refuses; any other failure of
+// the probe fails the test.
+func RequireVRF(t testing.TB, needs string) {
+	t.Helper()
+	n := Netns(t, "frrvrf-")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := n.IP(ctx, "link", "add", "vrfprobe", "type", "vrf", "table", "4242"); err != nil {
+		testreq.KernelLacks(t, "VRF devices ("+needs+")", err)
+	}
+}
+
 // Eventually polls cond every 100ms for at most timeout and fails the test
 // with what, and cond's last reason, when it never holds.
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func(context.Context) (bool, string)) {
