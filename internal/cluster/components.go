@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"github.com/network-operator/network-operator/internal/wait"
 	"io"
 	"net/http"
 	"os"
@@ -145,7 +146,7 @@ func (c *Cluster) StartAgents(ctx context.Context) error {
 // waitHTTP polls url until it answers 200, failing early when p exits.
 func waitHTTP(ctx context.Context, p *proc, url string, timeout time.Duration) error {
 	hc := &http.Client{Timeout: 2 * time.Second}
-	return poll(ctx, 100*time.Millisecond, timeout, "GET "+url, func(ctx context.Context) (bool, string, error) {
+	return wait.Poll(ctx, 100*time.Millisecond, timeout, "GET "+url, func(ctx context.Context) (bool, string, error) {
 		if err := p.checkRunning(); err != nil {
 			return false, "", err
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/network-operator/network-operator/internal/lab"
+	"github.com/network-operator/network-operator/internal/wait"
 )
 
 // Path kinds of a pair of workloads.
@@ -116,7 +117,7 @@ func (c *Cluster) Connectivity(ctx context.Context) (*Matrix, error) {
 		}
 	}
 	err := forEach(ctx, pairs, func(ctx context.Context, p Cell) error {
-		return poll(ctx, 250*time.Millisecond, convergeTimeout, fmt.Sprintf("%s -> %s (%s)", p.From.Label(), p.To.Label(), p.Path),
+		return wait.Poll(ctx, 250*time.Millisecond, convergeTimeout, fmt.Sprintf("%s -> %s (%s)", p.From.Label(), p.To.Label(), p.Path),
 			func(ctx context.Context) (bool, string, error) {
 				r, err := p.From.NS.Ping(ctx, p.To.Addr, lab.PingOptions{Count: 1, Wait: 500 * time.Millisecond})
 				if err != nil {
@@ -142,7 +143,7 @@ func (c *Cluster) Connectivity(ctx context.Context) (*Matrix, error) {
 func (c *Cluster) learn(ctx context.Context, w *Workload) error {
 	gw := w.Network.Gateway.Addr()
 	h := w.Node.NS.Handle()
-	return poll(ctx, 200*time.Millisecond, 30*time.Second, fmt.Sprintf("%s learns %s (%s) on %s", w.Node.Name, w.Name, w.Addr, w.Network.Bridge()),
+	return wait.Poll(ctx, 200*time.Millisecond, 30*time.Second, fmt.Sprintf("%s learns %s (%s) on %s", w.Node.Name, w.Name, w.Addr, w.Network.Bridge()),
 		func(ctx context.Context) (bool, string, error) {
 			br, err := h.LinkByName(w.Network.Bridge())
 			if err != nil {

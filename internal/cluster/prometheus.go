@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/network-operator/network-operator/internal/wait"
 	"io"
 	"net/http"
 	"net/url"
@@ -82,7 +83,7 @@ func (c *Cluster) StartPrometheus(ctx context.Context) error {
 		return fmt.Errorf("prometheus not ready: %w", err)
 	}
 	// Every agent scraped successfully at least once.
-	err = poll(ctx, 200*time.Millisecond, 30*time.Second, "prometheus scrapes every agent", func(ctx context.Context) (bool, string, error) {
+	err = wait.Poll(ctx, 200*time.Millisecond, 30*time.Second, "prometheus scrapes every agent", func(ctx context.Context) (bool, string, error) {
 		if err := p.checkRunning(); err != nil {
 			return false, "", err
 		}

@@ -29,6 +29,7 @@ import (
 	"github.com/network-operator/network-operator/internal/kubenodes"
 	"github.com/network-operator/network-operator/internal/operator/nodeconfig"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
+	"github.com/network-operator/network-operator/internal/wait"
 )
 
 // Install is how the cluster runs the operator, the agents and FRR.
@@ -241,7 +242,7 @@ func (c *Cluster) HelmInstall(ctx context.Context) error {
 // waitOperator waits until the operator Deployment is available and the webhook configuration has the CA the
 // operator made.
 func (c *Cluster) waitOperator(ctx context.Context) error {
-	return poll(ctx, 250*time.Millisecond, 3*time.Minute, "operator Deployment available with its webhook CA published",
+	return wait.Poll(ctx, 250*time.Millisecond, 3*time.Minute, "operator Deployment available with its webhook CA published",
 		func(ctx context.Context) (bool, string, error) {
 			var d appsv1.Deployment
 			if err := c.client.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: OperatorDeploy}, &d); err != nil {
@@ -266,7 +267,7 @@ func (c *Cluster) waitOperator(ctx context.Context) error {
 // waitAgentPods waits until the agent DaemonSet runs an up-to-date pod with every container started on every
 // node (readiness follows the node's configuration, which the rollout shows).
 func (c *Cluster) waitAgentPods(ctx context.Context, timeout time.Duration) error {
-	return poll(ctx, 250*time.Millisecond, timeout, "an agent pod running on every node", func(ctx context.Context) (bool, string, error) {
+	return wait.Poll(ctx, 250*time.Millisecond, timeout, "an agent pod running on every node", func(ctx context.Context) (bool, string, error) {
 		for _, n := range c.nodes {
 			p, err := c.agentPod(ctx, n)
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/wait"
 )
 
 // Node states in rollout events.
@@ -311,7 +312,7 @@ func (c *Cluster) WaitRollout(ctx context.Context, after int64, since time.Time,
 				msg += "; watch error: " + werr.Error()
 			}
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return nil, fmt.Errorf("rollout of the revision after sequence %d: %w within %v (%s)", after, ErrTimeout, timeout, msg)
+				return nil, fmt.Errorf("rollout of the revision after sequence %d: %w within %v (%s)", after, wait.ErrTimeout, timeout, msg)
 			}
 			return nil, fmt.Errorf("rollout of the revision after sequence %d: %w (%s)", after, ctx.Err(), msg)
 		case <-notify:

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -99,20 +98,5 @@ func TestForEach(t *testing.T) {
 	})
 	if !errors.Is(err, boom) {
 		t.Errorf("forEach = %v, want the item's error", err)
-	}
-}
-
-func TestPoll(t *testing.T) {
-	n := 0
-	err := poll(context.Background(), 1e6, 1e9, "three calls", func(context.Context) (bool, string, error) {
-		n++
-		return n == 3, "not yet", nil
-	})
-	if err != nil || n != 3 {
-		t.Fatalf("poll = %v after %d calls", err, n)
-	}
-	err = poll(context.Background(), 1e6, 2e7, "never", func(context.Context) (bool, string, error) { return false, "still no", nil })
-	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "still no") {
-		t.Errorf("poll = %v, want ErrTimeout with the last reason", err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/network-operator/network-operator/internal/agent/kube"
 	"github.com/network-operator/network-operator/internal/agent/netconf"
 	"github.com/network-operator/network-operator/internal/lab"
+	"github.com/network-operator/network-operator/internal/wait"
 )
 
 // rolloutTimeout bounds one rollout (all nodes, FRR reloads, health checks) - generous: CI machines are slow.
@@ -208,7 +209,7 @@ func (c *Cluster) RunScenario(ctx context.Context, out io.Writer) (*Results, err
 // waitUnderlay waits until the route reflector has an Established IPv4 and EVPN session with every node and
 // every node reaches every other node's loopback (the VTEPs) through the fabric.
 func (c *Cluster) waitUnderlay(ctx context.Context, p *printer) (time.Duration, error) {
-	err := poll(ctx, 250*time.Millisecond, 60*time.Second, "BGP sessions of the route reflector", c.reflectorEstablished)
+	err := wait.Poll(ctx, 250*time.Millisecond, 60*time.Second, "BGP sessions of the route reflector", c.reflectorEstablished)
 	if err != nil {
 		return 0, err
 	}
@@ -218,7 +219,7 @@ func (c *Cluster) waitUnderlay(ctx context.Context, p *printer) (time.Duration, 
 			if from == to {
 				continue
 			}
-			err := poll(ctx, 250*time.Millisecond, 30*time.Second, fmt.Sprintf("%s reaches %s's loopback %s", from.Name, to.Name, to.Address),
+			err := wait.Poll(ctx, 250*time.Millisecond, 30*time.Second, fmt.Sprintf("%s reaches %s's loopback %s", from.Name, to.Name, to.Address),
 				func(ctx context.Context) (bool, string, error) {
 					r, err := from.NS.Ping(ctx, to.Address, lab.PingOptions{Count: 1, Wait: 500 * time.Millisecond})
 					if err != nil {
@@ -262,7 +263,7 @@ func (c *Cluster) reflectorEstablished(ctx context.Context) (bool, string, error
 
 // waitNodesReady waits until every agent has set its Node condition and removed the start-up taint.
 func (c *Cluster) waitNodesReady(ctx context.Context, p *printer) error {
-	err := poll(ctx, 200*time.Millisecond, 60*time.Second, "agents mark their Nodes ready", func(ctx context.Context) (bool, string, error) {
+	err := wait.Poll(ctx, 200*time.Millisecond, 60*time.Second, "agents mark their Nodes ready", func(ctx context.Context) (bool, string, error) {
 		for _, n := range c.nodes {
 			var node corev1.Node
 			if err := c.client.Get(ctx, client.ObjectKey{Name: n.Name}, &node); err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/network-operator/network-operator/internal/namedns"
+	"github.com/network-operator/network-operator/internal/wait"
 )
 
 // StateFileName is the file a running cluster keeps in its state directory.
@@ -112,7 +113,7 @@ func Down(dir string, grace time.Duration, logf func(format string, args ...any)
 	if supervising() {
 		logf("stopping the demo running since earlier (pid %d)", st.Supervisor)
 		if err := syscall.Kill(st.Supervisor, syscall.SIGTERM); err == nil {
-			_ = poll(context.Background(), 100*time.Millisecond, grace, "demo exit", func(context.Context) (bool, string, error) {
+			_ = wait.Poll(context.Background(), 100*time.Millisecond, grace, "demo exit", func(context.Context) (bool, string, error) {
 				return !supervising(), "still running", nil
 			})
 		}

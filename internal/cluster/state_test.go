@@ -14,6 +14,7 @@ import (
 
 	"github.com/network-operator/network-operator/internal/namedns"
 	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/internal/wait"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 )
 
@@ -59,7 +60,7 @@ func TestDownAfterCrash(t *testing.T) {
 
 	// The supervisor's command line, once sh runs.
 	var supCmdline string
-	if err := poll(ctx, 10*time.Millisecond, 5*time.Second, "supervisor started", func(context.Context) (bool, string, error) {
+	if err := wait.Poll(ctx, 10*time.Millisecond, 5*time.Second, "supervisor started", func(context.Context) (bool, string, error) {
 		supCmdline = cmdline(supervisor.Process.Pid)
 		return strings.Contains(supCmdline, "sleep 300"), supCmdline, nil
 	}); err != nil {
@@ -80,7 +81,7 @@ func TestDownAfterCrash(t *testing.T) {
 	}
 	for name, cmd := range map[string]*exec.Cmd{"supervisor": supervisor, "child": child, "etcd stand-in": named, "process in the namespace": inNS} {
 		pid := cmd.Process.Pid
-		err := poll(ctx, 20*time.Millisecond, 5*time.Second, name+" gone", func(context.Context) (bool, string, error) {
+		err := wait.Poll(ctx, 20*time.Millisecond, 5*time.Second, name+" gone", func(context.Context) (bool, string, error) {
 			return !alive(pid, "sleep 300"), "still running", nil
 		})
 		if err != nil {

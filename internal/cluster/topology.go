@@ -13,6 +13,7 @@ import (
 
 	"github.com/network-operator/network-operator/internal/kubenodes"
 	"github.com/network-operator/network-operator/internal/lab"
+	"github.com/network-operator/network-operator/internal/wait"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 )
 
@@ -288,7 +289,7 @@ func (c *Cluster) PlugWorkloads(ctx context.Context) error { return c.plug(ctx, 
 func (c *Cluster) plug(ctx context.Context, loads []*Workload) error {
 	for _, w := range loads {
 		h := w.Node.NS.Handle()
-		err := poll(ctx, 100*time.Millisecond, 30*time.Second, "bridge "+w.Network.Bridge()+" on "+w.Node.Name,
+		err := wait.Poll(ctx, 100*time.Millisecond, 30*time.Second, "bridge "+w.Network.Bridge()+" on "+w.Node.Name,
 			func(context.Context) (bool, string, error) {
 				if _, err := h.LinkByName(w.Network.Bridge()); err != nil {
 					return false, err.Error(), nil

@@ -20,6 +20,7 @@ import (
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/agent/netconf"
+	"github.com/network-operator/network-operator/internal/wait"
 )
 
 // foreignLink is the interface PlantForeign gives every node, with a tc filter and an XDP program that are
@@ -136,7 +137,7 @@ func (c *Cluster) HelmUninstall(ctx context.Context, foreign []Foreign) (*Uninst
 		return nil, err
 	}
 	// helm returns once the release's objects are deleted; their pods may still be terminating.
-	err := poll(ctx, 250*time.Millisecond, 2*time.Minute, "pods of the release gone", func(ctx context.Context) (bool, string, error) {
+	err := wait.Poll(ctx, 250*time.Millisecond, 2*time.Minute, "pods of the release gone", func(ctx context.Context) (bool, string, error) {
 		var pods corev1.PodList
 		if err := c.client.List(ctx, &pods, client.InNamespace(Namespace)); err != nil {
 			return false, err.Error(), nil

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/network-operator/network-operator/internal/lab"
+	"github.com/network-operator/network-operator/internal/wait"
 )
 
 // flowRate is the packet rate of each upgrade flow (UDP, sequence-numbered).
@@ -118,7 +119,7 @@ func (c *Cluster) UpgradeAgents(ctx context.Context, archive, tag string) (*Upgr
 	}
 	u.Duration = time.Since(start)
 	ready := time.Now()
-	if err := poll(ctx, 250*time.Millisecond, 2*time.Minute, "BGP sessions after the upgrade", c.reflectorEstablished); err != nil {
+	if err := wait.Poll(ctx, 250*time.Millisecond, 2*time.Minute, "BGP sessions after the upgrade", c.reflectorEstablished); err != nil {
 		return nil, err
 	}
 	u.BGPBack = time.Since(ready)
@@ -154,7 +155,7 @@ func (c *Cluster) watchAgentRollout(ctx context.Context, u *Upgrade) error {
 	for i := range u.Nodes {
 		byNode[u.Nodes[i].Node] = &u.Nodes[i]
 	}
-	return poll(ctx, 50*time.Millisecond, 5*time.Minute, "agent DaemonSet rolled to "+u.Image, func(ctx context.Context) (bool, string, error) {
+	return wait.Poll(ctx, 50*time.Millisecond, 5*time.Minute, "agent DaemonSet rolled to "+u.Image, func(ctx context.Context) (bool, string, error) {
 		var pods corev1.PodList
 		if err := c.client.List(ctx, &pods, client.InNamespace(Namespace)); err != nil {
 			return false, err.Error(), nil

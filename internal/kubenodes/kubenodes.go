@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/network-operator/network-operator/internal/wait"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -275,7 +276,7 @@ func (c *Cluster) WaitNodesReady(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return waitFor(ctx, 3*time.Minute, "nodes Ready", func(ctx context.Context) (bool, string, error) {
+	return wait.Poll(ctx, pollInterval, 3*time.Minute, "nodes Ready", func(ctx context.Context) (bool, string, error) {
 		for _, n := range c.nodes {
 			if err := n.running(); err != nil {
 				return false, "", err
@@ -416,7 +417,7 @@ func (c *Cluster) waitAPIServer(ctx context.Context, apiserver *proc) error {
 	if err != nil {
 		return err
 	}
-	err = waitFor(ctx, 90*time.Second, "kube-apiserver ready", func(ctx context.Context) (bool, string, error) {
+	err = wait.Poll(ctx, pollInterval, 90*time.Second, "kube-apiserver ready", func(ctx context.Context) (bool, string, error) {
 		if err := apiserver.running(); err != nil {
 			return false, "", err
 		}

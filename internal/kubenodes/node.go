@@ -19,6 +19,7 @@ import (
 
 	"github.com/network-operator/network-operator/internal/namedns"
 	"github.com/network-operator/network-operator/internal/netnsrun"
+	"github.com/network-operator/network-operator/internal/wait"
 )
 
 // mountPoints are the host paths each node gets its own directory on (kubelet's fixed paths, CNI's).
@@ -217,7 +218,7 @@ func (c *Cluster) nodeMounts(ctx context.Context, n *Node) error {
 	// as a bpffs stacked on it is not seen as shared.
 	script.WriteString("while mountpoint -q /sys/fs/bpf; do umount -l /sys/fs/bpf; done\n")
 	script.WriteString("mount -t bpf bpf /sys/fs/bpf\nmount --make-shared /sys/fs/bpf\n")
-	err = waitFor(ctx, 10*time.Second, "mount namespace of "+n.Name, func(context.Context) (bool, string, error) {
+	err = wait.Poll(ctx, pollInterval, 10*time.Second, "mount namespace of "+n.Name, func(context.Context) (bool, string, error) {
 		if err := holder.running(); err != nil {
 			return false, "", err
 		}
@@ -309,7 +310,7 @@ func removeCgroups(hierarchies []string, name string) error {
 
 // killCgroup SIGKILLs every process of a cgroup and waits until it is empty.
 func killCgroup(dir string) error {
-	return waitFor(context.Background(), 10*time.Second, "processes of "+dir+" gone", func(context.Context) (bool, string, error) {
+	return wait.Poll(context.Background(), pollInterval, 10*time.Second, "processes of "+dir+" gone", func(context.Context) (bool, string, error) {
 		data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 		if err != nil {
 			return true, "", nil
@@ -372,7 +373,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 	c.onClose(func() error { return p.stop(10 * time.Second) })
 	// Before containerd stops: the pods' processes (kubelet is stopped by then) and the shims, which outlive it.
 	c.onClose(func() error { return c.killContainers(n) })
-	err = waitFor(ctx, 30*time.Second, "containerd of "+n.Name, func(ctx context.Context) (bool, string, error) {
+	err = wait.Poll(ctx, pollInterval, 30*time.Second, "containerd of "+n.Name, func(ctx context.Context) (bool, string, error) {
 		if err := p.running(); err != nil {
 			return false, "", err
 		}
@@ -411,7 +412,7 @@ func (c *Cluster) killContainers(n *Node) error {
 	for _, pid := range processesMatching("-address " + n.sock) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	errs = append(errs, waitFor(context.Background(), 10*time.Second, "containerd shims of "+n.Name+" gone",
+	errs = append(errs, wait.Poll(context.Background(), pollInterval, 10*time.Second, "containerd shims of "+n.Name+" gone",
 		func(context.Context) (bool, string, error) {
 			left := processesMatching("-address " + n.sock)
 			return len(left) == 0, fmt.Sprintf("pids %v", left), nil

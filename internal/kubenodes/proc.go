@@ -2,7 +2,6 @@ package kubenodes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -102,34 +101,8 @@ func run(ctx context.Context, argv ...string) ([]byte, error) {
 	return out, nil
 }
 
-// waitFor polls cond until it holds, fails, or timeout passes; the last reason goes into the error.
-func waitFor(ctx context.Context, timeout time.Duration, what string, cond func(context.Context) (bool, string, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	last := ""
-	for {
-		ok, reason, err := cond(ctx)
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		if ok {
-			return nil
-		}
-		if reason != "" {
-			last = reason
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: %w within %v (last: %s)", what, ErrTimeout, timeout, last)
-		case <-t.C:
-		}
-	}
-}
-
-// ErrTimeout is returned when a condition did not hold before its deadline.
-var ErrTimeout = errors.New("condition not met before the deadline")
+// pollInterval is how often the waits of this package check their condition (wait.Poll).
+const pollInterval = 100 * time.Millisecond
 
 // processesMatching lists pids whose command line contains s.
 func processesMatching(s string) []int {

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/wait"
 )
 
 // Options name the release's objects.
@@ -37,6 +38,9 @@ type Options struct {
 
 // cleanupSuffix names the cleanup DaemonSet after the agent's.
 const cleanupSuffix = "-cleanup"
+
+// pollInterval is how often a wait checks the cluster.
+const pollInterval = 500 * time.Millisecond
 
 // doneFile is what `network-agent cleanup --wait` writes once its node is clean (the readiness probe's file).
 const doneFile = "/tmp/cleanup-done"
@@ -173,7 +177,7 @@ func (u *uninstaller) cleanNodes(ctx context.Context) error {
 		return err
 	}
 	key := client.ObjectKeyFromObject(ds)
-	err = poll(ctx, u.o.Timeout, "every node clean (DaemonSet "+key.String()+" ready)", func(ctx context.Context) (bool, string, error) {
+	err = wait.Poll(ctx, pollInterval, u.o.Timeout, "every node clean (DaemonSet "+key.String()+" ready)", func(ctx context.Context) (bool, string, error) {
 		var cur appsv1.DaemonSet
 		if err := u.c.Get(ctx, key, &cur); err != nil {
 			return false, err.Error(), nil
@@ -206,7 +210,7 @@ func (u *uninstaller) waitPodsGone(ctx context.Context, sel *metav1.LabelSelecto
 	if err != nil {
 		return err
 	}
-	return poll(ctx, u.o.Timeout, what+" gone", func(ctx context.Context) (bool, string, error) {
+	return wait.Poll(ctx, pollInterval, u.o.Timeout, what+" gone", func(ctx context.Context) (bool, string, error) {
 		var pods corev1.PodList
 		if err := u.c.List(ctx, &pods, client.InNamespace(u.o.Namespace), client.MatchingLabelsSelector{Selector: s}); err != nil {
 			return false, err.Error(), nil
@@ -216,28 +220,4 @@ func (u *uninstaller) waitPodsGone(ctx context.Context, sel *metav1.LabelSelecto
 		}
 		return true, "", nil
 	})
-}
-
-// poll checks cond every half second until it holds or timeout passes; the last reason goes into the error.
-func poll(ctx context.Context, timeout time.Duration, what string, cond func(context.Context) (bool, string, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	t := time.NewTicker(500 * time.Millisecond)
-	defer t.Stop()
-	last := ""
-	for {
-		ok, reason, err := cond(ctx)
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-		last = reason
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w (last: %s)", what, ctx.Err(), last)
-		case <-t.C:
-		}
-	}
 }
