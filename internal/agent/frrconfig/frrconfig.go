@@ -50,24 +50,56 @@ func NodeConfig(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords P
 	if spec.Underlay.ASN == 0 {
 		return nil, ErrNoUnderlay
 	}
+	cfg := &frr.NodeConfig{}
 	var errs field.ErrorList
 	var other []error // not about a spec field (reading a password)
-	cfg := &frr.NodeConfig{}
+	cfg.Underlay, errs = underlay(field.NewPath("underlay"), &spec.Underlay)
 
-	u := &spec.Underlay
-	up := field.NewPath("underlay")
-	errs = append(errs, validation.ValidateASN(up.Child("asn"), u.ASN)...)
-	cfg.Underlay.ASN = uint32(u.ASN)
+	l2s, ferrs := l2VNIs(field.NewPath("layer2s"), spec.Layer2s)
+	cfg.L2VNIs, errs = l2s, append(errs, ferrs...)
+
+	vrfNames := map[string]string{} // spec name -> FRR name
+	for i := range spec.VRFs {
+		vrf, ok, ferrs := tenantVRF(field.NewPath("vrfs").Index(i), &spec.VRFs[i])
+		errs = append(errs, ferrs...)
+		if ok {
+			vrfNames[spec.VRFs[i].Name] = vrf.Name
+			cfg.VRFs = append(cfg.VRFs, vrf)
+		}
+	}
+
+	for i := range spec.BGPPeers {
+		peerings, ferrs, err := peerings(ctx, field.NewPath("bgpPeers").Index(i), &spec.BGPPeers[i], vrfNames, passwords)
+		errs = append(errs, ferrs...)
+		if err != nil {
+			other = append(other, err)
+		}
+		if len(ferrs) > 0 || err != nil {
+			continue
+		}
+		cfg.Peerings = append(cfg.Peerings, peerings...)
+	}
+	if err := errors.Join(validation.Join(errs), errors.Join(other...)); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// underlay translates the default VRF's BGP instance: router id, VTEP source, the listed neighbours, and an
+// unnumbered session to whatever AS answers on every uplink without an explicit neighbour.
+func underlay(up *field.Path, u *v1.UnderlaySpec) (frr.Underlay, field.ErrorList) {
+	errs := validation.ValidateASN(up.Child("asn"), u.ASN)
+	out := frr.Underlay{ASN: uint32(u.ASN)}
 	if a, err := netip.ParseAddr(u.RouterID); err != nil || !a.Is4() {
 		errs = append(errs, field.Invalid(up.Child("routerID"), u.RouterID, "not an IPv4 address"))
 	} else {
-		cfg.Underlay.RouterID = a
+		out.RouterID = a
 	}
 	if u.VTEPAddress != "" {
 		if a, err := netip.ParseAddr(u.VTEPAddress); err != nil {
 			errs = append(errs, field.Invalid(up.Child("vtepAddress"), u.VTEPAddress, "not an IP address"))
 		} else {
-			cfg.Underlay.VTEPSource = a
+			out.VTEPSource = a
 		}
 	}
 	neighbor := map[string]bool{}
@@ -85,80 +117,111 @@ func NodeConfig(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords P
 			nb.Address, key = a, a.String()
 		}
 		neighbor[key] = true
-		cfg.Underlay.Neighbors = append(cfg.Underlay.Neighbors, nb)
+		out.Neighbors = append(out.Neighbors, nb)
 	}
-	// Uplinks without an explicit neighbour get an unnumbered session to whatever AS answers.
 	for _, ifname := range u.Interfaces {
 		if !neighbor[ifname] {
 			neighbor[ifname] = true
-			cfg.Underlay.Neighbors = append(cfg.Underlay.Neighbors, frr.Neighbor{Interface: ifname, RemoteAS: frr.RemoteASExternal})
+			out.Neighbors = append(out.Neighbors, frr.Neighbor{Interface: ifname, RemoteAS: frr.RemoteASExternal})
 		}
 	}
+	return out, errs
+}
 
-	for _, l2 := range spec.Layer2s {
-		if l2.VNI != 0 {
-			cfg.L2VNIs = append(cfg.L2VNIs, frr.L2VNI{VNI: uint32(l2.VNI)})
-		}
-	}
-
-	vrfNames := map[string]string{} // spec name -> FRR name
-	for i, vrf := range spec.VRFs {
-		f := field.NewPath("vrfs").Index(i)
-		if IsClusterVRF(vrf.Name) || vrf.VNI == 0 {
-			continue // lives in the default VRF (main table): nothing to declare
-		}
-		out := frr.VRF{Name: VRFDeviceName(vrf.Name), VNI: uint32(vrf.VNI), RouteTargets: slices.Clone(vrf.RouteTargets),
-			RedistributeConnected: true}
-		vrfNames[vrf.Name] = out.Name
-		for j, l := range vrf.Leaks {
-			lf := f.Child("leaks").Index(j)
-			if l.Seq < v1.MinRouteMapSeq || l.Seq > v1.MaxRouteMapSeq {
-				errs = append(errs, field.Invalid(lf.Child("seq"), l.Seq, fmt.Sprintf("route-map sequence must be within %d..%d",
-					v1.MinRouteMapSeq, v1.MaxRouteMapSeq)))
-				continue
-			}
-			for k, c := range l.Communities {
-				errs = append(errs, validation.ValidateCommunity(lf.Child("communities").Index(k), c)...)
-			}
-			rc := frr.RouteConfig{Seq: uint16(l.Seq), Communities: slices.Clone(l.Communities)}
-			var itemErrs field.ErrorList
-			rc.Import, itemErrs = prefixItems(lf.Child("import"), l.Import)
-			errs = append(errs, itemErrs...)
-			rc.Export, itemErrs = prefixItems(lf.Child("export"), l.Export)
-			errs = append(errs, itemErrs...)
-			out.RouteConfigs = append(out.RouteConfigs, rc)
-		}
-		for j, a := range vrf.Aggregates {
-			p, err := netip.ParsePrefix(a)
-			if err != nil {
-				errs = append(errs, field.Invalid(f.Child("aggregates").Index(j), a, "not a CIDR"))
-				continue
-			}
-			out.Aggregates = append(out.Aggregates, p.Masked())
-		}
-		cfg.VRFs = append(cfg.VRFs, out)
-	}
-
-	for i := range spec.BGPPeers {
-		p := &spec.BGPPeers[i]
-		peerings, ferrs, err := peerings(ctx, field.NewPath("bgpPeers").Index(i), p, vrfNames, passwords)
-		errs = append(errs, ferrs...)
-		if err != nil {
-			other = append(other, err)
-		}
-		if len(ferrs) > 0 || err != nil {
+// l2VNIs declares every Layer2 network's VNI (each one has a VNI: netconf builds its VXLAN device from it).
+func l2VNIs(path *field.Path, layer2s []v1.NodeLayer2) ([]frr.L2VNI, field.ErrorList) {
+	var out []frr.L2VNI
+	var errs field.ErrorList
+	for i, l2 := range layer2s {
+		if ferrs := vniRange(path.Index(i).Child("vni"), l2.VNI); len(ferrs) > 0 {
+			errs = append(errs, ferrs...)
 			continue
 		}
-		cfg.Peerings = append(cfg.Peerings, peerings...)
+		out = append(out, frr.L2VNI{VNI: uint32(l2.VNI)})
 	}
-	if err := errors.Join(validation.Join(errs), errors.Join(other...)); err != nil {
-		return nil, err
+	return out, errs
+}
+
+func vniRange(path *field.Path, vni int32) field.ErrorList {
+	if vni < v1.MinVNI || vni > v1.MaxVNI {
+		return field.ErrorList{field.Invalid(path, vni, fmt.Sprintf("VNI must be within %d..%d", v1.MinVNI, v1.MaxVNI))}
 	}
-	return cfg, nil
+	return nil
+}
+
+// tenantVRF translates a VRF with a VNI; ok is false for the ones that live in the default VRF (main table):
+// "default", "cluster" and VRFs without VNI have nothing to declare.
+func tenantVRF(f *field.Path, vrf *v1.NodeVRF) (out frr.VRF, ok bool, errs field.ErrorList) {
+	if IsClusterVRF(vrf.Name) || vrf.VNI == 0 {
+		return frr.VRF{}, false, nil
+	}
+	if errs := vniRange(f.Child("vni"), vrf.VNI); len(errs) > 0 {
+		return frr.VRF{}, false, errs
+	}
+	out = frr.VRF{Name: VRFDeviceName(vrf.Name), VNI: uint32(vrf.VNI), RouteTargets: slices.Clone(vrf.RouteTargets),
+		RedistributeConnected: true}
+	for j := range vrf.Leaks {
+		rc, ferrs := leak(f.Child("leaks").Index(j), &vrf.Leaks[j])
+		errs = append(errs, ferrs...)
+		if rc != nil {
+			out.RouteConfigs = append(out.RouteConfigs, *rc)
+		}
+	}
+	for j, a := range vrf.Aggregates {
+		p, err := netip.ParsePrefix(a)
+		if err != nil {
+			errs = append(errs, field.Invalid(f.Child("aggregates").Index(j), a, "not a CIDR"))
+			continue
+		}
+		out.Aggregates = append(out.Aggregates, p.Masked())
+	}
+	return out, true, errs
+}
+
+// leak translates one VRFRouteConfiguration's route-map entry; nil when its sequence is out of range.
+func leak(lf *field.Path, l *v1.VRFLeak) (*frr.RouteConfig, field.ErrorList) {
+	if l.Seq < v1.MinRouteMapSeq || l.Seq > v1.MaxRouteMapSeq {
+		return nil, field.ErrorList{field.Invalid(lf.Child("seq"), l.Seq, fmt.Sprintf("route-map sequence must be within %d..%d",
+			v1.MinRouteMapSeq, v1.MaxRouteMapSeq))}
+	}
+	var errs field.ErrorList
+	for k, c := range l.Communities {
+		errs = append(errs, validation.ValidateCommunity(lf.Child("communities").Index(k), c)...)
+	}
+	rc := &frr.RouteConfig{Seq: uint16(l.Seq), Communities: slices.Clone(l.Communities)}
+	var itemErrs field.ErrorList
+	rc.Import, itemErrs = prefixItems(lf.Child("import"), l.Import)
+	errs = append(errs, itemErrs...)
+	rc.Export, itemErrs = prefixItems(lf.Child("export"), l.Export)
+	errs = append(errs, itemErrs...)
+	return rc, errs
 }
 
 // peerings returns the peer groups of one peer; a problem of the spec is a field error, err is anything else.
 func peerings(ctx context.Context, f *field.Path, p *v1.NodeBGPPeer, vrfNames map[string]string, passwords PasswordFunc) ([]frr.Peering, field.ErrorList, error) {
+	base, errs := peerSession(f, p, vrfNames)
+	pwErrs, readErr := readPassword(ctx, f, p.PasswordSecretRef, passwords, &base)
+	errs = append(errs, pwErrs...)
+	out, suffixes, ferrs := splitByFamily(f, p, &base)
+	errs = append(errs, ferrs...)
+	if len(out) == 0 && len(errs) == 0 && readErr == nil {
+		errs = append(errs, field.Required(f, fmt.Sprintf("peer %q has neither listenRanges nor addresses", p.Name)))
+	}
+	if len(errs) > 0 || readErr != nil {
+		return nil, errs, readErr
+	}
+	for j := range out {
+		suffix := ""
+		if len(out) > 1 {
+			suffix = suffixes[j]
+		}
+		out[j].Name = PeerGroupName(p.Name, suffix)
+	}
+	return out, nil, nil
+}
+
+// peerSession is what all peer groups of a peer share: VRF, remote AS, limits, timers and filters.
+func peerSession(f *field.Path, p *v1.NodeBGPPeer, vrfNames map[string]string) (frr.Peering, field.ErrorList) {
 	var errs field.ErrorList
 	var base frr.Peering
 	if !IsClusterVRF(p.VRF) {
@@ -179,33 +242,49 @@ func peerings(ctx context.Context, f *field.Path, p *v1.NodeBGPPeer, vrfNames ma
 		}
 	}
 	base.BFD = p.EnableBFD
-	hold, ka := duration(p.HoldTime), duration(p.KeepaliveTime)
+	base.HoldTime, base.KeepaliveTime = timers(duration(p.HoldTime), duration(p.KeepaliveTime))
+	var itemErrs field.ErrorList
+	base.Import, itemErrs = prefixItems(f.Child("import"), p.Import)
+	errs = append(errs, itemErrs...)
+	base.Export, itemErrs = prefixItems(f.Child("export"), p.Export)
+	errs = append(errs, itemErrs...)
+	return base, errs
+}
+
+// timers completes hold time and keepalive when only one is given (pkg/frr renders them together).
+func timers(hold, ka time.Duration) (time.Duration, time.Duration) {
 	switch {
 	case hold != 0 && ka == 0:
 		ka = (hold / 3).Truncate(time.Second) // RFC 4271's suggested ratio
 	case hold == 0 && ka != 0:
 		hold = 3 * ka
 	}
-	base.HoldTime, base.KeepaliveTime = hold, ka
-	var itemErrs field.ErrorList
-	base.Import, itemErrs = prefixItems(f.Child("import"), p.Import)
-	errs = append(errs, itemErrs...)
-	base.Export, itemErrs = prefixItems(f.Child("export"), p.Export)
-	errs = append(errs, itemErrs...)
-	var readErr error
-	if p.PasswordSecretRef != nil {
-		if passwords == nil {
-			errs = append(errs, field.Invalid(f.Child("passwordSecretRef"), p.PasswordSecretRef.Namespace+"/"+p.PasswordSecretRef.Name,
-				"cannot be read: no Secret access in this mode"))
-		} else if pw, err := passwords(ctx, *p.PasswordSecretRef); err != nil {
-			readErr = fmt.Errorf("%s: %w", f.Child("passwordSecretRef"), err)
-		} else {
-			base.Password = frr.Secret(pw)
-		}
-	}
+	return hold, ka
+}
 
-	// pkg/frr wants each peer group to have either listen ranges or neighbours, of one address family, with
-	// filters of that family: a peering is split into up to four groups (ranges / addresses x v4 / v6).
+// readPassword sets base's password from the peer's Secret reference. Without Secret access that is a field
+// error; a failed read is returned as err (the Secret may appear later).
+func readPassword(ctx context.Context, f *field.Path, ref *v1.SecretKeyReference, passwords PasswordFunc, base *frr.Peering) (field.ErrorList, error) {
+	switch {
+	case ref == nil:
+		return nil, nil
+	case passwords == nil:
+		return field.ErrorList{field.Invalid(f.Child("passwordSecretRef"), ref.Namespace+"/"+ref.Name,
+			"cannot be read: no Secret access in this mode")}, nil
+	}
+	pw, err := passwords(ctx, *ref)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Child("passwordSecretRef"), err)
+	}
+	base.Password = frr.Secret(pw)
+	return nil, nil
+}
+
+// splitByFamily makes the peer groups of a peer: pkg/frr wants each to have either listen ranges or neighbours,
+// of one address family, with filters of that family, so a peering becomes up to four groups (ranges / addresses
+// x v4 / v6), returned with their name suffixes.
+func splitByFamily(f *field.Path, p *v1.NodeBGPPeer, base *frr.Peering) ([]frr.Peering, []string, field.ErrorList) {
+	var errs field.ErrorList
 	type group struct {
 		suffix string
 		pe     frr.Peering
@@ -236,26 +315,13 @@ func peerings(ctx context.Context, f *field.Path, p *v1.NodeBGPPeer, vrfNames ma
 			continue
 		}
 		fam := i % 2
-		pe := base
+		pe := *base
 		pe.ListenRanges, pe.Neighbors = g.pe.ListenRanges, g.pe.Neighbors
 		pe.Import, pe.Export = ofFamily(base.Import, fam), ofFamily(base.Export, fam)
 		out = append(out, pe)
 		suffixes = append(suffixes, g.suffix)
 	}
-	if len(out) == 0 && len(errs) == 0 && readErr == nil {
-		errs = append(errs, field.Required(f, fmt.Sprintf("peer %q has neither listenRanges nor addresses", p.Name)))
-	}
-	if len(errs) > 0 || readErr != nil {
-		return nil, errs, readErr
-	}
-	for j := range out {
-		suffix := ""
-		if len(out) > 1 {
-			suffix = suffixes[j]
-		}
-		out[j].Name = PeerGroupName(p.Name, suffix)
-	}
-	return out, nil, nil
+	return out, suffixes, errs
 }
 
 // ofFamily keeps the prefix items of one family (0 v4, 1 v6); none left means "deny all" in pkg/frr, which is
@@ -324,12 +390,11 @@ func prefixItems(path *field.Path, items []v1.NodePrefixItem) ([]frr.PrefixItem,
 		}
 		errs = append(errs, validation.ValidatePrefixSeq(f.Child("seq"), it.Seq)...)
 		pi.Seq = uint32(it.Seq)
-		if it.GE != nil {
-			pi.GE = uint8(clampLen(*it.GE))
-		}
-		if it.LE != nil {
-			pi.LE = uint8(clampLen(*it.LE))
-		}
+		var lenErrs field.ErrorList
+		pi.GE, lenErrs = prefixLen(f.Child("ge"), it.GE, p)
+		errs = append(errs, lenErrs...)
+		pi.LE, lenErrs = prefixLen(f.Child("le"), it.LE, p)
+		errs = append(errs, lenErrs...)
 		out = append(out, pi)
 	}
 	if len(out) == 0 {
@@ -338,7 +403,17 @@ func prefixItems(path *field.Path, items []v1.NodePrefixItem) ([]frr.PrefixItem,
 	return out, errs
 }
 
-func clampLen(v int32) int32 { return min(max(v, 0), v1.MaxPrefixLen) }
+// prefixLen is a ge/le bound (nil: unset, 0) that must fit the CIDR's family; pkg/frr checks it against the
+// CIDR's own length.
+func prefixLen(path *field.Path, v *int32, p netip.Prefix) (uint8, field.ErrorList) {
+	if v == nil {
+		return 0, nil
+	}
+	if bits := int32(p.Addr().BitLen()); *v < 0 || *v > bits {
+		return 0, field.ErrorList{field.Invalid(path, *v, fmt.Sprintf("prefix length must be within 0..%d for %s", bits, p))}
+	}
+	return uint8(*v), nil
+}
 
 // Describe is a one-line summary of a translated config for plans and logs (never secrets).
 func Describe(c *frr.NodeConfig) string {

@@ -175,6 +175,24 @@ func TestNodeConfigErrors(t *testing.T) {
 			s.BGPPeers = []v1.NodeBGPPeer{{Name: "p", RemoteASN: 1, Addresses: []string{"10.0.0.1"},
 				Import: []v1.NodePrefixItem{{CIDR: "10.0.0.0/8", Seq: 4294967296, Action: v1.PrefixActionPermit}}}}
 		}, []string{"bgpPeers[0].import[0].seq: Invalid value: 4294967296: prefix-list sequence must be within 1..4294967295"}},
+		// A Layer2 network always has a VNI (netconf builds its VXLAN device from it): 0 is refused, not skipped.
+		{"layer2 without VNI", func(s *v1.NodeNetworkConfigSpec) { s.Layer2s[0].VNI = 0 },
+			[]string{"layer2s[0].vni: Invalid value: 0: VNI must be within 1..16777215"}},
+		{"layer2 VNI too large", func(s *v1.NodeNetworkConfigSpec) { s.Layer2s[0].VNI = 1 << 24 },
+			[]string{"layer2s[0].vni: Invalid value: 16777216"}},
+		{"VRF VNI negative", func(s *v1.NodeNetworkConfigSpec) { s.VRFs[1].VNI = -1 },
+			[]string{"vrfs[1].vni: Invalid value: -1: VNI must be within 1..16777215"}},
+		// ge/le outside the family's lengths are refused at the spec's path, never clamped into range.
+		{"le beyond the family", func(s *v1.NodeNetworkConfigSpec) { s.VRFs[1].Leaks[0].Import[0].LE = ptr[int32](33) },
+			[]string{"vrfs[1].leaks[0].import[0].le: Invalid value: 33: prefix length must be within 0..32 for 10.100.0.0/16"}},
+		{"negative ge", func(s *v1.NodeNetworkConfigSpec) {
+			s.BGPPeers = []v1.NodeBGPPeer{{Name: "p", RemoteASN: 1, Addresses: []string{"fd00::1"},
+				Export: []v1.NodePrefixItem{{CIDR: "fd00::/64", Seq: 10, GE: ptr[int32](-1), Action: v1.PrefixActionPermit}}}}
+		}, []string{"bgpPeers[0].export[0].ge: Invalid value: -1: prefix length must be within 0..128 for fd00::/64"}},
+		{"password without Secret access", func(s *v1.NodeNetworkConfigSpec) {
+			s.BGPPeers = []v1.NodeBGPPeer{{Name: "p", RemoteASN: 1, Addresses: []string{"10.0.0.1"},
+				PasswordSecretRef: &v1.SecretKeyReference{Namespace: "a", Name: "b", Key: "c"}}}
+		}, []string{`bgpPeers[0].passwordSecretRef: Invalid value: "a/b": cannot be read: no Secret access in this mode`}},
 		{"peer without addresses", func(s *v1.NodeNetworkConfigSpec) {
 			s.BGPPeers = []v1.NodeBGPPeer{{Name: "p", RemoteASN: 1}}
 		}, []string{"neither listenRanges nor addresses"}},
@@ -183,7 +201,11 @@ func TestNodeConfigErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := baseSpec()
 			tc.spec(s)
-			_, err := NodeConfig(context.Background(), s, noPasswords)
+			passwords := PasswordFunc(noPasswords)
+			if strings.Contains(tc.name, "without Secret access") {
+				passwords = nil
+			}
+			_, err := NodeConfig(context.Background(), s, passwords)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -193,7 +215,7 @@ func TestNodeConfigErrors(t *testing.T) {
 				}
 			}
 			// A spec problem is final (ErrInvalid); an unreadable Secret may be read later.
-			if invalid := !strings.Contains(tc.name, "password"); errors.Is(err, validation.ErrInvalid) != invalid {
+			if invalid := tc.name != "password unreadable"; errors.Is(err, validation.ErrInvalid) != invalid {
 				t.Errorf("errors.Is(%v, validation.ErrInvalid) = %t", err, !invalid)
 			}
 		})
@@ -218,5 +240,25 @@ func TestPeerGroupName(t *testing.T) {
 	a, b := PeerGroupName(long+"x", ""), PeerGroupName(long+"y", "")
 	if len(a) > maxPeerGroupName || a == b {
 		t.Errorf("long names %q %q: too long or not distinct", a, b)
+	}
+}
+
+// pkg/frr states the limits it checks without importing the API; they must be the API's.
+func TestLimitsMatchTheAPI(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		frr, api int64
+	}{
+		{"MaxVNI", frr.MaxVNI, v1.MaxVNI},
+		{"MaxInterfaceNameLen", frr.MaxInterfaceNameLen, v1.MaxInterfaceNameLen},
+		{"MinRouteMapSeq", frr.MinRouteMapSeq, v1.MinRouteMapSeq},
+		{"MaxRouteMapSeq", frr.MaxRouteMapSeq, v1.MaxRouteMapSeq},
+		{"DefaultDenySeq", frr.DefaultDenySeq, v1.DefaultDenyRouteMapSeq},
+		{"MinHoldTime", int64(frr.MinHoldTime / time.Second), v1.MinHoldTimeSeconds},
+		{"MaxHoldTime", int64(frr.MaxHoldTime / time.Second), v1.MaxHoldTimeSeconds},
+	} {
+		if c.frr != c.api {
+			t.Errorf("frr.%s = %d, the API says %d", c.name, c.frr, c.api)
+		}
 	}
 }
