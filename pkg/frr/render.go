@@ -282,6 +282,49 @@ type routeMapEntryView struct {
 func buildView(cfg *NodeConfig) *view {
 	u := &cfg.Underlay
 	v := &view{ASN: u.ASN, RouterID: u.RouterID.String()}
+	v.Cluster.V4.Family, v.Cluster.V6.Family = "ipv4", "ipv6"
+	v.underlay(cfg)
+	for _, l2 := range sortedBy(cfg.L2VNIs, func(a, b L2VNI) int { return cmpU32(a.VNI, b.VNI) }) {
+		auto := autoRT(u.ASN, l2.VNI)
+		v.L2VNIs = append(v.L2VNIs, l2vniView{
+			VNI: l2.VNI, RD: l2.RD,
+			ImportRTs: explicitRTs(merge(l2.RouteTargets, l2.ImportRouteTargets), auto),
+			ExportRTs: explicitRTs(merge(l2.RouteTargets, l2.ExportRouteTargets), auto),
+		})
+	}
+
+	peerings := sortedBy(cfg.Peerings, func(a, b Peering) int { return strings.Compare(a.Name, b.Name) })
+	// One import route-map per address family of the cluster VRF: its entry for a VRF calls the VRF's own map.
+	clusterImport := [2]routeMapView{{Name: "rm_cluster_import"}, {Name: "rm6_cluster_import"}}
+	for i, vrf := range sortedBy(cfg.VRFs, func(a, b VRF) int { return strings.Compare(a.Name, b.Name) }) {
+		v.VRFs = append(v.VRFs, v.vrf(uint32(i+1), &vrf, peerings, &clusterImport))
+	}
+	for fi, rm := range clusterImport {
+		if len(rm.Entries) == 0 {
+			continue
+		}
+		rm.Entries = append(rm.Entries, routeMapEntryView{Action: Deny, Seq: DefaultDenySeq})
+		v.RouteMaps = append(v.RouteMaps, rm)
+		clusterAF(&v.Cluster, []int{4, 6}[fi]).ImportRouteMap = rm.Name
+	}
+	for _, p := range peerings {
+		if p.VRF != "" && p.VRF != "default" {
+			continue
+		}
+		pv, fam := v.peering(&p)
+		v.Cluster.Peerings = append(v.Cluster.Peerings, pv)
+		af := clusterAF(&v.Cluster, fam)
+		af.Peerings = append(af.Peerings, pv)
+	}
+	v.HasIPv6 = !v.Cluster.V6.empty()
+	slices.SortFunc(v.PrefixLists, func(a, b prefixListView) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(v.RouteMaps, func(a, b routeMapView) int { return strings.Compare(a.Name, b.Name) })
+	return v
+}
+
+// underlay resolves the global lines, the VTEP network and the underlay's peer groups and neighbours.
+func (v *view) underlay(cfg *NodeConfig) {
+	u := &cfg.Underlay
 	if cfg.DisableIPForwarding {
 		v.Globals = append(v.Globals, "no ip forwarding")
 	}
@@ -309,123 +352,102 @@ func buildView(cfg *NodeConfig) *view {
 			v.Activate = append(v.Activate, key)
 		}
 	}
+}
 
-	for _, l2 := range sortedBy(cfg.L2VNIs, func(a, b L2VNI) int { return cmpU32(a.VNI, b.VNI) }) {
-		auto := autoRT(u.ASN, l2.VNI)
-		v.L2VNIs = append(v.L2VNIs, l2vniView{
-			VNI: l2.VNI, RD: l2.RD,
-			ImportRTs: explicitRTs(merge(l2.RouteTargets, l2.ImportRouteTargets), auto),
-			ExportRTs: explicitRTs(merge(l2.RouteTargets, l2.ExportRouteTargets), auto),
-		})
+// vrf resolves one tenant VRF: its L3VNI, its address families (redistribution, aggregates, leaking, the
+// peerings in it) and its prefix-lists and route-maps. clusterSeq is its entry in the cluster's import maps.
+func (v *view) vrf(clusterSeq uint32, vrf *VRF, peerings []Peering, clusterImport *[2]routeMapView) vrfView {
+	auto := autoRT(v.ASN, vrf.VNI)
+	vv := vrfView{
+		Name: vrf.Name, VNI: vrf.VNI, RD: vrf.RD,
+		ImportRTs: explicitRTs(merge(vrf.RouteTargets, vrf.ImportRouteTargets), auto),
+		ExportRTs: explicitRTs(merge(vrf.RouteTargets, vrf.ExportRouteTargets), auto),
 	}
-
-	vrfs := sortedBy(cfg.VRFs, func(a, b VRF) int { return strings.Compare(a.Name, b.Name) })
-	peerings := sortedBy(cfg.Peerings, func(a, b Peering) int { return strings.Compare(a.Name, b.Name) })
-	v.Cluster.V4.Family, v.Cluster.V6.Family = "ipv4", "ipv6"
-	clusterImport := [2]routeMapView{{Name: "rm_cluster_import"}, {Name: "rm6_cluster_import"}}
-
-	for i, vrf := range vrfs {
-		auto := autoRT(u.ASN, vrf.VNI)
-		vv := vrfView{
-			Name: vrf.Name, VNI: vrf.VNI, RD: vrf.RD,
-			ImportRTs: explicitRTs(merge(vrf.RouteTargets, vrf.ImportRouteTargets), auto),
-			ExportRTs: explicitRTs(merge(vrf.RouteTargets, vrf.ExportRouteTargets), auto),
+	afs := [2]afView{{Family: "ipv4"}, {Family: "ipv6"}}
+	for fi, fam := range [2]int{4, 6} {
+		af := &afs[fi]
+		if vrf.RedistributeConnected {
+			af.Redistribute = append(af.Redistribute, "connected")
 		}
-		afs := [2]afView{{Family: "ipv4"}, {Family: "ipv6"}}
-		for fi := range afs {
-			if vrf.RedistributeConnected {
-				afs[fi].Redistribute = append(afs[fi].Redistribute, "connected")
-			}
-			if vrf.RedistributeStatic {
-				afs[fi].Redistribute = append(afs[fi].Redistribute, "static")
-			}
+		if vrf.RedistributeStatic {
+			af.Redistribute = append(af.Redistribute, "static")
 		}
-		rcs := sortedBy(vrf.RouteConfigs, func(a, b RouteConfig) int { return cmpU32(uint32(a.Seq), uint32(b.Seq)) })
-		for fi, fam := range [2]int{4, 6} {
-			imp := routeMapView{Name: rmName(fam, vrf.Name, "import")}
-			exp := routeMapView{Name: rmName(fam, vrf.Name, "export")}
-			var aggregates []string
-			for _, rc := range rcs {
-				if pl, ok := prefixList(fam, plName(fam, vrf.Name, "import", rc.Seq), rc.Import, false); ok {
-					v.PrefixLists = append(v.PrefixLists, pl)
-					imp.Entries = append(imp.Entries, routeMapEntryView{
-						Action: Permit, Seq: uint32(rc.Seq), MatchFamily: pl.Family, MatchPrefixList: pl.Name,
-					})
-				}
-				if pl, ok := prefixList(fam, plName(fam, vrf.Name, "export", rc.Seq), rc.Export, false); ok {
-					v.PrefixLists = append(v.PrefixLists, pl)
-					std, large := splitCommunities(rc.Communities)
-					exp.Entries = append(exp.Entries, routeMapEntryView{
-						Action: Permit, Seq: uint32(rc.Seq), MatchFamily: pl.Family, MatchPrefixList: pl.Name,
-						SetCommunity: std, SetLargeCommunity: large, Additive: rc.Additive,
-					})
-				}
-			}
-			for _, a := range vrf.Aggregates {
-				if familyOf(a.Addr()) != fam {
-					continue
-				}
-				s := a.String()
-				if vrf.SummaryOnly {
-					s += " summary-only"
-				}
-				aggregates = append(aggregates, s)
-			}
-			slices.Sort(aggregates)
-			afs[fi].Aggregates = slices.Compact(aggregates)
-			if len(imp.Entries) > 0 {
-				imp.Entries = append(imp.Entries, routeMapEntryView{Action: Deny, Seq: DefaultDenySeq})
-				v.RouteMaps = append(v.RouteMaps, imp)
-				// One import route-map per address family of the cluster VRF:
-				// its entry for this VRF calls the VRF's own map.
-				clusterImport[fi].Entries = append(clusterImport[fi].Entries, routeMapEntryView{
-					Action: Permit, Seq: uint32(i + 1), MatchSourceVRF: vrf.Name, Call: imp.Name,
-				})
-				clusterAF(&v.Cluster, fam).ImportVRFs = append(clusterAF(&v.Cluster, fam).ImportVRFs, vrf.Name)
-			}
-			if len(exp.Entries) > 0 {
-				exp.Entries = append(exp.Entries, routeMapEntryView{Action: Deny, Seq: DefaultDenySeq})
-				v.RouteMaps = append(v.RouteMaps, exp)
-				afs[fi].ImportRouteMap = exp.Name
-				afs[fi].ImportVRFs = []string{"default"}
-			}
+		af.Aggregates = aggregates(vrf, fam)
+		if imp := v.leaking(fam, vrf, af); imp != "" {
+			clusterImport[fi].Entries = append(clusterImport[fi].Entries, routeMapEntryView{
+				Action: Permit, Seq: clusterSeq, MatchSourceVRF: vrf.Name, Call: imp,
+			})
+			cluster := clusterAF(&v.Cluster, fam)
+			cluster.ImportVRFs = append(cluster.ImportVRFs, vrf.Name)
 		}
-		for _, p := range peerings {
-			if p.VRF != vrf.Name {
-				continue
-			}
-			pv, fam := v.peering(&p)
-			vv.Peerings = append(vv.Peerings, pv)
-			afs[familyIndex(fam)].Peerings = append(afs[familyIndex(fam)].Peerings, pv)
-		}
-		for _, af := range afs {
-			if !af.empty() {
-				vv.AFs = append(vv.AFs, af)
-			}
-		}
-		v.VRFs = append(v.VRFs, vv)
-	}
-	for fi, rm := range clusterImport {
-		if len(rm.Entries) == 0 {
-			continue
-		}
-		rm.Entries = append(rm.Entries, routeMapEntryView{Action: Deny, Seq: DefaultDenySeq})
-		v.RouteMaps = append(v.RouteMaps, rm)
-		clusterAF(&v.Cluster, []int{4, 6}[fi]).ImportRouteMap = rm.Name
 	}
 	for _, p := range peerings {
-		if p.VRF != "" && p.VRF != "default" {
+		if p.VRF != vrf.Name {
 			continue
 		}
 		pv, fam := v.peering(&p)
-		v.Cluster.Peerings = append(v.Cluster.Peerings, pv)
-		af := clusterAF(&v.Cluster, fam)
-		af.Peerings = append(af.Peerings, pv)
+		vv.Peerings = append(vv.Peerings, pv)
+		afs[familyIndex(fam)].Peerings = append(afs[familyIndex(fam)].Peerings, pv)
 	}
-	v.HasIPv6 = !v.Cluster.V6.empty()
-	slices.SortFunc(v.PrefixLists, func(a, b prefixListView) int { return strings.Compare(a.Name, b.Name) })
-	slices.SortFunc(v.RouteMaps, func(a, b routeMapView) int { return strings.Compare(a.Name, b.Name) })
-	return v
+	for _, af := range afs {
+		if !af.empty() {
+			vv.AFs = append(vv.AFs, af)
+		}
+	}
+	return vv
+}
+
+// leaking adds the prefix-lists and route-maps of a VRF's route configs in one family. The export map (cluster
+// VRF -> this VRF) is imported by the VRF's af; the name of the import map (this VRF -> cluster VRF) is
+// returned for the cluster's import map to call, "" when no route config has a prefix of the family.
+func (v *view) leaking(fam int, vrf *VRF, af *afView) (importMap string) {
+	imp := routeMapView{Name: rmName(fam, vrf.Name, "import")}
+	exp := routeMapView{Name: rmName(fam, vrf.Name, "export")}
+	for _, rc := range sortedBy(vrf.RouteConfigs, func(a, b RouteConfig) int { return cmpU32(uint32(a.Seq), uint32(b.Seq)) }) {
+		if pl, ok := prefixList(fam, plName(fam, vrf.Name, "import", rc.Seq), rc.Import, false); ok {
+			v.PrefixLists = append(v.PrefixLists, pl)
+			imp.Entries = append(imp.Entries, routeMapEntryView{
+				Action: Permit, Seq: uint32(rc.Seq), MatchFamily: pl.Family, MatchPrefixList: pl.Name,
+			})
+		}
+		if pl, ok := prefixList(fam, plName(fam, vrf.Name, "export", rc.Seq), rc.Export, false); ok {
+			v.PrefixLists = append(v.PrefixLists, pl)
+			std, large := splitCommunities(rc.Communities)
+			exp.Entries = append(exp.Entries, routeMapEntryView{
+				Action: Permit, Seq: uint32(rc.Seq), MatchFamily: pl.Family, MatchPrefixList: pl.Name,
+				SetCommunity: std, SetLargeCommunity: large, Additive: rc.Additive,
+			})
+		}
+	}
+	if len(imp.Entries) > 0 {
+		imp.Entries = append(imp.Entries, routeMapEntryView{Action: Deny, Seq: DefaultDenySeq})
+		v.RouteMaps = append(v.RouteMaps, imp)
+		importMap = imp.Name
+	}
+	if len(exp.Entries) > 0 {
+		exp.Entries = append(exp.Entries, routeMapEntryView{Action: Deny, Seq: DefaultDenySeq})
+		v.RouteMaps = append(v.RouteMaps, exp)
+		af.ImportRouteMap = exp.Name
+		af.ImportVRFs = []string{"default"}
+	}
+	return importMap
+}
+
+// aggregates lists a VRF's aggregate-address arguments of one family, sorted and without repeats.
+func aggregates(vrf *VRF, fam int) []string {
+	var out []string
+	for _, a := range vrf.Aggregates {
+		if familyOf(a.Addr()) != fam {
+			continue
+		}
+		s := a.String()
+		if vrf.SummaryOnly {
+			s += " summary-only"
+		}
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // peering resolves one workload peering and adds its prefix-lists.
