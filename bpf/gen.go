@@ -3,12 +3,12 @@
 // objects (bpfel: amd64, arm64) are generated; the package does not build for
 // big-endian targets.
 //
-// Regenerate with `go generate ./bpf/...` (needs clang 14 and llvm-strip; CI
-// checks that the committed objects are fresh).
+// Regenerate with `go generate ./bpf/...` (needs clang 14 and llvm-strip, no
+// system headers; CI checks that the committed objects are fresh).
 package bpf
 
-// The include path of the asm/ headers differs per distribution; Debian and
-// Ubuntu keep them under the multiarch directory. Missing directories are
-// ignored by clang.
-//go:generate go tool bpf2go -tags linux -go-package bpf -target bpfel -type iface_key -type iface_value -type iface_mode -type iface_flags -type vrf_key -type vrf_value -type redirect_key -type redirect_value -type redirect_flags -type counter -type vrf_stats -type version_info -type reason Router router.c -- -O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu -I/usr/include/aarch64-linux-gnu
-//go:generate go tool bpf2go -tags linux -go-package bpf -target bpfel Floor floor.c -- -O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu -I/usr/include/aarch64-linux-gnu
+// Every header router.c and floor.c include is vendored under include/ (see
+// include/README.md): -nostdinc keeps the system's headers out, so the objects
+// do not depend on the distribution or the build machine's architecture.
+//go:generate go tool bpf2go -tags linux -go-package bpf -target bpfel -type iface_key -type iface_value -type iface_mode -type iface_flags -type vrf_key -type vrf_value -type redirect_key -type redirect_value -type redirect_flags -type counter -type vrf_stats -type version_info -type reason Router router.c -- -O2 -g -Wall -Werror -nostdinc -Iinclude
+//go:generate go tool bpf2go -tags linux -go-package bpf -target bpfel Floor floor.c -- -O2 -g -Wall -Werror -nostdinc -Iinclude
