@@ -117,7 +117,7 @@ func (r *ConfigReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	cache := mgr.GetCache()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("networkconfig").
-		WithOptions(controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: &r.Opts.SkipNameValidation}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
 		WatchesRawSource(source.Kind(cache, &v1.VRFRouteConfiguration{}, debounce.Handler[*v1.VRFRouteConfiguration](snapshotRequest, d))).
 		WatchesRawSource(source.Kind(cache, &v1.Layer2NetworkConfiguration{}, debounce.Handler[*v1.Layer2NetworkConfiguration](snapshotRequest, d))).
 		WatchesRawSource(source.Kind(cache, &v1.BGPPeering{}, debounce.Handler[*v1.BGPPeering](snapshotRequest, d))).

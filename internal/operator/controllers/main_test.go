@@ -25,6 +25,7 @@ import (
 	"github.com/network-operator/network-operator/internal/operator/metrics"
 	"github.com/network-operator/network-operator/internal/operator/nodeconfig"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
+	"github.com/network-operator/network-operator/internal/wait"
 )
 
 // shared is the package's one control plane (kube-apiserver + etcd), shared by every test in turn.
@@ -62,13 +63,13 @@ func startOperator(t testing.TB, opts Options, which int) *operator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Metrics, opts.SkipNameValidation = m, true
+	opts.Metrics = m
 	skip := true
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:                 env.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: &skip},
+		Controller:             config.Controller{SkipNameValidation: &skip}, // one manager per test, same controller names
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -157,28 +158,13 @@ func anySlice[T any](s []T) []any {
 }
 
 // errPoll marks a condition that failed for good: waitFor stops at once.
-var errPoll = errors.New("condition cannot become true")
+var errPoll = wait.Permanent(errors.New("condition cannot become true"))
 
-// waitFor polls cond until it holds, failing the test at the deadline (no sleeps as synchronisation:
-// the short pause between polls only limits load on the API server).
+// waitFor polls cond until it holds, failing the test at the deadline; cond's error says what is missing
+// (no sleeps as synchronisation: the short pause between polls only limits load on the API server).
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() (bool, error)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var lastErr error
-	for {
-		ok, err := cond()
-		if ok {
-			return
-		}
-		if errors.Is(err, errPoll) {
-			t.Fatalf("waiting for %s: %v", what, err)
-		}
-		lastErr = err
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s (last error: %v)", timeout, what, lastErr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait.Must(t, 20*time.Millisecond, timeout, what, wait.Check(cond))
 }
 
 // nodeName gives names whose lexical order is their numeric order.

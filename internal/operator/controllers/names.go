@@ -65,8 +65,6 @@ type Options struct {
 	NodeConfig nodeconfig.Options
 	// Metrics receives the rollout metrics (required).
 	Metrics *metrics.Metrics
-	// SkipNameValidation allows several managers with these controllers in one process (tests).
-	SkipNameValidation bool
 }
 
 func (o Options) withDefaults() Options {

@@ -538,7 +538,7 @@ func (r *RolloutReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	cache := mgr.GetCache()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("rollout").
-		WithOptions(controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: &r.Opts.SkipNameValidation}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
 		WatchesRawSource(source.Kind(cache, &v1.NetworkConfigRevision{}, toRollout[*v1.NetworkConfigRevision](),
 			// Our own status writes need no new round; new revisions, annotations (pause) and deletes do.
 			predicate.Or[*v1.NetworkConfigRevision](predicate.TypedGenerationChangedPredicate[*v1.NetworkConfigRevision]{},

@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/network-operator/network-operator/internal/wait"
 )
 
 var req = reconcile.Request{NamespacedName: types.NamespacedName{Name: "snapshot"}}
@@ -25,13 +27,7 @@ func cm(name string) client.Object {
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	wait.Must(t, time.Millisecond, 10*time.Second, what, func(context.Context) (bool, string, error) { return cond(), "", nil })
 }
 
 // getWithin returns the next item or fails the test when none arrives in time.

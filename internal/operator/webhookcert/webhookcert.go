@@ -57,14 +57,14 @@ type Options struct {
 	Validity, RenewBefore time.Duration
 	// Interval between checks while running (default 1 hour).
 	Interval time.Duration
-	// Now is the clock (default time.Now).
-	Now func() time.Time
 }
 
 // Manager keeps the certificate; see the package comment.
 type Manager struct {
 	c client.Client
 	o Options
+	// now is the clock: time.Now (the tests of this package move it).
+	now func() time.Time
 }
 
 // maxConflicts bounds how often one Ensure re-reads after another replica wrote first.
@@ -81,9 +81,6 @@ func New(c client.Client, o Options) (*Manager, error) {
 	if o.Interval == 0 {
 		o.Interval = time.Hour
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
 	var errs field.ErrorList
 	p := field.NewPath("webhookcert")
 	for _, f := range []struct{ name, value string }{{"namespace", o.Namespace}, {"secretName", o.SecretName},
@@ -98,7 +95,7 @@ func New(c client.Client, o Options) (*Manager, error) {
 	if err := errs.ToAggregate(); err != nil {
 		return nil, err
 	}
-	return &Manager{c: c, o: o}, nil
+	return &Manager{c: c, o: o, now: time.Now}, nil
 }
 
 // DNSNames are the names the serving certificate is for.
@@ -200,7 +197,7 @@ func (m *Manager) fresh(k keyPair) bool {
 	if !roots.AppendCertsFromPEM(k.ca) {
 		return false
 	}
-	now := m.o.Now()
+	now := m.now()
 	for _, name := range m.DNSNames() {
 		_, err := leaf.Verify(x509.VerifyOptions{DNSName: name, Roots: roots, CurrentTime: now,
 			KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
@@ -213,7 +210,7 @@ func (m *Manager) fresh(k keyPair) bool {
 
 // issue makes a new CA and serving certificate; the current CA, while still valid, stays trusted as the previous.
 func (m *Manager) issue(cur keyPair) (keyPair, error) {
-	now := m.o.Now()
+	now := m.now()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return keyPair{}, fmt.Errorf("CA key: %w", err)

@@ -129,12 +129,12 @@ func TestFreshInstallThenNoOp(t *testing.T) {
 
 func TestRenewalTrustsOldAndNewCA(t *testing.T) {
 	c, o := setup(t)
-	now := time.Now()
-	o.Now = func() time.Time { return now }
 	m, err := New(c, o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	now := time.Now()
+	m.now = func() time.Time { return now }
 	ctx := context.Background()
 	if err := m.Ensure(ctx); err != nil {
 		t.Fatal(err)
