@@ -14,7 +14,6 @@ import (
 	"github.com/network-operator/network-operator/internal/netnsrun"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -639,35 +638,4 @@ func detachLink(lnk link.Link, pin string) error {
 	uerr := removePin(pin)
 	lnk.Close()
 	return errors.Join(derr, uerr)
-}
-
-// SetOffload switches a device offload in namespace ns (0: the calling
-// thread's). The loader never changes offloads itself; this exists for the
-// XDP-on-veth caveats: native XDP wants TX checksum offload off on the
-// sending veth, generic XDP wants TSO/GSO off.
-func SetOffload(ns netns.NsHandle, ifname string, o Offload, on bool) error {
-	return netnsrun.Run(ns, func() error { return setOffload(ifname, o, on) })
-}
-
-// GetOffload reads a device offload in namespace ns (0: calling thread's).
-func GetOffload(ns netns.NsHandle, ifname string, o Offload) (bool, error) {
-	var on bool
-	err := netnsrun.Run(ns, func() error {
-		var err error
-		on, err = getOffload(ifname, o)
-		return err
-	})
-	return on, err
-}
-
-// Driver returns the driver name of ifname in namespace ns (0: the calling
-// thread's), as auto mode sees it.
-func Driver(ns netns.NsHandle, ifname string) (string, error) {
-	var d string
-	err := netnsrun.Run(ns, func() error {
-		var err error
-		d, err = driverName(ifname)
-		return err
-	})
-	return d, err
 }

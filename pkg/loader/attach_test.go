@@ -316,28 +316,24 @@ func TestRemoveUnpinsEverything(t *testing.T) {
 	}
 }
 
-func TestOffloadHelpers(t *testing.T) {
+// TestDriverName: auto mode asks the kernel for the driver (ETHTOOL_GDRVINFO) in the interface's namespace.
+func TestDriverName(t *testing.T) {
 	requireRoot(t)
 	ns := newNS(t)
 	addVeth(t, ns, "a0", "b0")
-	if d, err := Driver(ns, "a0"); err != nil || d != "veth" {
-		t.Fatalf("Driver(a0) = %q, %v; want veth", d, err)
-	}
-	for _, o := range []Offload{OffloadTxChecksum, OffloadTSO, OffloadGSO} {
-		t.Run(string(o), func(t *testing.T) {
-			for _, want := range []bool{false, true} {
-				if err := SetOffload(ns, "a0", o, want); err != nil {
-					skipIfNotSupported(t, err)
-					t.Fatalf("SetOffload(%s, %v): %v", o, want, err)
-				}
-				got, err := GetOffload(ns, "a0", o)
-				if err != nil || got != want {
-					t.Fatalf("GetOffload(%s) = %v, %v; want %v", o, got, err, want)
-				}
-			}
+	tests := []struct {
+		ifname, want string
+		err          bool
+	}{{"a0", "veth", false}, {"nosuch0", "", true}}
+	for _, tt := range tests {
+		var got string
+		err := netnsrun.Run(ns, func() error {
+			var err error
+			got, err = driverName(tt.ifname)
+			return err
 		})
-	}
-	if err := SetOffload(ns, "a0", Offload("lro"), false); err == nil || !strings.Contains(err.Error(), `"lro"`) {
-		t.Fatalf("unknown offload: %v", err)
+		if got != tt.want || (err != nil) != tt.err {
+			t.Errorf("driverName(%s) = %q, %v; want %q, error %t", tt.ifname, got, err, tt.want, tt.err)
+		}
 	}
 }

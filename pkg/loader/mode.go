@@ -52,9 +52,6 @@ func (m Mode) valid() bool {
 // IsXDP reports whether m is one of the XDP modes.
 func (m Mode) IsXDP() bool { return m == ModeXDPNative || m == ModeXDPGeneric }
 
-// isTCFamily reports whether m runs at the tc ingress hook (tcx or legacy).
-func (m Mode) isTCFamily() bool { return m == ModeTCX || m == ModeTC }
-
 // DriverMode is the built-in table auto mode uses: it maps a driver name
 // (ETHTOOL_GDRVINFO) to the preferred hook and a human readable reason.
 // The tc result is ModeTCX; auto mode falls back to legacy tc by itself.

@@ -46,17 +46,13 @@ func routerMaps(coll *ebpf.Collection) (*bpf.RouterMaps, error) {
 // RebuildTables adapts desired state to Options.Rebuild for the router:
 // on migration it applies desired() to the new collection through pkg/maps
 // (one generation, version flipped), before any interface switches to it.
-func RebuildTables(desired func(ctx context.Context) (maps.Tables, string, error), opts ...maps.Option) func(context.Context, *ebpf.Collection) error {
+func RebuildTables(desired func(ctx context.Context) (maps.Tables, string, error)) func(context.Context, *ebpf.Collection) error {
 	return func(ctx context.Context, coll *ebpf.Collection) error {
 		tables, revision, err := desired(ctx)
 		if err != nil {
 			return fmt.Errorf("desired tables: %w", err)
 		}
-		rm, err := routerMaps(coll)
-		if err != nil {
-			return err
-		}
-		set, err := maps.New(rm, opts...)
+		set, err := maps.FromCollection(coll)
 		if err != nil {
 			return fmt.Errorf("open new router maps: %w", err)
 		}

@@ -1,7 +1,6 @@
 package maps
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -21,8 +20,6 @@ const (
 // version slot has finished: one RCU grace period, since tc and XDP programs
 // run inside RCU read-side sections.
 type graceWaiter struct {
-	custom func(context.Context) error
-
 	mu    sync.Mutex
 	probe bool // membarrier was probed
 	useMB bool // membarrier(MEMBARRIER_CMD_GLOBAL) is usable
@@ -49,10 +46,7 @@ func membarrierGlobal() error {
 	return nil
 }
 
-func (g *graceWaiter) wait(ctx context.Context) error {
-	if g.custom != nil {
-		return g.custom(ctx)
-	}
+func (g *graceWaiter) wait() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.probe {
@@ -100,12 +94,4 @@ func (g *graceWaiter) close() error {
 		g.outer, g.inner = nil, nil
 	}
 	return errors.Join(errs...)
-}
-
-// WaitGracePeriod waits for one RCU grace period the way Apply does. Exported
-// for benchmarks and tools that measure it.
-func WaitGracePeriod(ctx context.Context) error {
-	var g graceWaiter
-	defer g.close()
-	return g.wait(ctx)
 }

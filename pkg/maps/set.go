@@ -51,30 +51,21 @@ type applied struct {
 	tables     Tables // normalised
 }
 
-// Option changes how a Set works.
-type Option func(*Set)
-
-// WithGracePeriod replaces how Apply waits for packets that may still use the
-// old slot (default: membarrier(MEMBARRIER_CMD_GLOBAL), falling back to an
-// ARRAY_OF_MAPS update). For tests.
-func WithGracePeriod(wait func(context.Context) error) Option {
-	return func(s *Set) { s.grace = &graceWaiter{custom: wait} }
-}
-
 // New wraps maps that are already loaded (e.g. &objs.RouterMaps after
 // bpf.LoadRouterObjects). The caller keeps ownership: Close does not close them.
 // A generation that is already live in the maps is adopted, not reset.
-func New(m *bpf.RouterMaps, opts ...Option) (*Set, error) {
+func New(m *bpf.RouterMaps) (*Set, error) {
 	s := &Set{maps: *m}
-	if err := s.init(opts); err != nil {
+	if err := s.init(); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// FromCollection wraps the router maps of a loaded collection (e.g. in
-// pkg/loader's Rebuild callback). The collection keeps ownership.
-func FromCollection(coll *ebpf.Collection, opts ...Option) (*Set, error) {
+// FromCollection wraps the router maps of a loaded collection (pkg/loader's
+// Rebuild callback, before the collection is pinned). The collection keeps
+// ownership.
+func FromCollection(coll *ebpf.Collection) (*Set, error) {
 	m := bpf.RouterMaps{
 		IfaceTable:    coll.Maps[MapIfaceTable],
 		VrfTable:      coll.Maps[MapVRFTable],
@@ -82,13 +73,13 @@ func FromCollection(coll *ebpf.Collection, opts ...Option) (*Set, error) {
 		VrfCounters:   coll.Maps[MapVRFCounters],
 		Version:       coll.Maps[MapVersion],
 	}
-	return New(&m, opts...)
+	return New(&m)
 }
 
 // OpenPinned opens the maps pinned by name in dir (pkg/loader pins them
 // there). The Set owns them: Close closes them. A generation that is already
 // live is adopted: the next Apply continues from it.
-func OpenPinned(dir string, opts ...Option) (*Set, error) {
+func OpenPinned(dir string) (*Set, error) {
 	s := &Set{owned: true}
 	ptrs := map[string]**ebpf.Map{
 		MapIfaceTable:    &s.maps.IfaceTable,
@@ -105,14 +96,14 @@ func OpenPinned(dir string, opts ...Option) (*Set, error) {
 		}
 		*ptrs[name] = m
 	}
-	if err := s.init(opts); err != nil {
+	if err := s.init(); err != nil {
 		s.maps.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Set) init(opts []Option) error {
+func (s *Set) init() error {
 	if err := checkMaps(&s.maps); err != nil {
 		return err
 	}
@@ -122,9 +113,6 @@ func (s *Set) init(opts []Option) error {
 	}
 	s.ncpu = n
 	s.grace = &graceWaiter{}
-	for _, o := range opts {
-		o(s)
-	}
 	return nil
 }
 
@@ -360,15 +348,9 @@ func (s *Set) Apply(ctx context.Context, desired Tables, revision string) (Repor
 	if err := desired.Validate(); err != nil {
 		return rep, err
 	}
-	var rev [MaxRevisionLen]int8
-	if len(revision) > len(rev) {
-		return rep, fmt.Errorf("revision %q: %d bytes, max %d: %w", revision, len(revision), len(rev), ErrRevisionTooLong)
-	}
-	if strings.IndexByte(revision, 0) >= 0 {
-		return rep, validation.Join(field.ErrorList{field.Invalid(field.NewPath("revision"), revision, "contains a NUL byte")})
-	}
-	for i := range len(revision) {
-		rev[i] = int8(revision[i])
+	rev, err := encodeRevision(revision)
+	if err != nil {
+		return rep, err
 	}
 
 	s.mu.Lock()
@@ -377,87 +359,141 @@ func (s *Set) Apply(ctx context.Context, desired Tables, revision string) (Repor
 		return rep, err
 	}
 
-	live, err := s.readVersion()
+	// Phase read: what is live, and the difference.
+	cur, err := s.current()
 	if err != nil {
 		return rep, err
 	}
-	var (
-		slots      [2]*slotEntries
-		liveTables Tables
-	)
-	if c := s.applied; c != nil && c.generation == live.Generation && c.slot == live.Slot {
-		slots[live.Slot], slots[1-live.Slot] = c.live, &slotEntries{}
-		liveTables = c.tables
-	} else {
-		s.applied = nil
-		if slots, err = s.readSlots(); err != nil {
-			return rep, err
-		}
-		liveTables = slots[live.Slot].tables()
-	}
 	want := desired.Normalize()
 	hash := want.Hash()
-	rep.Changes = DiffTables(liveTables, want)
+	rep.Changes = DiffTables(cur.tables, want)
 	rep.Revision = revision
-	if rep.Changes.Zero() && live.RevisionString() == revision && live.TablesHash == hash &&
-		live.Reasons == bpf.RouterReasonREASON_MAX {
-		rep.NoOp = true
-		rep.Generation, rep.Slot = live.Generation, live.Slot
-		if slots[otherSlot(live.Slot)].empty() {
-			s.applied = &applied{generation: live.Generation, slot: live.Slot, live: slots[live.Slot], tables: liveTables}
-		}
+	if rep.Changes.Zero() && cur.version.RevisionString() == revision && cur.version.TablesHash == hash &&
+		cur.version.Reasons == bpf.RouterReasonREASON_MAX {
+		s.keepNoOp(cur)
+		rep.NoOp, rep.Generation, rep.Slot = true, cur.version.Generation, cur.version.Slot
 		rep.Phases.Read = time.Since(start)
 		rep.Duration = rep.Phases.Read
 		return rep, nil
 	}
-	next := otherSlot(live.Slot)
 	rep.Phases.Read = time.Since(start)
 	s.applied = nil // whatever happens below, the maps no longer match the cache
 
-	// Leftovers of an interrupted Apply in the inactive slot go first.
+	// Phase write: the new generation under the inactive slot.
 	t := time.Now()
-	if err := s.deleteEntries(slots[next]); err != nil {
-		return rep, fmt.Errorf("clear inactive slot %d: %w", next, err)
-	}
-	if err := ctx.Err(); err != nil {
+	next := otherSlot(cur.version.Slot)
+	written, err := s.writeGeneration(ctx, cur, want, next)
+	if err != nil {
 		return rep, err
-	}
-	newEntries := entriesOf(want, next)
-	if err := s.writeEntries(newEntries); err != nil {
-		return rep, s.rollback(newEntries, fmt.Errorf("write generation %d to slot %d: %w", live.Generation+1, next, err))
-	}
-	if err := ctx.Err(); err != nil {
-		return rep, s.rollback(newEntries, err)
 	}
 	rep.Phases.Write = time.Since(t)
 
+	// Phase flip: one update of version makes it live.
 	t = time.Now()
-	ver := VersionInfo{Generation: live.Generation + 1, Slot: next, Reasons: bpf.RouterReasonREASON_MAX,
+	ver := VersionInfo{Generation: cur.version.Generation + 1, Slot: next, Reasons: bpf.RouterReasonREASON_MAX,
 		TablesHash: hash, Revision: rev}
 	if err := s.maps.Version.Update(uint32(0), ver, ebpf.UpdateAny); err != nil {
-		return rep, s.rollback(newEntries, fmt.Errorf("flip %s to generation %d: %w", MapVersion, ver.Generation, err))
+		return rep, s.rollback(written, fmt.Errorf("flip %s to generation %d: %w", MapVersion, ver.Generation, err))
 	}
 	rep.Phases.Flip = time.Since(t)
 	rep.Generation, rep.Slot = ver.Generation, ver.Slot
 
-	// From here on the new generation is live; finish even if ctx ends.
-	t = time.Now()
-	if err := s.grace.wait(context.WithoutCancel(ctx)); err != nil {
-		rep.Duration = time.Since(start)
-		return rep, fmt.Errorf("generation %d is live, but waiting for the RCU grace period failed, old slot %d kept: %w: %w",
-			ver.Generation, live.Slot, err, ErrStaleCleanup)
-	}
-	rep.Phases.Grace = time.Since(t)
-
-	t = time.Now()
-	err = s.deleteEntries(slots[live.Slot])
-	rep.Phases.Cleanup = time.Since(t)
+	// Phases grace and cleanup: the new generation is live; finish even if ctx ends.
+	err = s.retire(&rep, cur, ver)
 	rep.Duration = time.Since(start)
 	if err != nil {
-		return rep, fmt.Errorf("generation %d is live: %w: %w", ver.Generation, err, ErrStaleCleanup)
+		return rep, err
 	}
-	s.applied = &applied{generation: ver.Generation, slot: next, live: newEntries, tables: want}
+	s.applied = &applied{generation: ver.Generation, slot: next, live: written, tables: want}
 	return rep, nil
+}
+
+// encodeRevision is the revision as the version map stores it.
+func encodeRevision(revision string) ([MaxRevisionLen]int8, error) {
+	var rev [MaxRevisionLen]int8
+	if len(revision) > len(rev) {
+		return rev, fmt.Errorf("revision %q: %d bytes, max %d: %w", revision, len(revision), len(rev), ErrRevisionTooLong)
+	}
+	if strings.IndexByte(revision, 0) >= 0 {
+		return rev, validation.Join(field.ErrorList{field.Invalid(field.NewPath("revision"), revision, "contains a NUL byte")})
+	}
+	for i := range len(revision) {
+		rev[i] = int8(revision[i])
+	}
+	return rev, nil
+}
+
+// liveState is what Apply starts from: the version, the entries of both slots and the live tables.
+type liveState struct {
+	version VersionInfo
+	slots   [2]*slotEntries
+	tables  Tables // normalised
+}
+
+// current reads the live state, from the cache of the last Apply when version still shows that generation.
+// Called with s.mu held.
+func (s *Set) current() (liveState, error) {
+	live, err := s.readVersion()
+	if err != nil {
+		return liveState{}, err
+	}
+	cur := liveState{version: live}
+	if c := s.applied; c != nil && c.generation == live.Generation && c.slot == live.Slot {
+		cur.slots[live.Slot], cur.slots[otherSlot(live.Slot)] = c.live, &slotEntries{}
+		cur.tables = c.tables
+		return cur, nil
+	}
+	s.applied = nil
+	if cur.slots, err = s.readSlots(); err != nil {
+		return liveState{}, err
+	}
+	cur.tables = cur.slots[live.Slot].tables()
+	return cur, nil
+}
+
+// keepNoOp caches a live generation an Apply found already in place, when nothing else is in the maps.
+func (s *Set) keepNoOp(cur liveState) {
+	if cur.slots[otherSlot(cur.version.Slot)].empty() {
+		s.applied = &applied{generation: cur.version.Generation, slot: cur.version.Slot,
+			live: cur.slots[cur.version.Slot], tables: cur.tables}
+	}
+}
+
+// writeGeneration clears the inactive slot (leftovers of an interrupted Apply) and writes want into it. On
+// failure nothing of want stays in the maps.
+func (s *Set) writeGeneration(ctx context.Context, cur liveState, want Tables, next uint32) (*slotEntries, error) {
+	if err := s.deleteEntries(cur.slots[next]); err != nil {
+		return nil, fmt.Errorf("clear inactive slot %d: %w", next, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	written := entriesOf(want, next)
+	if err := s.writeEntries(written); err != nil {
+		return nil, s.rollback(written, fmt.Errorf("write generation %d to slot %d: %w", cur.version.Generation+1, next, err))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, s.rollback(written, err)
+	}
+	return written, nil
+}
+
+// retire waits until no packet can still use the old slot, then deletes its entries; it fills in the two
+// phases of rep.
+func (s *Set) retire(rep *Report, cur liveState, ver VersionInfo) error {
+	t := time.Now()
+	if err := s.grace.wait(); err != nil {
+		return fmt.Errorf("generation %d is live, but waiting for the RCU grace period failed, old slot %d kept: %w: %w",
+			ver.Generation, cur.version.Slot, err, ErrStaleCleanup)
+	}
+	rep.Phases.Grace = time.Since(t)
+	t = time.Now()
+	err := s.deleteEntries(cur.slots[cur.version.Slot])
+	rep.Phases.Cleanup = time.Since(t)
+	if err != nil {
+		return fmt.Errorf("generation %d is live: %w: %w", ver.Generation, err, ErrStaleCleanup)
+	}
+	return nil
 }
 
 // otherSlot is the other slot of the A/B pair.
@@ -504,7 +540,7 @@ func (s *Set) Dump(ctx context.Context) (Snapshot, error) {
 		return snap, err
 	}
 	s.mu.Lock()
-	v, slots, err := s.readLive()
+	v, slots, err := s.readLiveRetry()
 	s.mu.Unlock()
 	if err != nil {
 		return snap, err
@@ -518,26 +554,54 @@ func (s *Set) Dump(ctx context.Context) (Snapshot, error) {
 	return snap, err
 }
 
-// readLive reads version and tables; when another process flipped the
-// version meanwhile, it reads again so that tables and version match.
-func (s *Set) readLive() (VersionInfo, [2]*slotEntries, error) {
-	for attempt := 0; ; attempt++ {
-		v, err := s.readVersion()
-		if err != nil {
-			return v, [2]*slotEntries{}, err
-		}
-		slots, err := s.readSlots()
-		if err != nil {
+// ErrTornRead is returned when the tables read do not belong to one generation: another writer applied while
+// they were read (the version changed), or the live slot does not hold what the version says. The caller decides:
+// read again (a bounded number of times) or fail; it never gets a mixed snapshot.
+var ErrTornRead = errors.New("live tables changed while they were read")
+
+// liveReadAttempts bounds how often Dump reads again after ErrTornRead.
+const liveReadAttempts = 3
+
+// readLiveRetry is readLive, read again up to liveReadAttempts times while another writer moves the generation on.
+func (s *Set) readLiveRetry() (VersionInfo, [2]*slotEntries, error) {
+	var err error
+	for range liveReadAttempts {
+		var (
+			v     VersionInfo
+			slots [2]*slotEntries
+		)
+		v, slots, err = s.readLive(s.readSlots)
+		if !errors.Is(err, ErrTornRead) {
 			return v, slots, err
-		}
-		again, err := s.readVersion()
-		if err != nil {
-			return v, slots, err
-		}
-		if again == v || attempt == 2 {
-			return again, slots, nil
 		}
 	}
+	return VersionInfo{}, [2]*slotEntries{}, fmt.Errorf("%d attempts: %w", liveReadAttempts, err)
+}
+
+// readLive reads version, then the tables with readSlots, then version again. It returns ErrTornRead when the
+// version changed in between or the live slot's tables do not hash to the version's TablesHash (generation 0,
+// nothing applied yet, has no hash).
+func (s *Set) readLive(readSlots func() ([2]*slotEntries, error)) (VersionInfo, [2]*slotEntries, error) {
+	v, err := s.readVersion()
+	if err != nil {
+		return VersionInfo{}, [2]*slotEntries{}, err
+	}
+	slots, err := readSlots()
+	if err != nil {
+		return VersionInfo{}, [2]*slotEntries{}, err
+	}
+	again, err := s.readVersion()
+	if err != nil {
+		return VersionInfo{}, [2]*slotEntries{}, err
+	}
+	if again != v {
+		return VersionInfo{}, [2]*slotEntries{}, fmt.Errorf("generation %d became %d: %w", v.Generation, again.Generation, ErrTornRead)
+	}
+	if v.Generation != 0 && slots[v.Slot].tables().Hash() != v.TablesHash {
+		return VersionInfo{}, [2]*slotEntries{}, fmt.Errorf("slot %d does not hold generation %d (tables hash differs): %w",
+			v.Slot, v.Generation, ErrTornRead)
+	}
+	return v, slots, nil
 }
 
 // Counters returns the counters of every VRF with traffic, summed over CPUs.

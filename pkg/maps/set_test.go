@@ -364,9 +364,107 @@ func TestGracePeriodWaiters(t *testing.T) {
 	if err := membarrierGlobal(); err != nil {
 		testreq.KernelLacks(t, "membarrier(MEMBARRIER_CMD_GLOBAL)", err)
 	}
-	if err := WaitGracePeriod(context.Background()); err != nil {
+	var mb graceWaiter
+	defer mb.close()
+	if err := mb.wait(); err != nil {
+		t.Fatalf("grace period as Apply waits it: %v", err)
+	}
+}
+
+// readLive never returns tables that belong to no single generation: it returns ErrTornRead instead.
+func TestReadLiveTornRead(t *testing.T) {
+	ctx := context.Background()
+	other := validTables()
+	other.VRFs[0].VNI = 4242
+	tests := []struct {
+		name string
+		// during runs between the first read of version and the read of the tables.
+		during func(t *testing.T, m *bpf.RouterMaps, s *Set)
+		torn   bool
+	}{
+		{"nothing changes", func(*testing.T, *bpf.RouterMaps, *Set) {}, false},
+		{"another writer applies meanwhile", func(t *testing.T, m *bpf.RouterMaps, _ *Set) {
+			if _, err := newSet(t, m).Apply(ctx, other, "other"); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"live slot does not hold what version says", func(t *testing.T, m *bpf.RouterMaps, s *Set) {
+			k, v := validTables().VRFs[0].entry(1)
+			v.Vni = 7
+			if err := m.VrfTable.Update(k, v, ebpf.UpdateAny); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newMaps(t, "", nil)
+			s := newSet(t, m)
+			if _, err := s.Apply(ctx, validTables(), "a"); err != nil {
+				t.Fatal(err)
+			}
+			v, slots, err := s.readLive(func() ([2]*slotEntries, error) {
+				tt.during(t, m, s)
+				return s.readSlots()
+			})
+			if got := errors.Is(err, ErrTornRead); got != tt.torn {
+				t.Fatalf("readLive: err %v, want ErrTornRead %t", err, tt.torn)
+			}
+			if !tt.torn && (v.Generation != 1 || !slots[v.Slot].tables().Equal(validTables())) {
+				t.Fatalf("readLive: version %v, tables %+v", v, slots[v.Slot].tables())
+			}
+			if tt.torn && (v != VersionInfo{} || slots != [2]*slotEntries{}) {
+				t.Fatalf("readLive returned a snapshot with ErrTornRead: %v %v", v, slots)
+			}
+		})
+	}
+}
+
+// Dump reads again while another writer swaps generations, and fails rather than mixing two of them.
+func TestDumpDuringApplies(t *testing.T) {
+	m := newMaps(t, "", nil)
+	writer, reader := newSet(t, m), newSet(t, m)
+	ctx := context.Background()
+	gens := []Tables{validTables(), validTables()}
+	gens[1].VRFs[0].VNI = 4242
+	gens[1].Interfaces = gens[1].Interfaces[1:]
+	done := make(chan error, 1)
+	stop := make(chan struct{})
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if _, err := writer.Apply(ctx, gens[i%2], fmt.Sprintf("g%d", i%2)); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	var ok, torn int
+	for range 200 {
+		snap, err := reader.Dump(ctx)
+		switch {
+		case errors.Is(err, ErrTornRead):
+			torn++
+		case err != nil:
+			t.Fatal(err)
+		default:
+			ok++
+			want := map[string]Tables{"": {}, "g0": gens[0], "g1": gens[1]}[snap.Version.Revision]
+			if !snap.Tables.Equal(want) || snap.Version.Generation > 0 && snap.Tables.Hash() != snap.Version.TablesHash {
+				t.Fatalf("Dump mixed generations: version %+v, tables %+v", snap.Version, snap.Tables)
+			}
+		}
+	}
+	close(stop)
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("%d consistent dumps, %d failed with ErrTornRead after %d attempts", ok, torn, liveReadAttempts)
 }
 
 // bpftool prints every map with BTF field names (and enum names), which is

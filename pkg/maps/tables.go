@@ -63,99 +63,164 @@ func (k InterfaceKey) String() string { return fmt.Sprintf("{ifindex %d vlan %d}
 // Key of the interface entry.
 func (i Interface) Key() InterfaceKey { return InterfaceKey{i.Ifindex, i.VLAN} }
 
+// Origin says where the entries of Tables came from (a file or a spec that names interfaces), so that Validate's
+// errors name the source's fields and values instead of the tables' ifindexes.
+type Origin interface {
+	// Field returns the path and value to report for field (its JSON name in Tables, "" for the whole entry) of
+	// entry i of table ("vrfs", "interfaces" or "redirects"; i is -1 for the table itself) whose value is value.
+	Field(table string, i int, field string, value any) (*field.Path, any)
+}
+
+// tablesOrigin names the tables' own fields.
+type tablesOrigin struct{}
+
+func (tablesOrigin) Field(table string, i int, name string, value any) (*field.Path, any) {
+	p := field.NewPath(table)
+	if i >= 0 {
+		p = p.Index(i)
+	}
+	if name != "" {
+		p = p.Child(name)
+	}
+	return p, value
+}
+
 // Validate checks the tables against the program's rules. It returns every problem found, each a *field.Error
 // naming the field and value, together matching validation.ErrInvalid; nil when valid.
-func (t Tables) Validate() error {
-	var errs field.ErrorList
-	bad := func(path *field.Path, value any, format string, args ...any) {
-		errs = append(errs, field.Invalid(path, value, fmt.Sprintf(format, args...)))
-	}
+func (t Tables) Validate() error { return t.ValidateFrom(nil) }
 
-	vrfAt := make(map[uint32]int, len(t.VRFs))
-	for i, v := range t.VRFs {
-		f := field.NewPath("vrfs").Index(i)
+// ValidateFrom is Validate with errors that name the fields and values of origin (nil: the tables' own). It is
+// the one place of the table rules: every translator into Tables relies on it.
+func (t Tables) ValidateFrom(origin Origin) error {
+	if origin == nil {
+		origin = tablesOrigin{}
+	}
+	v := tableValidator{origin: origin}
+	vrfAt := v.vrfs(t.VRFs)
+	redirectAt := v.redirects(t.Redirects)
+	v.interfaces(t.Interfaces, vrfAt, redirectAt)
+	return validation.Join(v.errs)
+}
+
+type tableValidator struct {
+	origin Origin
+	errs   field.ErrorList
+}
+
+func (v *tableValidator) bad(table string, i int, name string, value any, format string, args ...any) {
+	p, val := v.origin.Field(table, i, name, value)
+	v.errs = append(v.errs, field.Invalid(p, val, fmt.Sprintf(format, args...)))
+}
+
+// at names entry i of table for a message ("duplicate of vrfs[0]").
+func (v *tableValidator) at(table string, i int) string {
+	p, _ := v.origin.Field(table, i, "", nil)
+	return p.String()
+}
+
+func (v *tableValidator) tooMany(table string, n int) {
+	if n > limitOf(table) {
+		p, _ := v.origin.Field(table, -1, "", nil)
+		v.errs = append(v.errs, field.TooMany(p, n, limitOf(table)))
+	}
+}
+
+func limitOf(table string) int {
+	if table == "vrfs" {
+		return MaxVRFs
+	}
+	return MaxEntries
+}
+
+func (v *tableValidator) vrfs(vrfs []VRF) map[uint32]int {
+	const tbl = "vrfs"
+	vrfAt := make(map[uint32]int, len(vrfs))
+	for i, vrf := range vrfs {
 		switch {
-		case v.ID == 0:
-			bad(f.Child("id"), v.ID, "reserved for interfaces not in the tables")
-		case v.ID >= MaxVRFs:
-			bad(f.Child("id"), v.ID, "must be within 1..%d: the router counts VRFs in an array of %d", MaxVRFs-1, MaxVRFs)
+		case vrf.ID == 0:
+			v.bad(tbl, i, "id", vrf.ID, "reserved for interfaces not in the tables")
+		case vrf.ID >= MaxVRFs:
+			v.bad(tbl, i, "id", vrf.ID, "must be within 1..%d: the router counts VRFs in an array of %d", MaxVRFs-1, MaxVRFs)
 		}
-		if first, dup := vrfAt[v.ID]; dup {
-			bad(f.Child("id"), v.ID, "duplicate of vrfs[%d]", first)
+		if first, dup := vrfAt[vrf.ID]; dup {
+			v.bad(tbl, i, "id", vrf.ID, "duplicate of %s", v.at(tbl, first))
 		} else {
-			vrfAt[v.ID] = i
+			vrfAt[vrf.ID] = i
 		}
-		if v.TableID < v1.MinTableID {
-			bad(f.Child("tableID"), v.TableID, "reserved: not a routing table")
+		if vrf.TableID < v1.MinTableID {
+			v.bad(tbl, i, "tableID", vrf.TableID, "reserved: not a routing table")
 		}
-		if v.VNI > v1.MaxVNI {
-			bad(f.Child("vni"), v.VNI, "must be within 0..%d (24 bits)", v1.MaxVNI)
+		if vrf.VNI > v1.MaxVNI {
+			v.bad(tbl, i, "vni", vrf.VNI, "must be within 0..%d (24 bits)", v1.MaxVNI)
 		}
 	}
-	if len(t.VRFs) > MaxVRFs {
-		errs = append(errs, field.TooMany(field.NewPath("vrfs"), len(t.VRFs), MaxVRFs))
-	}
+	v.tooMany(tbl, len(vrfs))
+	return vrfAt
+}
 
-	redirectAt := make(map[uint32]int, len(t.Redirects))
-	for i, r := range t.Redirects {
-		f := field.NewPath("redirects").Index(i)
+func (v *tableValidator) redirects(redirects []Redirect) map[uint32]int {
+	const tbl = "redirects"
+	redirectAt := make(map[uint32]int, len(redirects))
+	for i, r := range redirects {
 		if r.Ifindex == 0 {
-			bad(f.Child("ifindex"), r.Ifindex, "not a valid ifindex")
+			v.bad(tbl, i, "ifindex", r.Ifindex, "not a valid ifindex")
 		}
 		if first, dup := redirectAt[r.Ifindex]; dup {
-			bad(f.Child("ifindex"), r.Ifindex, "duplicate of redirects[%d]", first)
+			v.bad(tbl, i, "ifindex", r.Ifindex, "duplicate of %s", v.at(tbl, first))
 		} else {
 			redirectAt[r.Ifindex] = i
 		}
-		if r.EgressIfindex == 0 {
-			bad(f.Child("egressIfindex"), r.EgressIfindex, "not a valid ifindex")
+		switch {
+		case r.EgressIfindex == 0:
+			v.bad(tbl, i, "egressIfindex", r.EgressIfindex, "not a valid ifindex")
+		case r.EgressIfindex == r.Ifindex:
+			// A redirect does not decrement the TTL: two hosts sending back what they receive loop forever.
+			v.bad(tbl, i, "egressIfindex", r.EgressIfindex, "the same interface as the ingress interface")
 		}
 		if r.DstMAC.IsZero() && !r.SrcMAC.IsZero() {
-			bad(f.Child("dstMAC"), r.DstMAC.String(), "must be set when srcMAC is set")
+			v.bad(tbl, i, "dstMAC", r.DstMAC.String(), "must be set when srcMAC is set")
 		}
 		if !r.DstMAC.IsZero() && r.SrcMAC.IsZero() {
-			bad(f.Child("srcMAC"), r.SrcMAC.String(), "must be set when dstMAC is set")
+			v.bad(tbl, i, "srcMAC", r.SrcMAC.String(), "must be set when dstMAC is set")
 		}
 		if r.SrcMAC.IsGroup() {
-			bad(f.Child("srcMAC"), r.SrcMAC.String(), "a group address")
+			v.bad(tbl, i, "srcMAC", r.SrcMAC.String(), "a group address")
 		}
 	}
-	if len(t.Redirects) > MaxEntries {
-		errs = append(errs, field.TooMany(field.NewPath("redirects"), len(t.Redirects), MaxEntries))
-	}
+	v.tooMany(tbl, len(redirects))
+	return redirectAt
+}
 
-	ifaceAt := make(map[InterfaceKey]int, len(t.Interfaces))
-	for i, in := range t.Interfaces {
-		f := field.NewPath("interfaces").Index(i)
+func (v *tableValidator) interfaces(ifaces []Interface, vrfAt, redirectAt map[uint32]int) {
+	const tbl = "interfaces"
+	ifaceAt := make(map[InterfaceKey]int, len(ifaces))
+	for i, in := range ifaces {
 		if in.Ifindex == 0 {
-			bad(f.Child("ifindex"), in.Ifindex, "not a valid ifindex")
+			v.bad(tbl, i, "ifindex", in.Ifindex, "not a valid ifindex")
 		}
 		if in.VLAN > v1.MaxVLAN {
-			bad(f.Child("vlan"), in.VLAN, "must be within 0..%d", v1.MaxVLAN)
+			v.bad(tbl, i, "vlan", in.VLAN, "must be within 0..%d", v1.MaxVLAN)
 		}
 		if first, dup := ifaceAt[in.Key()]; dup {
-			bad(f, in.Key().String(), "duplicate of interfaces[%d]", first)
+			v.bad(tbl, i, "", in.Key().String(), "duplicate of %s", v.at(tbl, first))
 		} else {
 			ifaceAt[in.Key()] = i
 		}
 		if !in.Mode.Valid() {
-			bad(f.Child("mode"), uint8(in.Mode), "not a known mode")
+			v.bad(tbl, i, "mode", uint8(in.Mode), "not a known mode")
 		}
 		if in.VRF >= MaxVRFs {
-			bad(f.Child("vrf"), in.VRF, "must be below %d: the router counts VRFs in an array of %d", MaxVRFs, MaxVRFs)
+			v.bad(tbl, i, "vrf", in.VRF, "must be below %d: the router counts VRFs in an array of %d", MaxVRFs, MaxVRFs)
 		} else if _, ok := vrfAt[in.VRF]; in.VRF != 0 && !ok {
-			bad(f.Child("vrf"), in.VRF, "not in vrfs")
+			v.bad(tbl, i, "vrf", in.VRF, "not in vrfs")
 		} else if in.VRF == 0 && in.Mode == ModeRoute {
-			bad(f.Child("vrf"), in.VRF, "required for mode route")
+			v.bad(tbl, i, "vrf", in.VRF, "required for mode route")
 		}
 		if _, ok := redirectAt[in.Ifindex]; in.Mode == ModeRedirect && !ok && in.Ifindex != 0 {
-			bad(f.Child("ifindex"), in.Ifindex, "mode redirect but no redirects entry")
+			v.bad(tbl, i, "ifindex", in.Ifindex, "mode redirect but no redirects entry")
 		}
 	}
-	if len(t.Interfaces) > MaxEntries {
-		errs = append(errs, field.TooMany(field.NewPath("interfaces"), len(t.Interfaces), MaxEntries))
-	}
-	return validation.Join(errs)
+	v.tooMany(tbl, len(ifaces))
 }
 
 // MaxEntries is the largest number of entries per table: the hash maps hold two generations during an Apply.

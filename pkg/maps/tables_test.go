@@ -3,6 +3,7 @@ package maps
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -68,6 +69,8 @@ func TestValidate(t *testing.T) {
 			[]string{`redirects[0].srcMAC: Invalid value: "00:00:00:00:00:00": must be set when dstMAC is set`}},
 		{"group src mac", func(t *Tables) { t.Redirects[0].SrcMAC = MAC{1, 0, 0x5e, 0, 0, 1} },
 			[]string{`redirects[0].srcMAC: Invalid value: "01:00:5e:00:00:01": a group address`}},
+		{"redirect to itself", func(t *Tables) { t.Redirects[1].EgressIfindex = 9 },
+			[]string{"redirects[1].egressIfindex: Invalid value: 9: the same interface as the ingress interface"}},
 		{"several at once", func(t *Tables) { t.VRFs[0].TableID = 0; t.Interfaces[2].Ifindex = 0 },
 			[]string{"vrfs[0].tableID: Invalid value: 0: reserved", "interfaces[2].ifindex: Invalid value: 0: not a valid ifindex"}},
 	}
@@ -95,6 +98,36 @@ func TestValidate(t *testing.T) {
 				t.Errorf("got %d errors, want %d: %v", n, len(tt.want), err)
 			}
 		})
+	}
+}
+
+// namedOrigin names every entry "<table>#<i>" and every value "v<value>", to see that ValidateFrom reports
+// fields, values and cross references through the origin.
+type namedOrigin struct{}
+
+func (namedOrigin) Field(table string, i int, name string, value any) (*field.Path, any) {
+	p := field.NewPath(table + "#")
+	if i >= 0 {
+		p = field.NewPath(fmt.Sprintf("%s#%d", table, i))
+	}
+	if name != "" {
+		p = p.Child("src-" + name)
+	}
+	return p, fmt.Sprintf("v%v", value)
+}
+
+func TestValidateFromOrigin(t *testing.T) {
+	tables := validTables()
+	tables.VRFs[1].ID = 1
+	tables.Interfaces[1].VLAN = 0
+	err := tables.ValidateFrom(namedOrigin{})
+	for _, w := range []string{
+		`vrfs#1.src-id: Invalid value: "v1": duplicate of vrfs#0`,
+		`interfaces#1: Invalid value: "v{ifindex 3 vlan 0}": duplicate of interfaces#0`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("error %v does not contain %q", err, w)
+		}
 	}
 }
 
