@@ -45,11 +45,22 @@ const pollInterval = 500 * time.Millisecond
 // doneFile is what `network-agent cleanup --wait` writes once its node is clean (the readiness probe's file).
 const doneFile = "/tmp/cleanup-done"
 
+// ErrOptions is returned (wrapped) for options that name too little: nothing was changed.
+var ErrOptions = errors.New("incomplete options")
+
+// Check reports (as ErrOptions) a required option that is empty.
+func (o Options) Check() error {
+	if o.Namespace == "" || o.AgentDaemonSet == "" || o.OperatorDeployment == "" || o.CleanupImage == "" {
+		return fmt.Errorf("%w: namespace %q, agent-daemonset %q, operator-deployment %q and cleanup-image %q are all required",
+			ErrOptions, o.Namespace, o.AgentDaemonSet, o.OperatorDeployment, o.CleanupImage)
+	}
+	return nil
+}
+
 // Run carries out the uninstall.
 func Run(ctx context.Context, c client.Client, o Options) error {
-	if o.Namespace == "" || o.AgentDaemonSet == "" || o.OperatorDeployment == "" || o.CleanupImage == "" {
-		return fmt.Errorf("uninstall: namespace %q, agent-daemonset %q, operator-deployment %q and cleanup-image %q are all required",
-			o.Namespace, o.AgentDaemonSet, o.OperatorDeployment, o.CleanupImage)
+	if err := o.Check(); err != nil {
+		return err
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 5 * time.Minute

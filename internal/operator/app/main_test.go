@@ -1,4 +1,4 @@
-package main
+package app_test
 
 import (
 	"context"
@@ -16,13 +16,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/network-operator/network-operator/internal/syncbuf"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -33,14 +32,30 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/operator/app"
 	"github.com/network-operator/network-operator/internal/operator/nodeconfig"
+	"github.com/network-operator/network-operator/internal/syncbuf"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
+	"github.com/network-operator/network-operator/internal/wait"
 )
 
-// shared is the package's control plane: the tests run one operator binary after the other against it.
+// shared is the package's control plane: the tests run one operator process after the other against it.
 var shared testenv.Shared
 
-func TestMain(m *testing.M) { os.Exit(shared.Main(m)) }
+// reexecEnv makes the test binary run the operator instead of the tests: each test starts "the operator
+// binary" as a real child process (a process of its own: controller-runtime's metrics registry, controller
+// names and logger are per process) without a separate go build.
+const reexecEnv = "NETWORK_OPERATOR_TEST_REEXEC"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(reexecEnv) == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(shared.Main(m))
+}
 
 func freePort(t *testing.T) string {
 	t.Helper()
@@ -52,19 +67,13 @@ func freePort(t *testing.T) string {
 	return l.Addr().String()
 }
 
+// waitFor polls cond until it returns nil; its last error says what was missing.
 func waitFor(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	wait.Must(t, 50*time.Millisecond, time.Minute, what, wait.Check(func() (bool, error) {
 		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s: %v", what, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err == nil, err
+	}))
 }
 
 func get(url string) (string, error) {
@@ -80,7 +89,7 @@ func get(url string) (string, error) {
 	return string(body), err
 }
 
-// TestBinaryWiring builds the operator binary and runs it against a real API server: leader election,
+// TestBinaryWiring runs the operator as a process against a real API server: leader election,
 // health and readiness endpoints, metrics, and a node receiving its configuration.
 func TestBinaryWiring(t *testing.T) {
 	env := shared.Get(t)
@@ -152,8 +161,8 @@ func TestBinaryWiring(t *testing.T) {
 	}
 }
 
-// runOperator builds the operator binary and runs it with args against env (an admin kubeconfig is added)
-// until the test ends, when it must stop cleanly on SIGTERM. It returns the binary's log.
+// runOperator runs the operator (this test binary, re-executed) with args against env (an admin kubeconfig is
+// added) until the test ends, when it must stop cleanly on SIGTERM. It returns the process's log.
 func runOperator(t *testing.T, env *testenv.Env, args ...string) *syncbuf.Buffer {
 	t.Helper()
 	dir := t.TempDir()
@@ -166,11 +175,8 @@ func runOperator(t *testing.T, env *testenv.Env, args ...string) *syncbuf.Buffer
 	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "network-operator")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	cmd := exec.Command(os.Args[0], append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	cmd.Env = append(os.Environ(), reexecEnv+"=1")
 	logs := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {

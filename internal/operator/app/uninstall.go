@@ -1,20 +1,16 @@
-package main
+package app
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
-	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/operator/uninstall"
 )
 
@@ -29,36 +25,42 @@ func runUninstall(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.StringVar(&o.CleanupImage, "cleanup-image", "", "the agent image, which runs `network-agent cleanup` on every node")
 	fs.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "bound of each wait")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: in-cluster or $KUBECONFIG)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	} else if err != nil {
+		return ExitUsage
 	}
-	cfg, err := config.GetConfig()
-	if *kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "network-operator uninstall: unexpected argument %q\n", fs.Arg(0))
+		return ExitUsage
 	}
+	o.Out = stdout
+	if err := uninstallWith(ctx, *kubeconfig, o); err != nil {
+		fmt.Fprintln(stderr, "network-operator uninstall:", err)
+		if errors.Is(err, uninstall.ErrOptions) {
+			return ExitUsage
+		}
+		return ExitFailed
+	}
+	fmt.Fprintln(stdout, "every node is clean; the release's objects can go")
+	return ExitOK
+}
+
+func uninstallWith(ctx context.Context, kubeconfig string, o uninstall.Options) error {
+	if err := o.Check(); err != nil {
+		return err
+	}
+	cfg, err := restConfig(kubeconfig)
 	if err != nil {
-		fmt.Fprintln(stderr, "network-operator uninstall:", err)
-		return 1
+		return err
 	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		fmt.Fprintln(stderr, "network-operator uninstall:", err)
-		return 1
-	}
-	if err := v1.AddToScheme(scheme); err != nil {
-		fmt.Fprintln(stderr, "network-operator uninstall:", err)
-		return 1
+	scheme, err := newScheme()
+	if err != nil {
+		return err
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
-		fmt.Fprintln(stderr, "network-operator uninstall:", err)
-		return 1
+		return fmt.Errorf("client: %w", err)
 	}
-	o.Out = stdout
-	if err := uninstall.Run(ctx, c, o); err != nil {
-		fmt.Fprintln(stderr, "network-operator uninstall:", err)
-		return 1
-	}
-	fmt.Fprintln(stdout, "every node is clean; the release's objects can go")
-	return 0
+	return uninstall.Run(ctx, c, o)
 }

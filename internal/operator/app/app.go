@@ -1,0 +1,298 @@
+// Package app is the operator's command line: it parses flags and wires the parts together (controllers,
+// webhooks and their certificate, metrics, health endpoints, leader election) for one of two modes:
+//
+//	network-operator [flags]            the central controllers (and the validating webhooks)
+//	network-operator uninstall [flags]  the chart's pre-delete hook: empty every node (see operator/uninstall)
+//
+// cmd/network-operator only wires signals and the exit status.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/operator/controllers"
+	"github.com/network-operator/network-operator/internal/operator/metrics"
+	"github.com/network-operator/network-operator/internal/operator/nodeconfig"
+	"github.com/network-operator/network-operator/internal/operator/webhook"
+	"github.com/network-operator/network-operator/internal/operator/webhookcert"
+	"github.com/network-operator/network-operator/internal/validation"
+)
+
+// Exit statuses.
+const (
+	ExitOK     = 0
+	ExitFailed = 1
+	ExitUsage  = 2
+)
+
+// Webhook certificate modes (--webhook-cert-mode).
+const (
+	certModeFiles = "files" // already in --webhook-cert-dir (e.g. from cert-manager)
+	certModeSelf  = "self"  // made, rotated and published by the operator (package webhookcert)
+)
+
+// leaderElectionID names the leader election Lease.
+const leaderElectionID = "network-operator.network.network-operator.io"
+
+// flags are the command line settings of the controllers.
+type flags struct {
+	kubeconfig                       string
+	metricsAddr, probeAddr, leaderNS string
+	leaderElect, webhooks, verbose   bool
+	webhookHost, webhookCertDir      string
+	webhookPort                      int
+	certMode                         string
+	cert                             webhookcert.Options
+	controllers                      controllers.Options
+}
+
+// parseFlags parses and checks the command line; every error is a usage error.
+func parseFlags(args []string, stderr io.Writer) (*flags, error) {
+	f := &flags{}
+	o := &f.controllers
+	var maxUnavailable, underlayIfaces string
+	fs := flag.NewFlagSet("network-operator", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster or $KUBECONFIG)")
+	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
+	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	fs.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader, so only one replica reconciles")
+	fs.StringVar(&f.leaderNS, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's namespace)")
+	fs.BoolVar(&f.webhooks, "webhooks", true, "serve the validating admission webhooks")
+	fs.StringVar(&f.webhookHost, "webhook-host", "", "address the webhook server listens on (default: all)")
+	fs.IntVar(&f.webhookPort, "webhook-port", 9443, "port of the webhook server")
+	fs.StringVar(&f.webhookCertDir, "webhook-cert-dir", "", "directory with the webhook serving certificate tls.crt and key tls.key (default: controller-runtime's)")
+	fs.StringVar(&f.certMode, "webhook-cert-mode", certModeFiles, "who provides the webhook serving certificate: files (already in --webhook-cert-dir, e.g. from cert-manager) or self (the operator makes, rotates and publishes it)")
+	fs.StringVar(&f.cert.Namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the operator's namespace (webhook Service and certificate Secret; default $POD_NAMESPACE)")
+	fs.StringVar(&f.cert.SecretName, "webhook-cert-secret", "network-operator-webhook-cert", "with --webhook-cert-mode=self: the Secret holding the certificate")
+	fs.StringVar(&f.cert.ServiceName, "webhook-service", "network-operator-webhook", "with --webhook-cert-mode=self: the webhook Service the certificate is for")
+	fs.StringVar(&f.cert.WebhookConfiguration, "webhook-configuration", "network-operator-validating", "with --webhook-cert-mode=self: the ValidatingWebhookConfiguration that gets the caBundle")
+	fs.BoolVar(&f.verbose, "v", false, "debug logging")
+	fs.DurationVar(&o.Debounce, "debounce", time.Second, "delay between the first change of a burst and the snapshot")
+	fs.StringVar(&maxUnavailable, "max-unavailable", "1", "nodes updating at once: a number or a percentage (revision annotation "+controllers.AnnotationMaxUnavailable+" overrides)")
+	fs.DurationVar(&o.ProgressDeadline, "progress-deadline", 10*time.Minute, "time a node has to confirm its configuration before the revision fails")
+	fs.StringVar(&o.TopologyLabel, "rollout-topology-label", "", "roll out group by group of this Node label's value (e.g. topology.kubernetes.io/zone)")
+	fs.IntVar(&o.KeepRevisions, "keep-revisions", 10, "newest revisions kept by pruning (besides target, last good and referenced ones)")
+	fs.Int64Var(&o.NodeConfig.Underlay.ASN, "underlay-asn", 65000, "AS number of the nodes (Node annotation "+nodeconfig.AnnotationASN+" overrides)")
+	fs.StringVar(&underlayIfaces, "underlay-interfaces", "", "comma-separated fabric uplinks (Node annotation "+nodeconfig.AnnotationUnderlayInterfaces+" overrides)")
+	fs.StringVar(&o.NodeConfig.Underlay.RemoteASN, "underlay-remote-asn", "external", "remote AS of the uplink neighbours: a number, internal or external")
+	fs.BoolVar(&o.NodeConfig.Strict, "dataplane-strict", false, "the eBPF router drops what it cannot forward")
+	fs.BoolVar(&o.NodeConfig.L2Gateways, "dataplane-l2-gateways", true, "route traffic of layer-2 networks with anycast gateways in a tenant VRF through the eBPF router (their "+v1.L2BridgePrefix+"<vlan> bridges)")
+	fs.Func("dataplane-interface", "extra data-plane interface name[@vlan]=vrf[:mode] (repeatable; e.g. eth1@100=blue, l2br.100=blue:pass)", func(s string) error {
+		i, err := nodeconfig.ParseInterface(s)
+		o.NodeConfig.Interfaces = append(o.NodeConfig.Interfaces, i)
+		return err
+	})
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+
+	o.MaxUnavailable = intstr.Parse(maxUnavailable)
+	for i := range strings.SplitSeq(underlayIfaces, ",") {
+		if i = strings.TrimSpace(i); i != "" {
+			o.NodeConfig.Underlay.Interfaces = append(o.NodeConfig.Underlay.Interfaces, i)
+		}
+	}
+	errs := validation.ValidateASN(field.NewPath("--underlay-asn"), o.NodeConfig.Underlay.ASN)
+	errs = append(errs, validation.ValidateRemoteAS(field.NewPath("--underlay-remote-asn"), o.NodeConfig.Underlay.RemoteASN)...)
+	if err := validation.Join(errs); err != nil {
+		return nil, err
+	}
+	switch f.certMode {
+	case certModeFiles:
+	case certModeSelf:
+		if f.webhookCertDir == "" {
+			// controller-runtime's default, named so the certificate manager writes where the server reads.
+			f.webhookCertDir = filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs")
+		}
+	default:
+		return nil, fmt.Errorf("--webhook-cert-mode %q: want %s or %s", f.certMode, certModeFiles, certModeSelf)
+	}
+	f.cert.CertDir = f.webhookCertDir
+	return f, nil
+}
+
+// Run runs the operator; args exclude the program name. It returns the exit status.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "uninstall" {
+		return runUninstall(ctx, args[1:], stdout, stderr)
+	}
+	f, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "network-operator:", err)
+		return ExitUsage
+	}
+	if err := run(ctx, f, stderr); err != nil {
+		fmt.Fprintln(stderr, "network-operator:", err)
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+// run runs the controllers until ctx ends.
+func run(ctx context.Context, f *flags, stderr io.Writer) error {
+	level := slog.LevelInfo
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	logger := logr.FromSlogHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	ctrl.SetLogger(logger)
+
+	scheme, err := newScheme()
+	if err != nil {
+		return err
+	}
+	cfg, err := restConfig(f.kubeconfig)
+	if err != nil {
+		return err
+	}
+	var certs *webhookcert.Manager
+	if f.webhooks && f.certMode == certModeSelf {
+		if certs, err = ensureCertificate(ctx, cfg, scheme, f.cert); err != nil {
+			return err
+		}
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Logger:                  logger,
+		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
+		HealthProbeBindAddress:  f.probeAddr,
+		LeaderElection:          f.leaderElect,
+		LeaderElectionID:        leaderElectionID,
+		LeaderElectionNamespace: f.leaderNS,
+		WebhookServer:           ctrlwebhook.NewServer(ctrlwebhook.Options{Host: f.webhookHost, Port: f.webhookPort, CertDir: f.webhookCertDir}),
+	})
+	if err != nil {
+		return fmt.Errorf("create manager: %w", err)
+	}
+	if err := setup(mgr, f, certs); err != nil {
+		return err
+	}
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("manager: %w", err)
+	}
+	return nil
+}
+
+func newScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	if err := errors.Join(clientgoscheme.AddToScheme(scheme), v1.AddToScheme(scheme)); err != nil {
+		return nil, fmt.Errorf("build scheme: %w", err)
+	}
+	return scheme, nil
+}
+
+// restConfig is the API server's address and credentials: from the kubeconfig file when one is named, else
+// in-cluster or $KUBECONFIG (controller-runtime's rules).
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := config.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return cfg, nil
+}
+
+// ensureCertificate makes the self-managed webhook certificate before the webhook server starts (it reads the
+// files when it starts), with a direct client: there is no cache yet.
+func ensureCertificate(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, o webhookcert.Options) (*webhookcert.Manager, error) {
+	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	certs, err := webhookcert.New(direct, o)
+	if err != nil {
+		return nil, fmt.Errorf("webhook certificate options: %w", err)
+	}
+	if err := certs.Ensure(ctx); err != nil {
+		return nil, fmt.Errorf("webhook certificate: %w", err)
+	}
+	return certs, nil
+}
+
+// setup adds the controllers, the webhooks, the certificate manager (nil: none) and the health checks.
+func setup(mgr manager.Manager, f *flags, certs *webhookcert.Manager) error {
+	opts := f.controllers
+	m, err := metrics.New(ctrlmetrics.Registry)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	opts.Metrics = m
+	if err := controllers.Setup(mgr, opts); err != nil {
+		return fmt.Errorf("set up controllers: %w", err)
+	}
+	if f.webhooks {
+		if err := webhook.SetupWebhooks(mgr); err != nil {
+			return fmt.Errorf("set up webhooks: %w", err)
+		}
+	}
+	if certs != nil {
+		if err := mgr.Add(certs); err != nil { // renews before expiry, on every replica
+			return fmt.Errorf("add webhook certificate manager: %w", err)
+		}
+	}
+	return addChecks(mgr, f.webhooks)
+}
+
+// addChecks adds /healthz and /readyz: ready once the informers are synced (and the webhook server listens,
+// when enabled).
+func addChecks(mgr manager.Manager, webhooks bool) error {
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("add health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("cache", func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return errors.New("informer caches not synced")
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("add readiness check: %w", err)
+	}
+	if webhooks {
+		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+			return fmt.Errorf("add webhook readiness check: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// TestRunUsage: bad command lines end before anything connects to an API server, with the usage status and a
+// message naming the problem; -h is not an error.
+func TestRunUsage(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    int
+		wantErr string // in stderr
+	}{
+		{name: "help", args: []string{"-h"}, want: ExitOK, wantErr: "-underlay-asn"},
+		{name: "unknown flag", args: []string{"--no-such-flag"}, want: ExitUsage, wantErr: "flag provided but not defined"},
+		{name: "argument", args: []string{"extra"}, want: ExitUsage, wantErr: `unexpected argument "extra"`},
+		{name: "cert mode", args: []string{"--webhook-cert-mode", "vault"}, want: ExitUsage, wantErr: `--webhook-cert-mode "vault": want files or self`},
+		{name: "underlay ASN", args: []string{"--underlay-asn", "0"}, want: ExitUsage, wantErr: "--underlay-asn"},
+		{name: "remote ASN", args: []string{"--underlay-remote-asn", "somewhere"}, want: ExitUsage, wantErr: "--underlay-remote-asn"},
+		{name: "data-plane interface", args: []string{"--dataplane-interface", "eth1"}, want: ExitUsage, wantErr: "-dataplane-interface"},
+		{name: "uninstall help", args: []string{"uninstall", "-h"}, want: ExitOK, wantErr: "-cleanup-image"},
+		{name: "uninstall unknown flag", args: []string{"uninstall", "--replicas", "1"}, want: ExitUsage, wantErr: "flag provided but not defined"},
+		{name: "uninstall argument", args: []string{"uninstall", "--namespace", "x", "now"}, want: ExitUsage, wantErr: `unexpected argument "now"`},
+		{name: "uninstall without image", args: []string{"uninstall", "--namespace", "x"}, want: ExitUsage, wantErr: `cleanup-image "" are all required`},
+		{name: "uninstall without namespace", args: []string{"uninstall", "--namespace", "", "--cleanup-image", "agent:1"}, want: ExitUsage,
+			wantErr: `namespace ""`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if got := Run(context.Background(), tc.args, &stdout, &stderr); got != tc.want {
+				t.Errorf("Run(%q) = %d, want %d\n%s", tc.args, got, tc.want, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tc.wantErr) {
+				t.Errorf("Run(%q) printed %q, want it to contain %q", tc.args, stderr.String(), tc.wantErr)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("Run(%q) printed to stdout: %q", tc.args, stdout.String())
+			}
+		})
+	}
+}
+
+// TestParseFlags: the values that are derived from flags, not copied.
+func TestParseFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		check func(t *testing.T, f *flags)
+	}{
+		{name: "defaults", check: func(t *testing.T, f *flags) {
+			if f.certMode != certModeFiles || f.webhookCertDir != "" || f.cert.CertDir != "" || !f.webhooks {
+				t.Errorf("cert mode %q dir %q (certificate manager: %q), webhooks %v", f.certMode, f.webhookCertDir, f.cert.CertDir, f.webhooks)
+			}
+			if f.controllers.MaxUnavailable != intstr.FromInt32(1) || len(f.controllers.NodeConfig.Underlay.Interfaces) != 0 {
+				t.Errorf("max unavailable %v, underlay %q", f.controllers.MaxUnavailable, f.controllers.NodeConfig.Underlay.Interfaces)
+			}
+		}},
+		{name: "underlay interfaces and a percentage", args: []string{"--underlay-interfaces", " eth1, ,eth2 ", "--max-unavailable", "25%"},
+			check: func(t *testing.T, f *flags) {
+				if got := f.controllers.NodeConfig.Underlay.Interfaces; !slices.Equal(got, []string{"eth1", "eth2"}) {
+					t.Errorf("underlay interfaces %q", got)
+				}
+				if f.controllers.MaxUnavailable != intstr.FromString("25%") {
+					t.Errorf("max unavailable %v", f.controllers.MaxUnavailable)
+				}
+			}},
+		{name: "self-managed certificate: controller-runtime's directory for server and manager",
+			args: []string{"--webhook-cert-mode", "self"}, check: func(t *testing.T, f *flags) {
+				if filepath.Base(f.webhookCertDir) != "serving-certs" || f.cert.CertDir != f.webhookCertDir {
+					t.Errorf("server reads %q, certificate manager writes %q", f.webhookCertDir, f.cert.CertDir)
+				}
+			}},
+		{name: "certificate directory named", args: []string{"--webhook-cert-mode", "self", "--webhook-cert-dir", "/certs"},
+			check: func(t *testing.T, f *flags) {
+				if f.webhookCertDir != "/certs" || f.cert.CertDir != "/certs" {
+					t.Errorf("server reads %q, certificate manager writes %q", f.webhookCertDir, f.cert.CertDir)
+				}
+			}},
+		{name: "repeated data-plane interfaces", args: []string{"--dataplane-interface", "eth1@100=blue", "--dataplane-interface", "l2br.100=blue:pass"},
+			check: func(t *testing.T, f *flags) {
+				if got := f.controllers.NodeConfig.Interfaces; len(got) != 2 || got[0].VRF != "blue" || got[1].Name != "l2br.100" {
+					t.Errorf("interfaces %+v", got)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			f, err := parseFlags(tc.args, &stderr)
+			if err != nil {
+				t.Fatalf("parseFlags(%q): %v\n%s", tc.args, err, stderr.String())
+			}
+			tc.check(t, f)
+		})
+	}
+}
