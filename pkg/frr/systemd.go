@@ -27,7 +27,8 @@ type SystemdDBus struct {
 	conn *dbus.Conn
 }
 
-// NewSystemdDBus connects to the system bus.
+// NewSystemdDBus connects to the system bus ($DBUS_SYSTEM_BUS_ADDRESS when set, else systemd's socket). The
+// connection is closed when ctx ends (or by Close).
 func NewSystemdDBus(ctx context.Context) (*SystemdDBus, error) {
 	conn, err := dbus.ConnectSystemBus(dbus.WithContext(ctx))
 	if err != nil {
@@ -35,9 +36,6 @@ func NewSystemdDBus(ctx context.Context) (*SystemdDBus, error) {
 	}
 	return &SystemdDBus{conn: conn}, nil
 }
-
-// NewSystemdDBusConn uses an existing connection (another bus, in tests).
-func NewSystemdDBusConn(conn *dbus.Conn) *SystemdDBus { return &SystemdDBus{conn: conn} }
 
 // Close closes the connection.
 func (s *SystemdDBus) Close() error { return s.conn.Close() }

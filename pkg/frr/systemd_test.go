@@ -1,122 +1,38 @@
 package frr
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/godbus/dbus/v5"
 
-	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
 )
 
-// fakeManager answers like systemd's Manager for ReloadUnit: it queues a job
-// and reports its end with JobRemoved, after an unrelated job's signal.
-type fakeManager struct {
-	conn   *dbus.Conn
-	nextID atomic.Uint32
-	units  map[string]string // unit -> job result
-	mu     sync.Mutex
-	// run, when set, is the job itself (ExecReload); its error fails the job.
-	run func() error
-}
-
-func (m *fakeManager) setRun(run func() error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.run = run
-}
-
-func (m *fakeManager) Subscribe() *dbus.Error { return nil }
-
-func (m *fakeManager) ReloadUnit(name, mode string) (dbus.ObjectPath, *dbus.Error) {
-	result, ok := m.units[name]
-	if !ok || mode != "replace" {
-		return "", dbus.NewError("org.freedesktop.systemd1.NoSuchUnit", []any{"Unit " + name + " not loaded."})
-	}
-	id := m.nextID.Add(2)
-	job := dbus.ObjectPath(fmt.Sprintf("/org/freedesktop/systemd1/job/%d", id))
-	m.mu.Lock()
-	run := m.run
-	m.mu.Unlock()
-	go func() {
-		if run != nil {
-			if err := run(); err != nil {
-				result = "failed"
-			}
-		}
-		// Possibly before the method reply: the client must not miss it.
-		_ = m.conn.Emit(systemdPath, systemdManager+".JobRemoved", id-1, dbus.ObjectPath(fmt.Sprintf("/org/freedesktop/systemd1/job/%d", id-1)), "other.service", "failed")
-		if result != "" { // "" = the job never ends
-			_ = m.conn.Emit(systemdPath, systemdManager+".JobRemoved", id, job, name, result)
-		}
-	}()
-	return job, nil
-}
-
-// privateBus starts a dbus-daemon for the test and returns its address.
-func privateBus(t *testing.T) string {
+// fakeSystemd serves a stand-in systemd Manager (frrtest.Systemd) on a private bus, makes that bus the system
+// bus for this test, and returns a client connected through NewSystemdDBus.
+func fakeSystemd(t *testing.T, units map[string]string) (*frrtest.Systemd, *SystemdDBus) {
 	t.Helper()
-	bin := testreq.Tools(t, "dbus-daemon")[0] // runs the private bus for the D-Bus reload tests
-	sock := filepath.Join(t.TempDir(), "bus")
-	cmd := exec.Command(bin, "--session", "--nofork", "--nopidfile", "--print-address=1", "--address=unix:path="+sock)
-	out, err := cmd.StdoutPipe()
+	sd := frrtest.NewSystemd(t, units)
+	t.Setenv("DBUS_SYSTEM_BUS_ADDRESS", sd.Address)
+	s, err := NewSystemdDBus(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("dbus-daemon address: %v", err)
-	}
-	return strings.TrimSpace(line)
-}
-
-// fakeSystemd serves m on a private bus as org.freedesktop.systemd1 and
-// returns a client for it.
-func fakeSystemd(t *testing.T, m *fakeManager) *SystemdDBus {
-	t.Helper()
-	addr := privateBus(t)
-	server, err := dbus.Connect(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { server.Close() })
-	m.conn = server
-	if err := server.Export(m, systemdPath, systemdManager); err != nil {
-		t.Fatal(err)
-	}
-	if reply, err := server.RequestName(systemdBusName, dbus.NameFlagDoNotQueue); err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
-		t.Fatalf("own %s: %v %v", systemdBusName, reply, err)
-	}
-	client, err := dbus.Connect(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := NewSystemdDBusConn(client)
 	t.Cleanup(func() { s.Close() })
-	return s
+	return sd, s
 }
 
 func TestSystemdDBusReloadUnit(t *testing.T) {
-	s := fakeSystemd(t, &fakeManager{units: map[string]string{"frr.service": "done", "broken.service": "failed", "stuck.service": ""}})
+	_, s := fakeSystemd(t, map[string]string{"frr.service": "done", "broken.service": "failed", "stuck.service": ""})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
@@ -149,15 +65,16 @@ func TestReloaderSystemdMethod(t *testing.T) {
 	router := frrtest.Router(t, frrproc.Options{Netns: ns.Name})
 	target := Target{VtySocket: router.Dir, ConfDir: router.ConfDir}
 	var jobs atomic.Int32
-	m := &fakeManager{units: map[string]string{"frr.service": "done"}, run: func() error {
+	sd, client := fakeSystemd(t, map[string]string{"frr.service": "done"})
+	sd.SetJob(func(string) error {
 		jobs.Add(1)
 		out, stderr, err := runCmd(context.Background(), "python3", target.reloadArgs("--reload", target.ConfigPath())...)
 		if err != nil {
 			return fmt.Errorf("%w: %s%s", err, out, stderr)
 		}
 		return nil
-	}}
-	rel, err := NewReloader(Options{Target: target, StateDir: t.TempDir(), Method: ReloadSystemd, Systemd: fakeSystemd(t, m)})
+	})
+	rel, err := NewReloader(Options{Target: target, StateDir: t.TempDir(), Method: ReloadSystemd, Systemd: client})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +96,7 @@ func TestReloaderSystemdMethod(t *testing.T) {
 	}
 	// A failing job is a failed apply, and the previous config comes back.
 	bad := strings.Replace(string(cfg), "65099:101", "65098:101", 1)
-	m.setRun(func() error { jobs.Add(1); return errors.New("ExecReload failed") })
+	sd.SetJob(func(string) error { jobs.Add(1); return errors.New("ExecReload failed") })
 	if _, err := rel.Apply(ctx, []byte(bad)); !errors.Is(err, ErrReloadFailed) || !errors.Is(err, ErrUnitJobFailed) {
 		t.Errorf("failed reload job: err = %v, want ErrReloadFailed and ErrUnitJobFailed", err)
 	}
