@@ -36,13 +36,28 @@ func (p Phase) String() string {
 	return fmt.Sprintf("phase(%d)", int(p))
 }
 
-// Action is one change to the kernel. String describes it for humans (dry-run output, errors).
+// Action is one change to the kernel. String describes it for humans (dry-run output, errors); Effect says
+// which link it creates or deletes, if any (the concrete actions are netconf's own).
 type Action interface {
 	Phase() Phase
 	String() string
+	Effect() (link string, e LinkEffect)
 	apply(a *applier) error
 	setPhase(Phase)
 }
+
+// LinkEffect is what an action does to a link's existence.
+type LinkEffect int
+
+const (
+	// NoLinkEffect: the action creates and deletes no link (it may change one).
+	NoLinkEffect LinkEffect = iota
+	// LinkCreated: the action creates the link (for a veth, the pair).
+	LinkCreated
+	// LinkDeleted: the action deletes the link (for a veth, the pair); a link of that name later in the plan
+	// is a new one, with a new ifindex.
+	LinkDeleted
+)
 
 // inPhase is embedded by every action: the planner sets the phase from the action's step.
 type inPhase struct{ phase Phase }
@@ -52,13 +67,19 @@ func (i *inPhase) Phase() Phase { return i.phase }
 
 func (i *inPhase) setPhase(p Phase) { i.phase = p }
 
-// CreateLink creates a link with its alias, MTU, MAC and master (a veth with its peer).
-type CreateLink struct {
+// Effect is the default of every action that neither creates nor deletes a link.
+func (i *inPhase) Effect() (string, LinkEffect) { return "", NoLinkEffect }
+
+// createLink creates a link with its alias, MTU, MAC and master (a veth with its peer).
+type createLink struct {
 	Link LinkSpec
 	inPhase
 }
 
-func (c *CreateLink) String() string {
+// Effect says the link is created.
+func (c *createLink) Effect() (string, LinkEffect) { return c.Link.Name, LinkCreated }
+
+func (c *createLink) String() string {
 	l := c.Link
 	var attrs []string
 	if l.Layer2 != "" {
@@ -95,134 +116,137 @@ func (c *CreateLink) String() string {
 	return fmt.Sprintf("create %s %s (%s)", l.Kind, name, strings.Join(attrs, ", "))
 }
 
-// DeleteLink deletes an owned link (for a veth, the pair).
-type DeleteLink struct {
+// deleteLink deletes an owned link (for a veth, the pair).
+type deleteLink struct {
 	Name   string
 	Kind   LinkKind
 	Reason string
 	inPhase
 }
 
-func (d *DeleteLink) String() string {
+// Effect says the link is deleted.
+func (d *deleteLink) Effect() (string, LinkEffect) { return d.Name, LinkDeleted }
+
+func (d *deleteLink) String() string {
 	return fmt.Sprintf("delete %s %s (%s)", d.Kind, d.Name, d.Reason)
 }
 
-// SetAlias marks a link as owned (a veth end whose alias was not set yet) or corrects its role.
-type SetAlias struct {
+// setAlias marks a link as owned (a veth end whose alias was not set yet) or corrects its role.
+type setAlias struct {
 	Name, From, To string
 	inPhase
 }
 
-func (s *SetAlias) String() string {
+func (s *setAlias) String() string {
 	return fmt.Sprintf("set alias of %s %q -> %q", s.Name, s.From, s.To)
 }
 
-// SetMTU changes a link's MTU.
-type SetMTU struct {
+// setMTU changes a link's MTU.
+type setMTU struct {
 	Name     string
 	From, To int
 	inPhase
 }
 
-func (s *SetMTU) String() string { return fmt.Sprintf("set mtu of %s %d -> %d", s.Name, s.From, s.To) }
+func (s *setMTU) String() string { return fmt.Sprintf("set mtu of %s %d -> %d", s.Name, s.From, s.To) }
 
-// SetMAC changes a link's MAC address.
-type SetMAC struct {
+// setMAC changes a link's MAC address.
+type setMAC struct {
 	Name     string
 	From, To net.HardwareAddr
 	inPhase
 }
 
-func (s *SetMAC) String() string { return fmt.Sprintf("set mac of %s %s -> %s", s.Name, s.From, s.To) }
+func (s *setMAC) String() string { return fmt.Sprintf("set mac of %s %s -> %s", s.Name, s.From, s.To) }
 
-// SetMaster enslaves a link ("" To: releases it).
-type SetMaster struct {
+// setMaster enslaves a link ("" To: releases it).
+type setMaster struct {
 	Name, From, To string
 	inPhase
 }
 
-func (s *SetMaster) String() string {
+func (s *setMaster) String() string {
 	return fmt.Sprintf("set master of %s %s -> %s", s.Name, noneIfEmpty(s.From), noneIfEmpty(s.To))
 }
 
-// SetPortFlags sets a bridge port's learning and neigh_suppress flags.
-type SetPortFlags struct {
+// setPortFlags sets a bridge port's learning and neigh_suppress flags.
+type setPortFlags struct {
 	Name     string
 	From, To PortFlags
 	inPhase
 }
 
-func (s *SetPortFlags) String() string {
+func (s *setPortFlags) String() string {
 	return fmt.Sprintf("set bridge port flags of %s: %s", s.Name, s.To)
 }
 
-// SetUp brings a link administratively up.
-type SetUp struct {
+// setUp brings a link administratively up.
+type setUp struct {
 	Name string
 	inPhase
 }
 
-func (s *SetUp) String() string { return fmt.Sprintf("set %s up", s.Name) }
+func (s *setUp) String() string { return fmt.Sprintf("set %s up", s.Name) }
 
-// AddAddr adds (or replaces, to change flags) an address.
-type AddAddr struct {
+// addAddr adds (or replaces, to change flags) an address.
+type addAddr struct {
 	Link string
 	Addr Address
 	inPhase
 }
 
-func (a *AddAddr) String() string { return fmt.Sprintf("add address %s to %s", a.Addr, a.Link) }
+func (a *addAddr) String() string { return fmt.Sprintf("add address %s to %s", a.Addr, a.Link) }
 
-// DelAddr removes an address from an owned link.
-type DelAddr struct {
+// delAddr removes an address from an owned link.
+type delAddr struct {
 	Link string
 	Addr Address
 	inPhase
 }
 
-func (d *DelAddr) String() string {
+func (d *delAddr) String() string {
 	return fmt.Sprintf("delete address %s from %s (no longer desired)", d.Addr.Prefix, d.Link)
 }
 
-// ReplaceRoute adds or replaces a route (From is the observed route it replaces, nil when new).
-type ReplaceRoute struct {
+// replaceRoute adds or replaces a route (From is the observed route it replaces, nil when new).
+type replaceRoute struct {
 	Route RouteSpec
 	From  *RouteSpec
 	inPhase
 }
 
-func (r *ReplaceRoute) String() string {
+func (r *replaceRoute) String() string {
 	if r.From != nil {
 		return fmt.Sprintf("replace route %s (was %s)", r.Route, r.From)
 	}
 	return fmt.Sprintf("add route %s", r.Route)
 }
 
-// DelRoute deletes an owned route.
-type DelRoute struct {
+// delRoute deletes an owned route.
+type delRoute struct {
 	Route RouteSpec
 	inPhase
 }
 
-func (d *DelRoute) String() string {
+func (d *delRoute) String() string {
 	return fmt.Sprintf("delete route %s (no longer desired)", d.Route)
 }
 
-// AddRule adds a policy routing rule.
-type AddRule struct {
+// addRule adds a policy routing rule.
+type addRule struct {
 	Rule RuleSpec
 	inPhase
 }
 
-func (a *AddRule) String() string { return fmt.Sprintf("add rule %s", a.Rule) }
+func (a *addRule) String() string { return fmt.Sprintf("add rule %s", a.Rule) }
 
-// DelRule deletes an owned rule.
-type DelRule struct {
+// delRule deletes an owned rule.
+type delRule struct {
 	Rule RuleSpec
 	inPhase
 }
 
-func (d *DelRule) String() string { return fmt.Sprintf("delete rule %s (no longer desired)", d.Rule) }
+func (d *delRule) String() string { return fmt.Sprintf("delete rule %s (no longer desired)", d.Rule) }
 
 func noneIfEmpty(s string) string {
 	if s == "" {

@@ -158,7 +158,7 @@ func (a *applier) ownedLink(name string) (netlink.Link, error) {
 	return nil, fmt.Errorf("%w: %s has alias %q", ErrNotOwned, name, l.Attrs().Alias)
 }
 
-func (c *CreateLink) apply(a *applier) error {
+func (c *createLink) apply(a *applier) error {
 	s := c.Link
 	attrs := netlink.NewLinkAttrs()
 	attrs.Name, attrs.Alias, attrs.MTU = s.Name, s.Alias, s.MTU
@@ -234,7 +234,7 @@ func (c *CreateLink) apply(a *applier) error {
 	return nil
 }
 
-func (d *DeleteLink) apply(a *applier) error {
+func (d *deleteLink) apply(a *applier) error {
 	l, err := a.ownedLink(d.Name)
 	if errors.As(err, new(netlink.LinkNotFoundError)) {
 		return nil // already gone (e.g. the peer of a deleted veth)
@@ -245,7 +245,7 @@ func (d *DeleteLink) apply(a *applier) error {
 	return a.h.LinkDel(l)
 }
 
-func (s *SetAlias) apply(a *applier) error {
+func (s *setAlias) apply(a *applier) error {
 	l, err := a.ownedLink(s.Name)
 	if err != nil {
 		return err
@@ -253,7 +253,7 @@ func (s *SetAlias) apply(a *applier) error {
 	return a.h.LinkSetAlias(l, s.To)
 }
 
-func (s *SetMTU) apply(a *applier) error {
+func (s *setMTU) apply(a *applier) error {
 	l, err := a.ownedLink(s.Name)
 	if err != nil {
 		return err
@@ -261,7 +261,7 @@ func (s *SetMTU) apply(a *applier) error {
 	return a.h.LinkSetMTU(l, s.To)
 }
 
-func (s *SetMAC) apply(a *applier) error {
+func (s *setMAC) apply(a *applier) error {
 	l, err := a.ownedLink(s.Name)
 	if err != nil {
 		return err
@@ -269,7 +269,7 @@ func (s *SetMAC) apply(a *applier) error {
 	return a.h.LinkSetHardwareAddr(l, s.To)
 }
 
-func (s *SetMaster) apply(a *applier) error {
+func (s *setMaster) apply(a *applier) error {
 	l, err := a.ownedLink(s.Name)
 	if err != nil {
 		return err
@@ -284,7 +284,7 @@ func (s *SetMaster) apply(a *applier) error {
 	return a.h.LinkSetMasterByIndex(l, idx)
 }
 
-func (s *SetPortFlags) apply(a *applier) error {
+func (s *setPortFlags) apply(a *applier) error {
 	l, err := a.ownedLink(s.Name)
 	if err != nil {
 		return err
@@ -298,7 +298,7 @@ func (s *SetPortFlags) apply(a *applier) error {
 	return nil
 }
 
-func (s *SetUp) apply(a *applier) error {
+func (s *setUp) apply(a *applier) error {
 	l, err := a.ownedLink(s.Name)
 	if err != nil {
 		return err
@@ -318,7 +318,7 @@ func nlAddr(ad Address) *netlink.Addr {
 	return na
 }
 
-func (ad *AddAddr) apply(a *applier) error {
+func (ad *addAddr) apply(a *applier) error {
 	l, err := a.ownedLink(ad.Link)
 	if err != nil {
 		return err
@@ -326,7 +326,7 @@ func (ad *AddAddr) apply(a *applier) error {
 	return a.h.AddrReplace(l, nlAddr(ad.Addr))
 }
 
-func (d *DelAddr) apply(a *applier) error {
+func (d *delAddr) apply(a *applier) error {
 	l, err := a.ownedLink(d.Link)
 	if err != nil {
 		return err
@@ -366,7 +366,7 @@ func (a *applier) nlRoute(r RouteSpec) (*netlink.Route, error) {
 	return nr, nil
 }
 
-func (r *ReplaceRoute) apply(a *applier) error {
+func (r *replaceRoute) apply(a *applier) error {
 	nr, err := a.nlRoute(r.Route)
 	if err != nil {
 		return err
@@ -374,7 +374,7 @@ func (r *ReplaceRoute) apply(a *applier) error {
 	return a.h.RouteReplace(nr)
 }
 
-func (d *DelRoute) apply(a *applier) error {
+func (d *delRoute) apply(a *applier) error {
 	nr := &netlink.Route{
 		Table:    int(d.Route.Table),
 		Dst:      &net.IPNet{IP: net.IP(d.Route.Dst.Addr().AsSlice()), Mask: net.CIDRMask(d.Route.Dst.Bits(), d.Route.Dst.Addr().BitLen())},
@@ -400,9 +400,9 @@ func (a *applier) nlRule(r RuleSpec) *netlink.Rule {
 	return nr
 }
 
-func (ad *AddRule) apply(a *applier) error { return a.h.RuleAdd(a.nlRule(ad.Rule)) }
+func (ad *addRule) apply(a *applier) error { return a.h.RuleAdd(a.nlRule(ad.Rule)) }
 
-func (d *DelRule) apply(a *applier) error {
+func (d *delRule) apply(a *applier) error {
 	err := a.h.RuleDel(a.nlRule(d.Rule))
 	if errors.Is(err, unix.ENOENT) {
 		return nil

@@ -27,6 +27,17 @@ type Plan struct {
 // Empty reports whether the plan changes nothing.
 func (p *Plan) Empty() bool { return len(p.Actions) == 0 }
 
+// DeletesLink reports whether the plan deletes the link called name (to recreate it, or for good): a link of
+// that name that exists after the plan is a new one, with a new ifindex.
+func (p *Plan) DeletesLink(name string) bool {
+	for _, a := range p.Actions {
+		if link, e := a.Effect(); e == LinkDeleted && link == name {
+			return true
+		}
+	}
+	return false
+}
+
 // PhaseActions returns the actions of one phase, in order.
 func (p *Plan) PhaseActions(ph Phase) []Action {
 	var out []Action
@@ -305,7 +316,7 @@ func (p *planner) planLink(want *LinkSpec) {
 			}
 		}
 		if why := recreateReason(have, want, peerName); why != "" {
-			p.add(sRecreate, &DeleteLink{Name: want.Name, Kind: have.Kind, Reason: why})
+			p.add(sRecreate, &deleteLink{Name: want.Name, Kind: have.Kind, Reason: why})
 			p.markGone(have)
 			exists = false
 		} else {
@@ -315,7 +326,7 @@ func (p *planner) planLink(want *LinkSpec) {
 	}
 	if !exists {
 		if !p.created[want.Name] {
-			p.add(sCreate, &CreateLink{Link: *want})
+			p.add(sCreate, &createLink{Link: *want})
 			p.created[want.Name] = true
 			if want.Kind == KindVeth {
 				p.created[want.Peer] = true
@@ -332,16 +343,16 @@ func (p *planner) planLink(want *LinkSpec) {
 	}
 
 	if state.Alias != want.Alias {
-		p.add(sUpdate, &SetAlias{Name: want.Name, From: state.Alias, To: want.Alias})
+		p.add(sUpdate, &setAlias{Name: want.Name, From: state.Alias, To: want.Alias})
 	}
 	if want.MTU != 0 && state.MTU != want.MTU {
-		p.add(sUpdate, &SetMTU{Name: want.Name, From: state.MTU, To: want.MTU})
+		p.add(sUpdate, &setMTU{Name: want.Name, From: state.MTU, To: want.MTU})
 	}
 	if want.MAC != nil && !bytes.Equal(state.MAC, want.MAC) {
-		p.add(sUpdate, &SetMAC{Name: want.Name, From: state.MAC, To: want.MAC})
+		p.add(sUpdate, &setMAC{Name: want.Name, From: state.MAC, To: want.MAC})
 	}
 	if state.Master != want.Master {
-		p.add(sUpdate, &SetMaster{Name: want.Name, From: state.Master, To: want.Master})
+		p.add(sUpdate, &setMaster{Name: want.Name, From: state.Master, To: want.Master})
 		state.Port = nil // a new bridge port starts with the kernel's defaults
 	}
 	if want.Port != nil && want.Master != "" {
@@ -350,7 +361,7 @@ func (p *planner) planLink(want *LinkSpec) {
 			have = *state.Port
 		}
 		if have != *want.Port {
-			p.add(stepPortFlags, &SetPortFlags{Name: want.Name, From: have, To: *want.Port})
+			p.add(stepPortFlags, &setPortFlags{Name: want.Name, From: have, To: *want.Port})
 		}
 	}
 	haveAddrs := make(map[netip.Prefix]Address, len(state.Addrs))
@@ -360,17 +371,17 @@ func (p *planner) planLink(want *LinkSpec) {
 	for _, a := range want.Addrs {
 		h, ok := haveAddrs[a.Prefix]
 		if !ok || h.NoPrefixRoute != a.NoPrefixRoute {
-			p.add(stepAddAddr, &AddAddr{Link: want.Name, Addr: a})
+			p.add(stepAddAddr, &addAddr{Link: want.Name, Addr: a})
 		}
 		delete(haveAddrs, a.Prefix)
 	}
 	for _, a := range state.Addrs {
 		if _, extra := haveAddrs[a.Prefix]; extra {
-			p.add(stepDelAddr, &DelAddr{Link: want.Name, Addr: a})
+			p.add(stepDelAddr, &delAddr{Link: want.Name, Addr: a})
 		}
 	}
 	if !state.Up {
-		p.add(sUp, &SetUp{Name: want.Name})
+		p.add(sUp, &setUp{Name: want.Name})
 	}
 }
 
@@ -410,7 +421,7 @@ func (p *planner) planStale() {
 		case isUpper(l.Kind):
 			s = stepDelPorts
 		}
-		p.add(s, &DeleteLink{Name: n, Kind: l.Kind, Reason: "no longer desired"})
+		p.add(s, &deleteLink{Name: n, Kind: l.Kind, Reason: "no longer desired"})
 		p.markGone(l)
 	}
 }
@@ -438,10 +449,10 @@ func (p *planner) planRoutes(observed []RouteSpec) {
 		delete(have, r.key())
 		switch {
 		case !ok:
-			p.add(s, &ReplaceRoute{Route: r})
+			p.add(s, &replaceRoute{Route: r})
 		case h != r:
 			from := h
-			p.add(s, &ReplaceRoute{Route: r, From: &from})
+			p.add(s, &replaceRoute{Route: r, From: &from})
 		}
 	}
 	stale := make([]RouteSpec, 0, len(have))
@@ -450,7 +461,7 @@ func (p *planner) planRoutes(observed []RouteSpec) {
 	}
 	slices.SortFunc(stale, func(a, b RouteSpec) int { return strings.Compare(a.String(), b.String()) })
 	for _, r := range stale {
-		p.add(stepDelRoute, &DelRoute{Route: r})
+		p.add(stepDelRoute, &delRoute{Route: r})
 	}
 }
 
@@ -464,7 +475,7 @@ func (p *planner) planRules(observed []RuleSpec) {
 			continue
 		}
 		if !have[r] {
-			p.add(stepRules, &AddRule{Rule: r})
+			p.add(stepRules, &addRule{Rule: r})
 		}
 		delete(have, r)
 	}
@@ -474,6 +485,6 @@ func (p *planner) planRules(observed []RuleSpec) {
 	}
 	slices.SortFunc(stale, func(a, b RuleSpec) int { return strings.Compare(a.String(), b.String()) })
 	for _, r := range stale {
-		p.add(stepDelRule, &DelRule{Rule: r})
+		p.add(stepDelRule, &delRule{Rule: r})
 	}
 }

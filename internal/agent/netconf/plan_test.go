@@ -359,3 +359,54 @@ func TestBuildDesiredErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanLinkEffects: what other packages learn about the links a plan creates and deletes (Action.Effect,
+// Plan.DeletesLink), without the concrete action types.
+func TestPlanLinkEffects(t *testing.T) {
+	bridge := func(name string) netconf.LinkSpec {
+		return netconf.LinkSpec{Name: name, Kind: netconf.KindBridge, Alias: netconf.Alias(netconf.RoleL3Bridge, "red")}
+	}
+	for _, tc := range []struct {
+		name        string
+		desired     []netconf.LinkSpec
+		observed    []netconf.LinkState
+		wantEffects []string // "name created|deleted", in plan order
+		deletes     map[string]bool
+	}{
+		{name: "new link", desired: []netconf.LinkSpec{bridge("br.red")},
+			wantEffects: []string{"br.red created"}, deletes: map[string]bool{"br.red": false}},
+		{name: "link no longer desired",
+			observed:    []netconf.LinkState{{LinkSpec: bridge("br.old"), Index: 7, Up: true}},
+			wantEffects: []string{"br.old deleted"}, deletes: map[string]bool{"br.old": true, "br.red": false}},
+		{name: "link recreated with another kind",
+			desired: []netconf.LinkSpec{bridge("br.red")},
+			observed: []netconf.LinkState{{LinkSpec: netconf.LinkSpec{Name: "br.red", Kind: netconf.KindVeth,
+				Alias: netconf.Alias(netconf.RoleL3Bridge, "red")}, Index: 7, Up: true}},
+			wantEffects: []string{"br.red deleted", "br.red created"}, deletes: map[string]bool{"br.red": true}},
+		{name: "link changed in place",
+			desired:  []netconf.LinkSpec{{Name: "br.red", Kind: netconf.KindBridge, Alias: netconf.Alias(netconf.RoleL3Bridge, "red"), MTU: 9000}},
+			observed: []netconf.LinkState{{LinkSpec: bridge("br.red"), Index: 7, Up: true}},
+			deletes:  map[string]bool{"br.red": false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := netconf.ComputePlan(&netconf.Desired{Links: tc.desired}, &netconf.Observed{Links: tc.observed})
+			var got []string
+			for _, a := range p.Actions {
+				switch link, e := a.Effect(); e {
+				case netconf.LinkCreated:
+					got = append(got, link+" created")
+				case netconf.LinkDeleted:
+					got = append(got, link+" deleted")
+				}
+			}
+			if !slices.Equal(got, tc.wantEffects) {
+				t.Errorf("effects %q, want %q (plan:\n%s)", got, tc.wantEffects, p)
+			}
+			for name, want := range tc.deletes {
+				if p.DeletesLink(name) != want {
+					t.Errorf("DeletesLink(%s) = %v, want %v", name, !want, want)
+				}
+			}
+		})
+	}
+}

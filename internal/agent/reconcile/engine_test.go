@@ -79,7 +79,7 @@ func deleteAction(name string) netconf.Action {
 	o := &netconf.Observed{Links: []netconf.LinkState{{LinkSpec: netconf.LinkSpec{Name: name, Kind: netconf.KindBridge,
 		Alias: netconf.Alias(netconf.RoleL3Bridge, name)}, Index: 1}}}
 	for _, a := range netconf.ComputePlan(d, o).Actions {
-		if _, ok := a.(*netconf.DeleteLink); ok {
+		if _, e := a.Effect(); e == netconf.LinkDeleted {
 			return a
 		}
 	}
@@ -93,14 +93,14 @@ func (f *fakeNetlink) Apply(_ context.Context, p *netconf.Plan, ph netconf.Phase
 			f.w.logf("netlink %s failed", ph)
 			return &netconf.Result{Phase: ph, Failed: a}, &netconf.ActionError{Action: a, Err: errors.New("file exists")}
 		}
-		switch a := a.(type) {
-		case *netconf.CreateLink:
-			f.w.links[a.Link.Name] = f.w.next
+		switch link, e := a.Effect(); e {
+		case netconf.LinkCreated:
+			f.w.links[link] = f.w.next
 			f.w.next++
-			f.applied[a.Link.Name] = true
-		case *netconf.DeleteLink:
-			delete(f.w.links, a.Name)
-			delete(f.applied, a.Name)
+			f.applied[link] = true
+		case netconf.LinkDeleted:
+			delete(f.w.links, link)
+			delete(f.applied, link)
 		default:
 			f.done[a.String()] = true
 		}

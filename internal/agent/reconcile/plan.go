@@ -315,14 +315,7 @@ func (e *Engine) planTables(ctx context.Context, p *Plan) error {
 }
 
 // recreated reports whether the plan deletes and re-creates a link (its ifindex changes).
-func recreated(p *netconf.Plan, name string) bool {
-	for _, a := range p.Actions {
-		if d, ok := a.(*netconf.DeleteLink); ok && d.Name == name {
-			return true
-		}
-	}
-	return false
-}
+func recreated(p *netconf.Plan, name string) bool { return p.DeletesLink(name) }
 
 // lookupDevices maps each VRF to its VRF device (bpf_fib_lookup's lookup_ifindex), where the kernel has one.
 func lookupDevices(p *netconf.Plan) map[string]string {
