@@ -33,6 +33,7 @@ import (
 	opmetrics "github.com/network-operator/network-operator/internal/operator/metrics"
 	"github.com/network-operator/network-operator/internal/operator/nodeconfig"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
+	"github.com/network-operator/network-operator/internal/wait"
 )
 
 // shared is the package's one control plane, started by the first test that needs it.
@@ -53,7 +54,7 @@ func startOperator(t *testing.T) {
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0", Controller: config.Controller{SkipNameValidation: &skip}})
 	mustf(t, err, "operator manager")
-	err = controllers.Setup(mgr, controllers.Options{Debounce: 100 * time.Millisecond, Metrics: m, SkipNameValidation: true,
+	err = controllers.Setup(mgr, controllers.Options{Debounce: 100 * time.Millisecond, Metrics: m,
 		ProgressDeadline: 2 * time.Minute,
 		NodeConfig: nodeconfig.Options{Underlay: nodeconfig.Underlay{ASN: 65000}, Interfaces: []v1.DataPlaneInterface{
 			{Name: "nA", VRF: "red"}, {Name: "nB", VRF: "red"}}}})
@@ -257,20 +258,11 @@ func TestPasswordFromSecret(t *testing.T) {
 	}
 }
 
-var errStop = errors.New("condition cannot become true")
+var errStop = wait.Permanent(errors.New("condition cannot become true"))
 
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
 	t.Helper()
-	err := lab.WaitFor(context.Background(), timeout, 50*time.Millisecond, func() (bool, error) {
-		ok, err := cond()
-		if errors.Is(err, errStop) {
-			return false, lab.Permanent(err)
-		}
-		return ok, err
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
+	wait.Must(t, 50*time.Millisecond, timeout, what, wait.Check(cond))
 }
 
 func waitRevisionPhase(t *testing.T, timeout time.Duration, phase v1.RevisionPhase, match func(*v1.NetworkConfigRevision) bool) *v1.NetworkConfigRevision {
