@@ -443,14 +443,14 @@ func (l *lab) run(h hook, ifindex int, frame []byte) (uint32, []byte, error) {
 }
 
 // counters reads the per-reason counters of the given VRFs, summed over CPUs.
-func (l *lab) counters(vrfs ...uint32) (map[uint32][maps.NumReasons]maps.Counter, error) {
-	out := map[uint32][maps.NumReasons]maps.Counter{}
+func (l *lab) counters(vrfs ...uint32) (map[uint32][maps.ReasonSlots]maps.Counter, error) {
+	out := map[uint32][maps.ReasonSlots]maps.Counter{}
 	for _, vrf := range vrfs {
 		var percpu []maps.VRFStats
 		if err := l.objs.VrfCounters.Lookup(vrf, &percpu); err != nil {
 			return nil, fmt.Errorf("counters of vrf %d: %w", vrf, err)
 		}
-		var sum [maps.NumReasons]maps.Counter
+		var sum [maps.ReasonSlots]maps.Counter
 		for _, c := range percpu {
 			for r, rc := range c.Reasons {
 				sum[r] = sum[r].Add(maps.Counter{Packets: rc.Packets, Bytes: rc.Bytes})
@@ -500,7 +500,7 @@ func (l *lab) delta(fn func() error) (uint32, maps.Reason, uint64, error) {
 		bytes  uint64
 	)
 	for _, v := range countedVRFs {
-		for r := range maps.NumReasons {
+		for r := range maps.ReasonSlots { // every slot: a reason counted in an unnamed slot fails below
 			dp := after[v][r].Packets - before[v][r].Packets
 			if dp != 0 {
 				n += dp

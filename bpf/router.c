@@ -549,23 +549,26 @@ static __always_inline void count(__u32 vrf_id, __u32 reason, __u32 len)
 	/* An id >= MAX_VRFS finds no entry: not counted rather than counted
 	 * under another VRF (see MAX_VRFS). */
 	struct vrf_stats *st = bpf_map_lookup_elem(&vrf_counters, &vrf_id);
+	__u32 slot = reason & REASON_SLOT_MASK;
 
-	if (!st || reason >= REASON_MAX)
+	if (!st || slot >= REASON_SLOTS)
 		return;
-	st->reasons[reason].packets++;
-	st->reasons[reason].bytes += len;
+	st->reasons[slot].packets++;
+	st->reasons[slot].bytes += len;
 }
 
 static __always_inline int run(void *ctx, const int hook)
 {
-	__u32 vrf_id = 0, len = 0, reason;
+	__u32 vrf_id = 0, len = 0, reason, class;
 	long ret = 0;
 
 	reason = decide(ctx, hook, &vrf_id, &len, &ret);
 	count(vrf_id, reason, len);
-	if (reason <= REASON_REDIRECT_PEER)
+	/* The verdict is the reason's class (router.h), nothing else. */
+	class = reason >> REASON_CLASS_SHIFT;
+	if (class == REASON_CLASS_FORWARDED)
 		return ret;
-	if (reason >= REASON_DROP_MALFORMED)
+	if (class == REASON_CLASS_DROPPED)
 		return hook == HOOK_TC ? TC_ACT_SHOT : XDP_DROP;
 	/* TC_ACT_UNSPEC (== TCX_NEXT): later tcx programs / cls_bpf filters run. */
 	return hook == HOOK_TC ? TC_ACT_UNSPEC : XDP_PASS;

@@ -46,45 +46,82 @@ enum redirect_flags : __u32 {
 };
 
 /*
+ * Counter slots per VRF: the capacity of vrf_stats. It is fixed, larger than
+ * the number of reasons, so that adding a reason changes no map (key, value
+ * size and max_entries of vrf_counters stay): a new reason takes a free slot
+ * and the pinned counters keep counting across the upgrade. Asserted below.
+ */
+#define REASON_SLOTS 48
+
+/*
+ * A reason's value is its class (what the program does with the packet) in the
+ * bits from REASON_CLASS_SHIFT up, and its counter slot in vrf_stats below.
+ * The class is decided here, once, for every reason: the program's verdict and
+ * Go (pkg/maps, through the bpf2go constants and bpf/limits) both decode it from
+ * the value. Class 0 is no class: only REASON_MAX has it.
+ */
+#define REASON_CLASS_SHIFT 8
+#define REASON_SLOT_MASK 0xff
+#define REASON_CLASS_FORWARDED 1 /* redirected by the program */
+#define REASON_CLASS_PASSED 2    /* handed to the kernel unchanged */
+#define REASON_CLASS_DROPPED 3   /* dropped (strict interfaces only) */
+
+#define FORWARDED(slot) ((REASON_CLASS_FORWARDED << REASON_CLASS_SHIFT) | (slot))
+#define PASSED(slot) ((REASON_CLASS_PASSED << REASON_CLASS_SHIFT) | (slot))
+#define DROPPED(slot) ((REASON_CLASS_DROPPED << REASON_CLASS_SHIFT) | (slot))
+
+/*
  * Why a packet left the program the way it did. Every packet is counted exactly
  * once, under the VRF of its ingress interface (0 when the interface is
- * unknown). Values are stable: they index the counters map.
+ * unknown). Values are stable: slots index vrf_stats, and metrics and dumps
+ * name them. A new reason takes the next free slot (REASON_MAX) with its
+ * class, and REASON_MAX moves up by one; slots are never reused or reordered
+ * (bpf/limits_test.go checks they are 0..REASON_MAX-1, each once).
  */
 enum reason : __u32 {
 	/* Forwarded. */
-	REASON_FWD_FIB = 0,        /* fib SUCCESS, bpf_redirect */
-	REASON_FWD_NEIGH,          /* fib NO_NEIGH, bpf_redirect_neigh (tc) */
-	REASON_REDIRECT,           /* redirect mode, bpf_redirect */
-	REASON_REDIRECT_PEER,      /* redirect mode, bpf_redirect_peer (tc) */
+	REASON_FWD_FIB = FORWARDED(0),            /* fib SUCCESS, bpf_redirect */
+	REASON_FWD_NEIGH = FORWARDED(1),          /* fib NO_NEIGH, bpf_redirect_neigh (tc) */
+	REASON_REDIRECT = FORWARDED(2),           /* redirect mode, bpf_redirect */
+	REASON_REDIRECT_PEER = FORWARDED(3),      /* redirect mode, bpf_redirect_peer (tc) */
 	/* Passed to the kernel unchanged. */
-	REASON_PASS_NO_IFACE,      /* ingress {ifindex, vlan} not in iface_table */
-	REASON_PASS_MODE,          /* interface mode is pass */
-	REASON_PASS_NOT_IP,        /* ARP, unknown ethertype, stacked VLAN tags */
-	REASON_PASS_NOT_UNICAST,   /* group MAC, other-host MAC (tc), multicast/broadcast IP */
-	REASON_PASS_MARTIAN,       /* loopback/unspecified/"this network" addresses */
-	REASON_PASS_LINK_LOCAL,    /* IPv6 link-local source or destination */
-	REASON_PASS_ND,            /* ICMPv6 neighbour discovery (133-137) */
-	REASON_PASS_TTL,           /* TTL / hop limit <= 1 (route mode) */
-	REASON_PASS_FRAGMENT,      /* IPv4 MF/offset or IPv6 fragment header */
-	REASON_PASS_OPTIONS,       /* IPv4 header with options (ihl != 5) */
-	REASON_PASS_EXT_HEADER,    /* IPv6 extension header before the payload */
-	REASON_PASS_MALFORMED,     /* truncated or invalid headers (not strict) */
-	REASON_PASS_NO_VRF,        /* interface's VRF not in vrf_table (not strict) */
-	REASON_PASS_NOT_FWDED,     /* fib NOT_FWDED: local address, no route table */
-	REASON_PASS_FWD_DISABLED,  /* fib FWD_DISABLED (not strict) */
-	REASON_PASS_FIB_OTHER,     /* blackhole/unreachable/prohibit/... (not strict) */
-	REASON_PASS_FRAG_NEEDED,   /* fib FRAG_NEEDED: kernel sends the ICMP error */
-	REASON_PASS_NO_NEIGH,      /* fib NO_NEIGH in XDP: kernel resolves the neighbour */
-	REASON_PASS_NO_REDIRECT,   /* redirect mode without redirect entry (not strict) */
-	REASON_PASS_ERROR,         /* a helper failed before the packet was changed */
+	REASON_PASS_NO_IFACE = PASSED(4),         /* ingress {ifindex, vlan} not in iface_table */
+	REASON_PASS_MODE = PASSED(5),             /* interface mode is pass */
+	REASON_PASS_NOT_IP = PASSED(6),           /* ARP, unknown ethertype, stacked VLAN tags */
+	REASON_PASS_NOT_UNICAST = PASSED(7),      /* group MAC, other-host MAC (tc), multicast/broadcast IP */
+	REASON_PASS_MARTIAN = PASSED(8),          /* loopback/unspecified/"this network" addresses */
+	REASON_PASS_LINK_LOCAL = PASSED(9),       /* IPv6 link-local source or destination */
+	REASON_PASS_ND = PASSED(10),              /* ICMPv6 neighbour discovery (133-137) */
+	REASON_PASS_TTL = PASSED(11),             /* TTL / hop limit <= 1 (route mode) */
+	REASON_PASS_FRAGMENT = PASSED(12),        /* IPv4 MF/offset or IPv6 fragment header */
+	REASON_PASS_OPTIONS = PASSED(13),         /* IPv4 header with options (ihl != 5) */
+	REASON_PASS_EXT_HEADER = PASSED(14),      /* IPv6 extension header before the payload */
+	REASON_PASS_MALFORMED = PASSED(15),       /* truncated or invalid headers (not strict) */
+	REASON_PASS_NO_VRF = PASSED(16),          /* interface's VRF not in vrf_table (not strict) */
+	REASON_PASS_NOT_FWDED = PASSED(17),       /* fib NOT_FWDED: local address, no route table */
+	REASON_PASS_FWD_DISABLED = PASSED(18),    /* fib FWD_DISABLED (not strict) */
+	REASON_PASS_FIB_OTHER = PASSED(19),       /* blackhole/unreachable/prohibit/... (not strict) */
+	REASON_PASS_FRAG_NEEDED = PASSED(20),     /* fib FRAG_NEEDED: kernel sends the ICMP error */
+	REASON_PASS_NO_NEIGH = PASSED(21),        /* fib NO_NEIGH in XDP: kernel resolves the neighbour */
+	REASON_PASS_NO_REDIRECT = PASSED(22),     /* redirect mode without redirect entry (not strict) */
+	REASON_PASS_ERROR = PASSED(23),           /* a helper failed before the packet was changed */
 	/* Dropped (strict interfaces only). */
-	REASON_DROP_MALFORMED,
-	REASON_DROP_NO_VRF,
-	REASON_DROP_FWD_DISABLED,
-	REASON_DROP_FIB,
-	REASON_DROP_NO_REDIRECT,
-	REASON_MAX,
+	REASON_DROP_MALFORMED = DROPPED(24),
+	REASON_DROP_NO_VRF = DROPPED(25),
+	REASON_DROP_FWD_DISABLED = DROPPED(26),
+	REASON_DROP_FIB = DROPPED(27),
+	REASON_DROP_NO_REDIRECT = DROPPED(28),
+	/* The number of slots in use, and the next free one. Not a reason (class 0):
+	 * the classify steps return it for "no reason yet". */
+	REASON_MAX = 29,
 };
+
+#undef FORWARDED
+#undef PASSED
+#undef DROPPED
+
+_Static_assert(REASON_MAX <= REASON_SLOTS, "more reasons than counter slots: raise REASON_SLOTS (a map migration)");
+_Static_assert(REASON_SLOTS <= REASON_SLOT_MASK + 1, "REASON_SLOTS does not fit below REASON_CLASS_SHIFT");
 
 struct iface_key {
 	__u32 slot;
@@ -129,15 +166,17 @@ struct counter {
 	__u64 bytes;
 };
 
+/* The counters of one VRF, indexed by reason_slot(). Its size does not depend
+ * on the number of reasons (REASON_SLOTS). */
 struct vrf_stats {
-	struct counter reasons[REASON_MAX];
+	struct counter reasons[REASON_SLOTS];
 };
 
 struct version_info {
 	__u64 generation;                 /* 0 = nothing applied yet */
 	__u32 slot;                       /* live slot of the tables: 0 or 1 */
-	/* REASON_MAX of the program the tables were written for (the layout of
-	 * vrf_stats). Typed as the enum so that the enum is in BTF for bpf2go. */
+	/* REASON_MAX of the program the tables were written for (the counter
+	 * slots it names). Typed as the enum so that the enum is in BTF for bpf2go. */
 	enum reason reasons;
 	__u8 tables_hash[TABLES_HASH_LEN]; /* sha256 of the desired tables */
 	char revision[REVISION_LEN];      /* caller's revision, NUL padded */

@@ -52,35 +52,35 @@ type RouterIfaceValue struct {
 type RouterReason uint32
 
 const (
-	RouterReasonREASON_FWD_FIB           RouterReason = 0
-	RouterReasonREASON_FWD_NEIGH         RouterReason = 1
-	RouterReasonREASON_REDIRECT          RouterReason = 2
-	RouterReasonREASON_REDIRECT_PEER     RouterReason = 3
-	RouterReasonREASON_PASS_NO_IFACE     RouterReason = 4
-	RouterReasonREASON_PASS_MODE         RouterReason = 5
-	RouterReasonREASON_PASS_NOT_IP       RouterReason = 6
-	RouterReasonREASON_PASS_NOT_UNICAST  RouterReason = 7
-	RouterReasonREASON_PASS_MARTIAN      RouterReason = 8
-	RouterReasonREASON_PASS_LINK_LOCAL   RouterReason = 9
-	RouterReasonREASON_PASS_ND           RouterReason = 10
-	RouterReasonREASON_PASS_TTL          RouterReason = 11
-	RouterReasonREASON_PASS_FRAGMENT     RouterReason = 12
-	RouterReasonREASON_PASS_OPTIONS      RouterReason = 13
-	RouterReasonREASON_PASS_EXT_HEADER   RouterReason = 14
-	RouterReasonREASON_PASS_MALFORMED    RouterReason = 15
-	RouterReasonREASON_PASS_NO_VRF       RouterReason = 16
-	RouterReasonREASON_PASS_NOT_FWDED    RouterReason = 17
-	RouterReasonREASON_PASS_FWD_DISABLED RouterReason = 18
-	RouterReasonREASON_PASS_FIB_OTHER    RouterReason = 19
-	RouterReasonREASON_PASS_FRAG_NEEDED  RouterReason = 20
-	RouterReasonREASON_PASS_NO_NEIGH     RouterReason = 21
-	RouterReasonREASON_PASS_NO_REDIRECT  RouterReason = 22
-	RouterReasonREASON_PASS_ERROR        RouterReason = 23
-	RouterReasonREASON_DROP_MALFORMED    RouterReason = 24
-	RouterReasonREASON_DROP_NO_VRF       RouterReason = 25
-	RouterReasonREASON_DROP_FWD_DISABLED RouterReason = 26
-	RouterReasonREASON_DROP_FIB          RouterReason = 27
-	RouterReasonREASON_DROP_NO_REDIRECT  RouterReason = 28
+	RouterReasonREASON_FWD_FIB           RouterReason = 256
+	RouterReasonREASON_FWD_NEIGH         RouterReason = 257
+	RouterReasonREASON_REDIRECT          RouterReason = 258
+	RouterReasonREASON_REDIRECT_PEER     RouterReason = 259
+	RouterReasonREASON_PASS_NO_IFACE     RouterReason = 516
+	RouterReasonREASON_PASS_MODE         RouterReason = 517
+	RouterReasonREASON_PASS_NOT_IP       RouterReason = 518
+	RouterReasonREASON_PASS_NOT_UNICAST  RouterReason = 519
+	RouterReasonREASON_PASS_MARTIAN      RouterReason = 520
+	RouterReasonREASON_PASS_LINK_LOCAL   RouterReason = 521
+	RouterReasonREASON_PASS_ND           RouterReason = 522
+	RouterReasonREASON_PASS_TTL          RouterReason = 523
+	RouterReasonREASON_PASS_FRAGMENT     RouterReason = 524
+	RouterReasonREASON_PASS_OPTIONS      RouterReason = 525
+	RouterReasonREASON_PASS_EXT_HEADER   RouterReason = 526
+	RouterReasonREASON_PASS_MALFORMED    RouterReason = 527
+	RouterReasonREASON_PASS_NO_VRF       RouterReason = 528
+	RouterReasonREASON_PASS_NOT_FWDED    RouterReason = 529
+	RouterReasonREASON_PASS_FWD_DISABLED RouterReason = 530
+	RouterReasonREASON_PASS_FIB_OTHER    RouterReason = 531
+	RouterReasonREASON_PASS_FRAG_NEEDED  RouterReason = 532
+	RouterReasonREASON_PASS_NO_NEIGH     RouterReason = 533
+	RouterReasonREASON_PASS_NO_REDIRECT  RouterReason = 534
+	RouterReasonREASON_PASS_ERROR        RouterReason = 535
+	RouterReasonREASON_DROP_MALFORMED    RouterReason = 792
+	RouterReasonREASON_DROP_NO_VRF       RouterReason = 793
+	RouterReasonREASON_DROP_FWD_DISABLED RouterReason = 794
+	RouterReasonREASON_DROP_FIB          RouterReason = 795
+	RouterReasonREASON_DROP_NO_REDIRECT  RouterReason = 796
 	RouterReasonREASON_MAX               RouterReason = 29
 )
 
@@ -122,7 +122,7 @@ type RouterVrfKey struct {
 
 type RouterVrfStats struct {
 	_       structs.HostLayout
-	Reasons [29]RouterCounter
+	Reasons [48]RouterCounter
 }
 
 type RouterVrfValue struct {

@@ -72,7 +72,8 @@ type DumpCounters struct {
 	VRFName  string                  `json:"vrfName,omitempty"`
 	ByReason map[string]maps.Counter `json:"byReason"`
 	Total    maps.Counter            `json:"total"`
-	// Forwarded, Passed and Dropped sum the reasons by what happened to the packets.
+	// Forwarded, Passed and Dropped sum the reasons by what happened to the packets (their class in
+	// bpf/router.h); counter slots this build has no reason for are in Total only.
 	Forwarded maps.Counter `json:"forwarded"`
 	Passed    maps.Counter `json:"passed"`
 	Dropped   maps.Counter `json:"dropped"`
@@ -126,13 +127,14 @@ func NewDump(pinDir string, s maps.Snapshot, names NameFunc, vrfNames map[uint32
 		for r, n := range c.ByReason {
 			dc.ByReason[r.String()] = n
 			dc.Total = dc.Total.Add(n)
+			// A slot this build has no reason for (ActionUnknown) counts in Total only.
 			switch r.Action() {
 			case maps.ActionForwarded:
 				dc.Forwarded = dc.Forwarded.Add(n)
+			case maps.ActionPassed:
+				dc.Passed = dc.Passed.Add(n)
 			case maps.ActionDropped:
 				dc.Dropped = dc.Dropped.Add(n)
-			default:
-				dc.Passed = dc.Passed.Add(n)
 			}
 		}
 		d.Counters = append(d.Counters, dc)
@@ -194,7 +196,8 @@ func (d Dump) WriteTable(w io.Writer) error {
 	tw = table(&b, "VRF", "REASON", "ACTION", "PACKETS", "BYTES")
 	for _, c := range d.Counters {
 		label := vrfLabel(c.VRF, c.VRFName, "")
-		for _, r := range maps.Reasons() {
+		for s := range maps.ReasonSlots { // every slot: also those this build has no reason for
+			r := maps.Reason(s)
 			if n, ok := c.ByReason[r.String()]; ok {
 				row(tw, label, r, r.Action(), n.Packets, n.Bytes)
 				label = ""

@@ -208,6 +208,8 @@ func (c *vrfCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, vc := range counters {
 		vrf := VRFLabel(vc.VRF, names)
+		// action is the reason's class as bpf/router.h defines it; "unknown" for a counter slot of a reason
+		// this agent does not know (a newer program sharing the pinned counters), with reason "reason(N)".
 		for reason, n := range vc.ByReason {
 			action, r := string(reason.Action()), reason.String()
 			ch <- prometheus.MustNewConstMetric(c.packets, prometheus.CounterValue, float64(n.Packets), vrf, action, r)

@@ -38,7 +38,9 @@ func sample() *fakeCounters {
 		{VRF: 0, ByReason: map[routermaps.Reason]routermaps.Counter{routermaps.ReasonPassedNoIface: {Packets: 3, Bytes: 300}}},
 		{VRF: 1, ByReason: map[routermaps.Reason]routermaps.Counter{
 			routermaps.ReasonForwardedFib: {Packets: 10, Bytes: 980}, routermaps.ReasonDroppedFib: {Packets: 2, Bytes: 120}}},
-		{VRF: 9, ByReason: map[routermaps.Reason]routermaps.Counter{routermaps.ReasonRedirected: {Packets: 1, Bytes: 60}}},
+		// A slot this agent has no reason for: a newer program added one, the pinned counters map stayed.
+		{VRF: 9, ByReason: map[routermaps.Reason]routermaps.Counter{routermaps.ReasonRedirected: {Packets: 1, Bytes: 60},
+			routermaps.Reason(routermaps.ReasonSlots - 1): {Packets: 4, Bytes: 400}}},
 	}}
 }
 
@@ -84,12 +86,14 @@ func TestVRFCounters(t *testing.T) {
 		"action=dropped,reason=dropped-fib,vrf=red":           2,
 		"action=forwarded,reason=forwarded-fib,vrf=red":       10,
 		"action=forwarded,reason=redirected,vrf=id-9":         1,
+		"action=unknown,reason=reason(47),vrf=id-9":           4,
 		"action=passed,reason=passed-no-iface,vrf=unassigned": 3,
 	}
 	wantBytes := map[string]float64{
 		"action=dropped,reason=dropped-fib,vrf=red":           120,
 		"action=forwarded,reason=forwarded-fib,vrf=red":       980,
 		"action=forwarded,reason=redirected,vrf=id-9":         60,
+		"action=unknown,reason=reason(47),vrf=id-9":           400,
 		"action=passed,reason=passed-no-iface,vrf=unassigned": 300,
 	}
 	if got := series(t, m, "network_operator_vrf_packets_total"); !maps.Equal(got, wantPackets) {
@@ -111,8 +115,8 @@ func TestVRFCounters(t *testing.T) {
 		t.Fatalf("read errors %v, want 2 (one per failed gather)", got)
 	}
 	src.err = nil
-	if got := series(t, m, "network_operator_vrf_packets_total"); len(got) != 4 {
-		t.Fatalf("after recovery: %d packet series, want 4", len(got))
+	if got := series(t, m, "network_operator_vrf_packets_total"); len(got) != 5 {
+		t.Fatalf("after recovery: %d packet series, want 5", len(got))
 	}
 }
 
