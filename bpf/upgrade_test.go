@@ -1,0 +1,102 @@
+package bpf_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/network-operator/network-operator/bpf"
+	"github.com/network-operator/network-operator/bpf/limits"
+	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/pkg/loader"
+	"github.com/network-operator/network-operator/pkg/maps"
+)
+
+// oldReasons is REASON_MAX of the last program whose vrf_stats held exactly one counter per reason (before
+// REASON_SLOTS): its pinned vrf_counters has a value of oldReasons counters.
+const oldReasons = 29
+
+// TestOldCountersLayoutMigrates: a node upgrading from the program whose counters value had one counter per
+// reason finds its pinned vrf_counters incompatible, and the loader migrates: fresh
+// maps, rebuilt tables, pins swapped, the old map gone.
+func TestOldCountersLayoutMigrates(t *testing.T) {
+	testreq.BPFFS(t)
+	ctx := context.Background()
+	parent, err := os.MkdirTemp("/sys/fs/bpf", "netop-bpf-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := os.RemoveAll(parent); err != nil {
+			t.Errorf("remove %s: %v", parent, err)
+		}
+	})
+	pinDir := filepath.Join(parent, "pins")
+	if err := os.Mkdir(pinDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+
+	spec, err := bpf.LoadRouter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The old map: same type, key and max_entries, value of oldReasons counters.
+	cur := spec.Maps[bpf.RouterMapVrfCounters]
+	old, err := ebpf.NewMap(&ebpf.MapSpec{Name: cur.Name, Type: cur.Type, KeySize: cur.KeySize,
+		ValueSize: oldReasons * 16, MaxEntries: cur.MaxEntries})
+	if err != nil {
+		testreq.KernelLacks(t, "per-CPU array maps", err)
+	}
+	defer old.Close()
+	if err := old.Pin(filepath.Join(pinDir, bpf.RouterMapVrfCounters)); err != nil {
+		t.Fatal(err)
+	}
+	if cur.ValueSize == old.ValueSize() {
+		t.Fatalf("vrf_counters value is still %d bytes: not the old layout", cur.ValueSize)
+	}
+	if cur.ValueSize != limits.ReasonSlots*16 {
+		t.Fatalf("vrf_counters value %d bytes, want %d counters", cur.ValueSize, limits.ReasonSlots)
+	}
+
+	var rebuilt bool
+	ldr, err := loader.Load(ctx, loader.Options{Spec: spec, PinDir: pinDir,
+		Rebuild: func(ctx context.Context, coll *ebpf.Collection) error {
+			rebuilt = true
+			return loader.RebuildTables(func(context.Context) (maps.Tables, string, error) {
+				return maps.Tables{}, "upgrade", nil
+			})(ctx, coll)
+		}})
+	if errors.Is(err, loader.ErrNotSupported) {
+		testreq.KernelLacks(t, "a feature the router needs", err)
+	}
+	if err != nil {
+		t.Fatalf("load over the old counters: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := ldr.Remove(context.Background()); err != nil && !errors.Is(err, loader.ErrClosed) {
+			t.Errorf("remove router: %v", err)
+		}
+	})
+	if r := ldr.Report(); !rebuilt || !slices.Equal(r.Migrated, []string{bpf.RouterMapVrfCounters}) {
+		t.Fatalf("load report %+v (rebuilt %v): want a migration of %s", r, rebuilt, bpf.RouterMapVrfCounters)
+	}
+	set, err := maps.OpenPinned(pinDir)
+	if err != nil {
+		t.Fatalf("open migrated maps: %v", err)
+	}
+	defer set.Close()
+	if got := set.Maps().VrfCounters.ValueSize(); got != cur.ValueSize {
+		t.Fatalf("pinned vrf_counters value %d bytes after migration, want %d", got, cur.ValueSize)
+	}
+	if v, err := set.Version(); err != nil || v.Revision != "upgrade" {
+		t.Fatalf("version after migration %+v, %v: want the rebuilt revision", v, err)
+	}
+	if c, err := set.Counters(); err != nil || len(c) != 0 {
+		t.Fatalf("counters after migration %+v, %v: want a fresh, empty map", c, err)
+	}
+}
