@@ -259,60 +259,105 @@ func (b *builder) addVeth(vrf string) error {
 
 func (b *builder) addLayer2(l v1alpha1.NodeLayer2) error {
 	owner := field.NewPath("layer2s").Key(l.Name)
-	if l.Name == "" || strings.ContainsAny(l.Name, " \t\n:") {
-		return invalid(owner.Child("name"), l.Name, "empty or contains ':' or white space")
-	}
-	if l.VLAN < v1alpha1.MinVLAN || l.VLAN > v1alpha1.MaxVLAN {
-		return invalid(owner.Child("vlan"), l.VLAN, "must be within %d..%d", v1alpha1.MinVLAN, v1alpha1.MaxVLAN)
-	}
-	if err := b.claimVNI(l.VNI, owner); err != nil {
-		return err
-	}
-	mtu, err := b.mtu(l.MTU, owner.Child("mtu"))
+	st, mtu, err := b.checkLayer2(l, owner)
 	if err != nil {
 		return err
 	}
-	var st *VRFState
-	if l.VRF != "" && l.VRF != v1alpha1.DefaultVRFName {
-		var ok bool
-		if st, ok = b.vrfs[l.VRF]; !ok {
-			return invalid(owner.Child("vrf"), l.VRF, "no such VRF in the spec")
-		}
-	}
-	var mac net.HardwareAddr
-	if l.AnycastMAC != "" {
-		mac, err = net.ParseMAC(l.AnycastMAC)
-		if err != nil || len(mac) != 6 {
-			return invalid(owner.Child("anycastMac"), l.AnycastMAC, "not an Ethernet MAC address")
-		}
-		if mac[0]&1 != 0 {
-			return invalid(owner.Child("anycastMac"), l.AnycastMAC, "a multicast address")
-		}
+	mac, err := anycastMAC(l.AnycastMAC, owner.Child("anycastMac"))
+	if err != nil {
+		return err
 	}
 	tableOnlyVRF := st != nil && st.Mode == VRFModeTableOnly
+	addrs, err := gatewayAddrs(l.AnycastGateways, owner.Child("anycastGateways"), tableOnlyVRF)
+	if err != nil {
+		return err
+	}
+	br, err := b.addLayer2Links(l, owner, st, mtu, mac, addrs)
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		return nil
+	}
+	st.Members = append(st.Members, br)
+	if tableOnlyVRF {
+		b.addGatewayRoutes(st, br, addrs)
+	}
+	return nil
+}
+
+// checkLayer2 checks a layer-2 network's name, VLAN, VNI and MTU and returns its VRF (nil: the default VRF)
+// and the MTU of its links.
+func (b *builder) checkLayer2(l v1alpha1.NodeLayer2, owner *field.Path) (*VRFState, int, error) {
+	if l.Name == "" || strings.ContainsAny(l.Name, " \t\n:") {
+		return nil, 0, invalid(owner.Child("name"), l.Name, "empty or contains ':' or white space")
+	}
+	if l.VLAN < v1alpha1.MinVLAN || l.VLAN > v1alpha1.MaxVLAN {
+		return nil, 0, invalid(owner.Child("vlan"), l.VLAN, "must be within %d..%d", v1alpha1.MinVLAN, v1alpha1.MaxVLAN)
+	}
+	if err := b.claimVNI(l.VNI, owner); err != nil {
+		return nil, 0, err
+	}
+	mtu, err := b.mtu(l.MTU, owner.Child("mtu"))
+	if err != nil {
+		return nil, 0, err
+	}
+	if l.VRF == "" || l.VRF == v1alpha1.DefaultVRFName {
+		return nil, mtu, nil
+	}
+	st, ok := b.vrfs[l.VRF]
+	if !ok {
+		return nil, 0, invalid(owner.Child("vrf"), l.VRF, "no such VRF in the spec")
+	}
+	return st, mtu, nil
+}
+
+// anycastMAC parses the gateway MAC of a layer-2 network ("": none): a unicast Ethernet address.
+func anycastMAC(s string, path *field.Path) (net.HardwareAddr, error) {
+	if s == "" {
+		return nil, nil
+	}
+	mac, err := net.ParseMAC(s)
+	if err != nil || len(mac) != 6 {
+		return nil, invalid(path, s, "not an Ethernet MAC address")
+	}
+	if mac[0]&1 != 0 {
+		return nil, invalid(path, s, "a multicast address")
+	}
+	return mac, nil
+}
+
+// gatewayAddrs parses the anycast gateway addresses of a layer-2 network, sorted. In a table-only VRF they get
+// no prefix route (the kernel would put it into the main table); addGatewayRoutes puts it into the VRF's.
+func gatewayAddrs(gateways []string, path *field.Path, tableOnlyVRF bool) ([]Address, error) {
 	var addrs []Address
 	seen := map[netip.Prefix]bool{}
-	for i, g := range l.AnycastGateways {
+	for i, g := range gateways {
 		p, err := netip.ParsePrefix(g)
 		if err != nil {
-			return invalid(owner.Child("anycastGateways").Index(i), g, "not an address with prefix length")
+			return nil, invalid(path.Index(i), g, "not an address with prefix length")
 		}
 		p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits())
 		if seen[p] {
-			return validation.Join(field.ErrorList{field.Duplicate(owner.Child("anycastGateways").Index(i), p.String())})
+			return nil, validation.Join(field.ErrorList{field.Duplicate(path.Index(i), p.String())})
 		}
 		seen[p] = true
 		addrs = append(addrs, Address{Prefix: p, NoPrefixRoute: tableOnlyVRF})
 	}
 	slices.SortFunc(addrs, func(a, c Address) int { return strings.Compare(a.Prefix.String(), c.Prefix.String()) })
+	return addrs, nil
+}
 
+// addLayer2Links adds the network's bridge (returned) with its VXLAN port and, with a trunk, its 802.1Q port.
+func (b *builder) addLayer2Links(l v1alpha1.NodeLayer2, owner *field.Path, st *VRFState, mtu int, mac net.HardwareAddr,
+	addrs []Address) (string, error) {
 	vlan := strconv.Itoa(int(l.VLAN))
 	br, vx := b.s.Names.L2Bridge+vlan, b.s.Names.L2VXLAN+vlan
 	if err := b.claim(br, owner); err != nil {
-		return err
+		return "", err
 	}
 	if err := b.claim(vx, owner); err != nil {
-		return err
+		return "", err
 	}
 	master := ""
 	if st != nil {
@@ -322,45 +367,44 @@ func (b *builder) addLayer2(l v1alpha1.NodeLayer2) error {
 		MTU: mtu, MAC: mac, Master: master, Addrs: addrs})
 	b.addLink(LinkSpec{Name: vx, Kind: KindVXLAN, Alias: Alias(RoleL2VXLAN, l.Name), VRF: l.VRF, Layer2: l.Name,
 		MTU: mtu, Master: br, VXLAN: b.vxlan(l.VNI), Port: &PortFlags{Learning: false, NeighSuppress: l.NeighSuppression}})
-	if b.s.L2Trunk != "" {
-		name := b.s.Names.VLAN + vlan
-		if err := b.claim(name, owner); err != nil {
-			return err
-		}
-		if b.f.VLAN {
-			b.addLink(LinkSpec{Name: name, Kind: KindVLAN, Alias: Alias(RoleVLAN, l.Name), VRF: l.VRF, Layer2: l.Name,
-				MTU: mtu, Master: br, VLAN: &VLANSpec{Parent: b.s.L2Trunk, ID: int(l.VLAN)}})
+	if b.s.L2Trunk == "" {
+		return br, nil
+	}
+	name := b.s.Names.VLAN + vlan
+	if err := b.claim(name, owner); err != nil {
+		return "", err
+	}
+	if b.f.VLAN {
+		b.addLink(LinkSpec{Name: name, Kind: KindVLAN, Alias: Alias(RoleVLAN, l.Name), VRF: l.VRF, Layer2: l.Name,
+			MTU: mtu, Master: br, VLAN: &VLANSpec{Parent: b.s.L2Trunk, ID: int(l.VLAN)}})
+	} else {
+		b.d.Unsupported = append(b.d.Unsupported, Unsupported{
+			Object: fmt.Sprintf("vlan %s (layer2 %s: vlan %d on %s, master %s)", name, l.Name, l.VLAN, b.s.L2Trunk, br),
+			Err:    fmt.Errorf("%w: %s", ErrVLANNotSupported, b.f.VLANReason),
+		})
+	}
+	return br, nil
+}
+
+// addGatewayRoutes adds to a table-only VRF's table what a VRF device would have put there: the connected
+// route and the local route of each gateway address on bridge br. The eBPF router needs the local routes to
+// hand traffic for the gateway to the kernel.
+func (b *builder) addGatewayRoutes(st *VRFState, br string, addrs []Address) {
+	for _, a := range addrs {
+		conn := RouteSpec{Table: st.Table, Dst: a.Prefix.Masked(), Type: RouteUnicast, Dev: br}
+		local := RouteSpec{Table: st.Table, Dst: netip.PrefixFrom(a.Prefix.Addr(), a.Prefix.Addr().BitLen()), Type: RouteLocal, Dev: br}
+		if a.Prefix.Addr().Is4() {
+			conn.Src, local.Src = a.Prefix.Addr(), a.Prefix.Addr()
 		} else {
-			b.d.Unsupported = append(b.d.Unsupported, Unsupported{
-				Object: fmt.Sprintf("vlan %s (layer2 %s: vlan %d on %s, master %s)", name, l.Name, l.VLAN, b.s.L2Trunk, br),
-				Err:    fmt.Errorf("%w: %s", ErrVLANNotSupported, b.f.VLANReason),
-			})
+			// IPv6 routes get metric 1024 when added with 0; say so, so the observed route matches.
+			conn.Metric, local.Metric = 256, 1024
 		}
-	}
-	if st == nil {
-		return nil
-	}
-	st.Members = append(st.Members, br)
-	if tableOnlyVRF {
-		// What a VRF device would have put into its table: the connected route and the local route of each
-		// gateway address. The eBPF router needs the local routes to hand traffic for the gateway to the kernel.
-		for _, a := range addrs {
-			conn := RouteSpec{Table: st.Table, Dst: a.Prefix.Masked(), Type: RouteUnicast, Dev: br}
-			local := RouteSpec{Table: st.Table, Dst: netip.PrefixFrom(a.Prefix.Addr(), a.Prefix.Addr().BitLen()), Type: RouteLocal, Dev: br}
-			if a.Prefix.Addr().Is4() {
-				conn.Src, local.Src = a.Prefix.Addr(), a.Prefix.Addr()
-			} else {
-				// IPv6 routes get metric 1024 when added with 0; say so, so the observed route matches.
-				conn.Metric, local.Metric = 256, 1024
-			}
-			if !a.Prefix.IsSingleIP() {
-				b.d.Routes = append(b.d.Routes, conn)
-			}
-			b.d.Routes = append(b.d.Routes, local)
-			st.Gateways = append(st.Gateways, a.Prefix.Addr())
+		if !a.Prefix.IsSingleIP() {
+			b.d.Routes = append(b.d.Routes, conn)
 		}
+		b.d.Routes = append(b.d.Routes, local)
+		st.Gateways = append(st.Gateways, a.Prefix.Addr())
 	}
-	return nil
 }
 
 // addRules routes traffic entering or leaving a table-only VRF's links through the VRF's table (a VRF device

@@ -290,24 +290,37 @@ func recreateReason(have *LinkState, want *LinkSpec, peerName string) string {
 
 func isUpper(k LinkKind) bool { return k == KindVXLAN || k == KindVLAN }
 
+// linkSteps are the steps of one link's actions: VRF devices are created in PhaseVRFs, bridge ports
+// (VXLANs, VLANs) after the bridges.
+type linkSteps struct{ create, update, recreate, up step }
+
+func stepsFor(k LinkKind) linkSteps {
+	switch {
+	case k == KindVRF:
+		return linkSteps{create: stepVRFCreate, update: stepVRFUpdate, recreate: stepVRFRecreate, up: stepVRFUp}
+	case isUpper(k):
+		return linkSteps{create: stepCreateUpper, update: stepUpdate, recreate: stepRecreate, up: stepUp}
+	}
+	return linkSteps{create: stepCreateLower, update: stepUpdate, recreate: stepRecreate, up: stepUp}
+}
+
 func (p *planner) planLink(want *LinkSpec) {
 	if p.blocked[want.Name] {
 		return
 	}
-	vrfPhase := want.Kind == KindVRF
-	sCreate, sUpdate, sRecreate, sUp := stepCreateLower, stepUpdate, stepRecreate, stepUp
-	if vrfPhase {
-		sCreate, sUpdate, sRecreate, sUp = stepVRFCreate, stepVRFUpdate, stepVRFRecreate, stepVRFUp
-	} else if isUpper(want.Kind) {
-		sCreate = stepCreateUpper
+	steps := stepsFor(want.Kind)
+	state := p.ensureLink(want, steps)
+	p.planAttrs(want, &state, steps.update)
+	p.planAddrs(want, state.Addrs)
+	if !state.Up {
+		p.add(steps.up, &setUp{Name: want.Name})
 	}
+}
 
-	have, exists := p.obs[want.Name]
-	if exists && p.gone[want.Name] {
-		exists = false
-	}
-	var state LinkState
-	if exists {
+// ensureLink plans the link's creation (or deletion and re-creation, when it cannot be changed in place) and
+// returns its state as the rest of the plan finds it.
+func (p *planner) ensureLink(want *LinkSpec, steps linkSteps) LinkState {
+	if have, exists := p.obs[want.Name]; exists && !p.gone[want.Name] {
 		p.handled[want.Name] = true
 		peerName := ""
 		if have.PeerIndex != 0 {
@@ -315,44 +328,45 @@ func (p *planner) planLink(want *LinkSpec) {
 				peerName = peer.Name
 			}
 		}
-		if why := recreateReason(have, want, peerName); why != "" {
-			p.add(sRecreate, &deleteLink{Name: want.Name, Kind: have.Kind, Reason: why})
-			p.markGone(have)
-			exists = false
-		} else {
-			state = *have
+		why := recreateReason(have, want, peerName)
+		if why == "" {
+			state := *have
 			state.Peer = peerName
-		}
-	}
-	if !exists {
-		if !p.created[want.Name] {
-			p.add(sCreate, &createLink{Link: *want})
-			p.created[want.Name] = true
-			if want.Kind == KindVeth {
-				p.created[want.Peer] = true
+			if p.gone[state.Master] {
+				state.Master, state.Port = "", nil // released when its master was deleted
 			}
-			state = LinkState{LinkSpec: LinkSpec{Name: want.Name, Kind: want.Kind, Alias: want.Alias, MTU: want.MTU,
-				MAC: want.MAC, Master: want.Master, Table: want.Table, VXLAN: want.VXLAN, VLAN: want.VLAN, Peer: want.Peer}}
-		} else {
-			// The other end of a veth pair created above: it has the peer alias and MTU, nothing else.
-			peer := p.desiredBy[want.Peer]
-			state = LinkState{LinkSpec: LinkSpec{Name: want.Name, Kind: KindVeth, Alias: peer.PeerAlias, MTU: peer.MTU, Peer: peer.Name}}
+			return state
 		}
-	} else if p.gone[state.Master] {
-		state.Master, state.Port = "", nil // released when its master was deleted
+		p.add(steps.recreate, &deleteLink{Name: want.Name, Kind: have.Kind, Reason: why})
+		p.markGone(have)
 	}
+	if p.created[want.Name] {
+		// The other end of a veth pair created before: it has the peer alias and MTU, nothing else.
+		peer := p.desiredBy[want.Peer]
+		return LinkState{LinkSpec: LinkSpec{Name: want.Name, Kind: KindVeth, Alias: peer.PeerAlias, MTU: peer.MTU, Peer: peer.Name}}
+	}
+	p.add(steps.create, &createLink{Link: *want})
+	p.created[want.Name] = true
+	if want.Kind == KindVeth {
+		p.created[want.Peer] = true
+	}
+	return LinkState{LinkSpec: LinkSpec{Name: want.Name, Kind: want.Kind, Alias: want.Alias, MTU: want.MTU,
+		MAC: want.MAC, Master: want.Master, Table: want.Table, VXLAN: want.VXLAN, VLAN: want.VLAN, Peer: want.Peer}}
+}
 
+// planAttrs plans the changes of alias, MTU, MAC, master and bridge port flags.
+func (p *planner) planAttrs(want *LinkSpec, state *LinkState, update step) {
 	if state.Alias != want.Alias {
-		p.add(sUpdate, &setAlias{Name: want.Name, From: state.Alias, To: want.Alias})
+		p.add(update, &setAlias{Name: want.Name, From: state.Alias, To: want.Alias})
 	}
 	if want.MTU != 0 && state.MTU != want.MTU {
-		p.add(sUpdate, &setMTU{Name: want.Name, From: state.MTU, To: want.MTU})
+		p.add(update, &setMTU{Name: want.Name, From: state.MTU, To: want.MTU})
 	}
 	if want.MAC != nil && !bytes.Equal(state.MAC, want.MAC) {
-		p.add(sUpdate, &setMAC{Name: want.Name, From: state.MAC, To: want.MAC})
+		p.add(update, &setMAC{Name: want.Name, From: state.MAC, To: want.MAC})
 	}
 	if state.Master != want.Master {
-		p.add(sUpdate, &setMaster{Name: want.Name, From: state.Master, To: want.Master})
+		p.add(update, &setMaster{Name: want.Name, From: state.Master, To: want.Master})
 		state.Port = nil // a new bridge port starts with the kernel's defaults
 	}
 	if want.Port != nil && want.Master != "" {
@@ -364,24 +378,25 @@ func (p *planner) planLink(want *LinkSpec) {
 			p.add(stepPortFlags, &setPortFlags{Name: want.Name, From: have, To: *want.Port})
 		}
 	}
-	haveAddrs := make(map[netip.Prefix]Address, len(state.Addrs))
-	for _, a := range state.Addrs {
-		haveAddrs[a.Prefix] = a
+}
+
+// planAddrs adds the wanted addresses the link lacks (or has with other flags) and deletes the others.
+func (p *planner) planAddrs(want *LinkSpec, have []Address) {
+	byPrefix := make(map[netip.Prefix]Address, len(have))
+	for _, a := range have {
+		byPrefix[a.Prefix] = a
 	}
 	for _, a := range want.Addrs {
-		h, ok := haveAddrs[a.Prefix]
+		h, ok := byPrefix[a.Prefix]
 		if !ok || h.NoPrefixRoute != a.NoPrefixRoute {
 			p.add(stepAddAddr, &addAddr{Link: want.Name, Addr: a})
 		}
-		delete(haveAddrs, a.Prefix)
+		delete(byPrefix, a.Prefix)
 	}
-	for _, a := range state.Addrs {
-		if _, extra := haveAddrs[a.Prefix]; extra {
+	for _, a := range have {
+		if _, extra := byPrefix[a.Prefix]; extra {
 			p.add(stepDelAddr, &delAddr{Link: want.Name, Addr: a})
 		}
-	}
-	if !state.Up {
-		p.add(sUp, &setUp{Name: want.Name})
 	}
 }
 
