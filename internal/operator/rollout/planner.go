@@ -171,14 +171,39 @@ func Compute(in Input) Plan {
 	slices.SortFunc(nodes, func(a, b NodeState) int {
 		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Name, b.Name))
 	})
+	p, u := tally(in, nodes)
+	if len(p.Failures) > 0 || in.Target == "" {
+		p.Rollback = nil
+		return p
+	}
+	slots := in.MaxUnavailable - u.count
+	rolledBack := make(map[string]bool, len(p.Rollback))
+	for _, name := range p.Rollback {
+		rolledBack[name] = true
+		if !u.alreadyOut[name] {
+			slots-- // a rolled-back node re-applies: it is unavailable until it confirms
+		}
+	}
+	if in.Paused {
+		return p
+	}
+	p.Assign = assign(in, nodes, p.Buckets, slots, u.alreadyOut, rolledBack)
+	return p
+}
 
+// unavailable counts nodes that are not running a confirmed configuration: in flight or failed on the
+// target, but also nodes still applying an earlier revision (a rollout superseded mid-way), which are
+// alreadyOut: giving such a node the target costs no extra slot, it is unavailable already.
+type unavailable struct {
+	count      int
+	alreadyOut map[string]bool
+}
+
+// tally puts every node (sorted) into its bucket: the plan without assignments, and the unavailable nodes.
+func tally(in Input, nodes []NodeState) (Plan, unavailable) {
 	p := Plan{Buckets: make(map[string]Bucket, len(nodes))}
 	p.Counts.Total = len(nodes)
-	// unavailable counts nodes that are not running a confirmed configuration: in flight or failed on the
-	// target, but also nodes still applying an earlier revision (a rollout superseded mid-way). Giving
-	// such a node the target costs no extra slot: it is unavailable already.
-	unavailable := 0
-	alreadyOut := map[string]bool{}
+	u := unavailable{alreadyOut: map[string]bool{}}
 	for _, n := range nodes {
 		p.Order = append(p.Order, n.Name)
 		b, fail := classify(in, n)
@@ -191,18 +216,18 @@ func Compute(in Input) Plan {
 			p.Counts.Updated++
 		case BucketInFlight:
 			p.Counts.InFlight++
-			unavailable++
+			u.count++
 		case BucketFailed:
 			p.Counts.Failed++
-			unavailable++
+			u.count++
 			if !in.Settled {
 				p.Failures = append(p.Failures, fail)
 			}
 		case BucketPending:
 			p.Counts.Pending++
 			if n.Config != nil && !confirmed(n.Config, n.Config.Revision) {
-				unavailable++
-				alreadyOut[n.Name] = true
+				u.count++
+				u.alreadyOut[n.Name] = true
 			}
 		case BucketHeld:
 			p.Counts.Held++
@@ -210,35 +235,26 @@ func Compute(in Input) Plan {
 		case BucketNotReady:
 			p.Counts.NotReady++
 			if assigned(n, in.Target) {
-				unavailable++ // it may be applying: it occupies a slot until it confirms
+				u.count++ // it may be applying: it occupies a slot until it confirms
 			}
 		}
 		if n.Config != nil && n.Config.Revision != in.Target && in.Failed[n.Config.Revision] {
 			p.Rollback = append(p.Rollback, n.Name)
 		}
 	}
-	if len(p.Failures) > 0 || in.Target == "" {
-		p.Rollback = nil
-		return p
-	}
-	slots := in.MaxUnavailable - unavailable
-	rolledBack := make(map[string]bool, len(p.Rollback))
-	for _, name := range p.Rollback {
-		rolledBack[name] = true
-		if !alreadyOut[name] {
-			slots-- // a rolled-back node re-applies: it is unavailable until it confirms
-		}
-	}
-	if in.Paused {
-		return p
-	}
-	// With groups, only the first unfinished group may receive assignments.
+	return p, u
+}
+
+// assign picks the pending nodes that get the target now, in order, within slots. With groups, only the first
+// unfinished group may receive assignments.
+func assign(in Input, nodes []NodeState, buckets map[string]Bucket, slots int, alreadyOut, rolledBack map[string]bool) []string {
+	var out []string
 	activeGroup, found := "", false
 	for _, n := range nodes {
 		if found && n.Group != activeGroup {
 			break
 		}
-		b := p.Buckets[n.Name]
+		b := buckets[n.Name]
 		finished := b == BucketDone || b == BucketHeld || (b == BucketNotReady && !assigned(n, in.Target))
 		if !finished && !found {
 			activeGroup, found = n.Group, true
@@ -253,10 +269,10 @@ func Compute(in Input) Plan {
 		if cost > 0 && slots < cost {
 			break // strict order: a later node never overtakes one waiting for a slot
 		}
-		p.Assign = append(p.Assign, n.Name)
+		out = append(out, n.Name)
 		slots -= cost
 	}
-	return p
+	return out
 }
 
 func assigned(n NodeState, target string) bool {
