@@ -71,113 +71,157 @@ const (
 func (c *Cluster) RunScenario(ctx context.Context, out io.Writer) (*Results, error) {
 	p := &printer{w: out}
 	res := &Results{Startup: time.Since(c.start)}
+	for _, step := range []func(context.Context, *printer, *Results) error{
+		c.showKernel, c.showWebhook, c.showUnderlay, c.showSamples, c.showWorkloads, c.showConnectivity,
+		c.showCounters, c.showChange, c.showBrokenChange, c.showAfterRollback,
+	} {
+		if err := step(ctx, p, res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
 
+// showKernel says whether the kernel has VRF devices, and what the agents do when it has none.
+func (c *Cluster) showKernel(ctx context.Context, p *printer, res *Results) error {
 	p.heading("Kernel: VRF devices?")
 	f, err := netconf.Probe(ctx, c.nodes[0].NS.Handle())
 	if err != nil {
-		return res, fmt.Errorf("probe kernel features: %w", err)
+		return fmt.Errorf("probe kernel features: %w", err)
 	}
 	res.VRFDevices, res.VRFReason = f.VRF, f.VRFReason
 	if f.VRF {
 		p.line("  VRF devices available: each tenant VRF gets a vr.<vrf> device; the eBPF router looks routes up in its table.")
-	} else {
-		p.line("  No VRF devices on this kernel (%s).", f.VRFReason)
-		p.line("  So the agents run every tenant VRF table-only: its routes live in a numbered routing table, and the eBPF")
-		p.line("  router routes per table (bpf_fib_lookup with the VRF's table id) on the VRF's interfaces; policy rules")
-		p.line("  send the kernel's own lookups for those interfaces to the same table. FRR keeps its BGP VRFs inactive")
-		p.line("  (no L3VNI, no type-5 routes): between nodes, tenant traffic rides the stretched L2 networks, whose EVPN")
-		p.line("  type-2 MAC/IP routes give every node the remote workloads' neighbour entries (asymmetric IRB).")
+		return nil
 	}
+	p.line("  No VRF devices on this kernel (%s).", f.VRFReason)
+	p.line("  So the agents run every tenant VRF table-only: its routes live in a numbered routing table, and the eBPF")
+	p.line("  router routes per table (bpf_fib_lookup with the VRF's table id) on the VRF's interfaces; policy rules")
+	p.line("  send the kernel's own lookups for those interfaces to the same table. FRR keeps its BGP VRFs inactive")
+	p.line("  (no L3VNI, no type-5 routes): between nodes, tenant traffic rides the stretched L2 networks, whose EVPN")
+	p.line("  type-2 MAC/IP routes give every node the remote workloads' neighbour entries (asymmetric IRB).")
+	return nil
+}
 
+func (c *Cluster) showWebhook(ctx context.Context, p *printer, res *Results) error {
 	p.heading("Webhook: an invalid resource is refused")
+	var err error
 	if res.WebhookDenial, err = c.checkWebhook(ctx); err != nil {
-		return res, err
+		return err
 	}
 	p.line("  layer2networkconfiguration/demo-invalid (vrf no-such-vrf) -> %s", res.WebhookDenial)
+	return nil
+}
 
+// showUnderlay follows the operator's first revision and waits for the fabric and the Nodes.
+func (c *Cluster) showUnderlay(ctx context.Context, p *printer, res *Results) error {
 	p.heading("Underlay: the operator's first revision (no tenant resources yet)")
+	var err error
 	if res.Underlay, err = c.showRollout(ctx, p, 0, c.operatorStart, "the operator started", nil); err != nil {
-		return res, err
+		return err
 	}
 	if res.UnderlayUp, err = c.waitUnderlay(ctx, p); err != nil {
-		return res, err
+		return err
 	}
-	if err := c.waitNodesReady(ctx, p); err != nil {
-		return res, err
-	}
+	return c.waitNodesReady(ctx, p)
+}
 
+func (c *Cluster) showSamples(ctx context.Context, p *printer, res *Results) error {
 	p.heading("Apply %s (%d tenant VRFs, %d L2 networks stretched over all nodes, leaking rules)",
 		c.rel(c.samples.Dir), len(c.samples.VRFs), len(c.samples.Networks))
+	var err error
 	if res.Initial, err = c.applyAndRoll(ctx, p, c.samples.Files...); err != nil {
-		return res, err
+		return err
 	}
 	if res.Initial.Phase != string(v1.RevisionDone) {
-		return res, fmt.Errorf("initial revision %s ended %s: %s", res.Initial.Revision, res.Initial.Phase, res.Initial.Message)
+		return fmt.Errorf("initial revision %s ended %s: %s", res.Initial.Revision, res.Initial.Phase, res.Initial.Message)
 	}
 	p.line("  converged: %s runs on all %d nodes %.1fs after the resources were applied", ShortName(res.Initial.Revision),
 		len(c.nodes), res.Initial.Duration().Seconds())
+	return nil
+}
 
+func (c *Cluster) showWorkloads(ctx context.Context, p *printer, _ *Results) error {
 	p.heading("Workloads: plugged into the nodes' L2 networks (what a CNI plugin would do)")
 	if err := c.PlugWorkloads(ctx); err != nil {
-		return res, err
+		return err
 	}
 	for _, w := range c.loads {
 		p.line("  %-3s on %s  %-13s %-9s %s/%d via %s", w.Name, w.Node.Name, w.Network.Name, w.VRF, w.Addr,
 			w.Network.Gateway.Bits(), w.Network.Gateway.Addr())
 	}
+	return nil
+}
 
+func (c *Cluster) showConnectivity(ctx context.Context, p *printer, res *Results) error {
 	p.heading("Connectivity between workloads across the EVPN/VXLAN fabric")
+	var err error
 	if res.Matrix, err = c.Connectivity(ctx); err != nil {
-		return res, err
+		return err
 	}
 	p.block(RenderMatrix(res.Matrix))
 	if bad := res.Matrix.Unexpected(); len(bad) > 0 {
-		return res, fmt.Errorf("connectivity: %d pairs not as expected, first: %s -> %s (%s) %d/%d replies",
+		return fmt.Errorf("connectivity: %d pairs not as expected, first: %s -> %s (%s) %d/%d replies",
 			len(bad), bad[0].From.Label(), bad[0].To.Label(), bad[0].Path, bad[0].Received, bad[0].Sent)
 	}
+	return nil
+}
 
+func (c *Cluster) showCounters(ctx context.Context, p *printer, res *Results) error {
 	p.heading("Per-VRF counters of the eBPF routers, from Prometheus")
+	var err error
 	if res.Counters, err = c.VRFCounters(ctx); err != nil {
-		return res, err
+		return err
 	}
 	p.line("  $ curl '%s/api/v1/query' --data-urlencode 'query=%s'", c.prometheus.URL, CounterQuery)
 	p.block(RenderCounters(res.Counters))
 	p.line("  forwarded by each node's router: %s", ForwardedQuery)
 	p.block(RenderForwarded(res.Counters))
 	p.line("  (equal to the agents' own /metrics; Prometheus caught up %.1fs after the traffic)", res.Counters.Settled.Seconds())
+	return nil
+}
 
+// showChange rolls out the export-prefix change and shows it in every node's FRR.
+func (c *Cluster) showChange(ctx context.Context, p *printer, res *Results) error {
 	p.heading("A change: export %s into tenant-a (%s)", changePrefix, ChangeExportFile)
+	var err error
 	if res.Change, err = c.applyAndRoll(ctx, p, filepath.Join(c.samples.Dir, ChangeExportFile)); err != nil {
-		return res, err
+		return err
 	}
 	if res.Change.Phase != string(v1.RevisionDone) {
-		return res, fmt.Errorf("change revision %s ended %s: %s", res.Change.Revision, res.Change.Phase, res.Change.Message)
+		return fmt.Errorf("change revision %s ended %s: %s", res.Change.Revision, res.Change.Phase, res.Change.Message)
 	}
 	res.ChangeFRR = map[string][]string{}
 	for _, n := range c.nodes {
 		lines, err := c.FRRLines(ctx, n, changePrefix)
 		if err != nil {
-			return res, err
+			return err
 		}
 		res.ChangeFRR[n.Name] = lines
 		p.line("  FRR on %s: %s", n.Name, strings.Join(lines, " | "))
 	}
+	return nil
+}
 
+// showBrokenChange rolls out the jumbo-frame change, which fails on the small-MTU node and is rolled back, and
+// shows the MTU of that network's VXLAN device on every node afterwards.
+func (c *Cluster) showBrokenChange(ctx context.Context, p *printer, res *Results) error {
 	p.heading("A broken change: jumbo frames on %s (%s)", brokenNetwork, ChangeBrokenFile)
 	small := c.nodes[c.opts.SmallMTUNode-1]
 	p.line("  %s's uplink has MTU %d: it carries 1500-byte overlay frames, not 9000-byte ones.", small.Name, small.UplinkMTU)
+	var err error
 	if res.Broken, err = c.applyAndRoll(ctx, p, filepath.Join(c.samples.Dir, ChangeBrokenFile)); err != nil {
-		return res, err
+		return err
 	}
 	if res.Broken.Phase != string(v1.RevisionFailed) {
-		return res, fmt.Errorf("broken revision %s ended %s, want Failed", res.Broken.Revision, res.Broken.Phase)
+		return fmt.Errorf("broken revision %s ended %s, want Failed", res.Broken.Revision, res.Broken.Phase)
 	}
 	p.line("  %s failed on %s: %s", ShortName(res.Broken.Revision), res.Broken.FailedNode, res.Broken.FailReason)
 	p.line("  (the revision's status: %s)", res.Broken.Message)
 	p.line("  rolled back: every node runs %s again, %.1fs after the change", ShortName(res.Broken.RolledBackTo), res.Broken.Duration().Seconds())
 	broken, err := c.network(brokenNetwork)
 	if err != nil {
-		return res, err
+		return err
 	}
 	res.BrokenVXLAN = broken.VXLAN()
 	res.MTUAfter = map[string]int{}
@@ -185,14 +229,20 @@ func (c *Cluster) RunScenario(ctx context.Context, out io.Writer) (*Results, err
 	for _, n := range c.nodes {
 		l, err := n.NS.Handle().LinkByName(res.BrokenVXLAN)
 		if err != nil {
-			return res, fmt.Errorf("%s on %s: %w", res.BrokenVXLAN, n.Name, err)
+			return fmt.Errorf("%s on %s: %w", res.BrokenVXLAN, n.Name, err)
 		}
 		res.MTUAfter[n.Name] = l.Attrs().MTU
 		mtus = append(mtus, fmt.Sprintf("%s %d", n.Name, l.Attrs().MTU))
 	}
 	p.line("  MTU of %s now: %s", res.BrokenVXLAN, strings.Join(mtus, ", "))
+	return nil
+}
+
+// showAfterRollback measures the connectivity matrix again after the rollback.
+func (c *Cluster) showAfterRollback(ctx context.Context, p *printer, res *Results) error {
+	var err error
 	if res.AfterRollback, err = c.measure(ctx); err != nil {
-		return res, err
+		return err
 	}
 	bridged, bok := res.AfterRollback.Count(PathBridged)
 	routed, rok := res.AfterRollback.Count(PathRouted)
@@ -200,10 +250,10 @@ func (c *Cluster) RunScenario(ctx context.Context, out io.Writer) (*Results, err
 	p.line("  connectivity after the rollback: %d/%d bridged, %d/%d routed pairs reach each other, %d/%d cross-tenant pairs blocked",
 		bok, bridged, rok, routed, xok, blocked)
 	if bad := res.AfterRollback.Unexpected(); len(bad) > 0 {
-		return res, fmt.Errorf("connectivity after the rollback: %d pairs not as expected, first: %s -> %s (%s)",
+		return fmt.Errorf("connectivity after the rollback: %d pairs not as expected, first: %s -> %s (%s)",
 			len(bad), bad[0].From.Label(), bad[0].To.Label(), bad[0].Path)
 	}
-	return res, nil
+	return nil
 }
 
 // waitUnderlay waits until the route reflector has an Established IPv4 and EVPN session with every node and
