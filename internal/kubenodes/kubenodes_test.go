@@ -25,6 +25,7 @@ import (
 	"github.com/network-operator/network-operator/internal/namedns"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/internal/wait"
 )
 
 func TestTwoNodes(t *testing.T) {
@@ -166,30 +167,25 @@ func TestTwoNodes(t *testing.T) {
 
 func waitPods(t *testing.T, ctx context.Context, cs kubernetes.Interface, selector string, want int) []corev1.Pod {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: selector})
+	var pods []corev1.Pod
+	err := wait.Poll(ctx, 200*time.Millisecond, 2*time.Minute, "pods "+selector, func(ctx context.Context) (bool, string, error) {
+		l, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
-			t.Fatal(err)
+			return false, "", err
 		}
+		pods = l.Items
 		running := 0
-		for _, p := range pods.Items {
+		for _, p := range pods {
 			if p.Status.Phase == corev1.PodRunning {
 				running++
 			}
 		}
-		if running == want {
-			return pods.Items
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pods %s: %d of %d running: %+v", selector, running, want, pods.Items)
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatal(ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
+		return running == want, fmt.Sprintf("%d of %d running: %+v", running, want, pods), nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
+	return pods
 }
 
 type testWriter struct{ t *testing.T }
