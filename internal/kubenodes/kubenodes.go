@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/network-operator/network-operator/internal/wait"
@@ -205,6 +206,7 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := c.saveSysctls(); err != nil {
 		return err
 	}
+	c.removeSharedRuntimeDirOnClose()
 	if err := c.startNetwork(ctx); err != nil {
 		return err
 	}
@@ -256,6 +258,28 @@ func (c *Cluster) saveSysctls() error {
 		return errors.Join(errs...)
 	})
 	return nil
+}
+
+// sharedRuntimeDir is where containerd's shims put their sockets (<dir>/s) and runc its state (<dir>/runc)
+// whatever a node's own state directory is: containerd 1.6 fixes these paths.
+const sharedRuntimeDir = "/run/containerd"
+
+// removeSharedRuntimeDirOnClose removes, at teardown, the shared runtime directories that the nodes' containerd
+// created on a host that had none. Only empty directories go: a socket or state still in there belongs to
+// another containerd (another cluster, or the host's), which keeps it.
+func (c *Cluster) removeSharedRuntimeDirOnClose() {
+	if _, err := os.Stat(sharedRuntimeDir); err == nil {
+		return // the host's or another cluster's: not ours to remove
+	}
+	c.onClose(func() error {
+		for _, d := range []string{"s", "runc/k8s.io", "runc", "."} {
+			err := os.Remove(filepath.Join(sharedRuntimeDir, d))
+			if err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTEMPTY) {
+				return fmt.Errorf("remove %s: %w", filepath.Join(sharedRuntimeDir, d), err)
+			}
+		}
+		return nil
+	})
 }
 
 // AdminKubeconfig is a kubeconfig of a cluster administrator (system:masters).
