@@ -1,155 +1,257 @@
-// Package bpftables translates a NodeNetworkConfigSpec into the eBPF router's tables (pkg/maps): interface names
-// become ifindexes of the node's namespace, VRF names become the spec's BPF VRF ids with their routing table and
-// VNI, redirect targets become egress ifindexes, and spec.dataplane.strict is set on every interface. It is pure:
-// the caller supplies the name -> ifindex lookup of the namespace.
+// Package bpftables is the one translator from names to the eBPF router's tables (pkg/maps): interface names
+// become ifindexes of the node's namespace, VRF names become BPF VRF ids, redirect targets become egress
+// ifindexes. A NodeNetworkConfigSpec (FromSpec) and the tables file of `dataplane apply` (internal/agent/dpctl)
+// both describe tables by name as a Desired; Resolve turns it into maps.Tables. The table rules are
+// maps.Tables.ValidateFrom's alone: Resolve checks only what names add (unknown VRF names, duplicate VRF names,
+// interfaces that do not exist) and reports the router's rules in the source's fields and values. It is pure: the
+// caller supplies the name -> ifindex lookup.
 package bpftables
 
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/validation"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
 
 // ErrMissingLink marks a named interface that does not exist in the node's namespace. Like every problem of the
-// spec it also matches validation.ErrInvalid; the field errors name field and value.
+// source it also matches validation.ErrInvalid; the field errors name field and value.
 var ErrMissingLink = fmt.Errorf("%w: interface does not exist", validation.ErrInvalid)
 
 // Links looks interface names up in the node's namespace; ok is false when there is no such link.
 type Links func(name string) (ifindex int, ok bool)
 
-// Input is what Tables needs besides the spec.
-type Input struct {
-	Links Links
-	// LookupDevices names, per VRF (spec name), the device whose forwarding flag bpf_fib_lookup checks: the VRF
-	// device where the kernel has one. VRFs without an entry use the ingress device (lookup_ifindex 0).
-	LookupDevices map[string]string
+// Desired is tables by name, each entry with the paths of its fields in the source (a spec, a file).
+type Desired struct {
+	VRFs       []VRF
+	Interfaces []Interface
+	Redirects  []Redirect
+	// Errs are the source's own problems found while building Desired (e.g. an unknown mode name); Resolve
+	// reports them with its own.
+	Errs field.ErrorList
+	// Tables names each whole table ("vrfs", "interfaces", "redirects") in the source, for errors about a
+	// table's size; missing: the table's own name.
+	Tables map[string]*field.Path
 }
 
-// Revision is the BPF generation revision the spec asks for: spec.expectedMapVersion, which must equal the
-// spec's own MapVersion() (an operator and agent that disagree on the content hash would make the read-back
-// meaningless); a spec without expectedMapVersion (standalone files) gets its MapVersion().
-func Revision(spec *v1.NodeNetworkConfigSpec) (string, error) {
-	mv := spec.MapVersion()
-	if spec.ExpectedMapVersion != "" && spec.ExpectedMapVersion != mv {
-		return "", validation.Join(field.ErrorList{field.Invalid(field.NewPath("expectedMapVersion"), spec.ExpectedMapVersion,
-			"differs from the MapVersion() of the spec ("+mv+"): operator and agent disagree on the map content")})
-	}
-	return mv, nil
+// VRF is a vrf_table entry by name.
+type VRF struct {
+	Name         string
+	ID           int64
+	TableID      int64
+	VNI          int64
+	LookupDevice string // "" = the ingress interface
+	At           VRFPaths
 }
 
-// Tables builds the desired tables. Every problem is reported: each a *field.Error naming the spec field and
-// value, together matching validation.ErrInvalid, and ErrMissingLink when an interface does not exist.
-func Tables(spec *v1.NodeNetworkConfigSpec, in Input) (maps.Tables, error) {
-	var errs, missing field.ErrorList
-	bad := func(path *field.Path, value any, format string, args ...any) {
-		errs = append(errs, field.Invalid(path, value, fmt.Sprintf(format, args...)))
-	}
-	lookup := func(path *field.Path, name, what string) uint32 {
-		idx, ok := in.Links(name)
-		if !ok {
-			missing = append(missing, field.Invalid(path, name, what+"does not exist on the node"))
-			return 0
-		}
-		return uint32(idx)
-	}
+// VRFPaths are the source paths of a VRF's fields; nil where the source has no such field.
+type VRFPaths struct{ Entry, Name, ID, TableID, VNI, LookupDevice *field.Path }
 
+// Interface is an iface_table entry by name.
+type Interface struct {
+	Name   string
+	VLAN   int64
+	VRF    string // "" = none
+	Mode   maps.Mode
+	Strict bool
+	At     InterfacePaths
+}
+
+// InterfacePaths are the source paths of an interface's fields.
+type InterfacePaths struct{ Entry, Name, VLAN, VRF, Mode *field.Path }
+
+// Redirect is a redirect_table entry by name.
+type Redirect struct {
+	From, To       string
+	Peer           bool
+	SrcMAC, DstMAC maps.MAC
+	At             RedirectPaths
+}
+
+// RedirectPaths are the source paths of a redirect's fields.
+type RedirectPaths struct{ Entry, From, To, SrcMAC, DstMAC *field.Path }
+
+// Resolve builds the tables of d with links. Every problem is reported: each a *field.Error naming the source's
+// field and value, together matching validation.ErrInvalid, and ErrMissingLink when an interface does not exist.
+// The tables are normalised.
+func (d Desired) Resolve(links Links) (maps.Tables, error) {
+	r := resolver{links: links, errs: append(field.ErrorList(nil), d.Errs...), origin: origin{tables: d.Tables},
+		absent: Placeholders{base: absentBase}}
 	var t maps.Tables
-	vrfIDs := make(map[string]uint32, len(spec.VRFs))
-	for i, v := range spec.VRFs {
-		f := field.NewPath("vrfs").Index(i)
-		if v.ID < v1.MinVRFID || v.ID > v1.MaxVRFID {
-			bad(f.Child("id"), v.ID, "BPF VRF id must be within %d..%d", v1.MinVRFID, v1.MaxVRFID)
-			continue
+	vrfIDs := make(map[string]uint32, len(d.VRFs))
+	vrfNamed := make(map[string]bool, len(d.VRFs))
+	for _, v := range d.VRFs {
+		entry := maps.VRF{ID: fit32(v.ID, math.MaxUint32), TableID: fit32(v.TableID, 0), VNI: fit32(v.VNI, math.MaxUint32)}
+		if vrfNamed[v.Name] {
+			r.errs = append(r.errs, field.Duplicate(v.At.Name, v.Name))
+		} else {
+			vrfNamed[v.Name], vrfIDs[v.Name] = true, entry.ID
 		}
-		if v.TableID < v1.MinTableID {
-			bad(f.Child("tableID"), v.TableID, "not a routing table")
-			continue
-		}
-		if v.VNI < 0 || v.VNI > v1.MaxVNI {
-			bad(f.Child("vni"), v.VNI, "must be within 0..%d", v1.MaxVNI)
-			continue
-		}
-		if _, dup := vrfIDs[v.Name]; dup {
-			errs = append(errs, field.Duplicate(f.Child("name"), v.Name))
-			continue
-		}
-		vrfIDs[v.Name] = uint32(v.ID)
-		entry := maps.VRF{ID: uint32(v.ID), TableID: uint32(v.TableID), VNI: uint32(v.VNI)}
-		if dev := in.LookupDevices[v.Name]; dev != "" {
-			entry.LookupIfindex = lookup(f, dev, "VRF device ")
+		if v.LookupDevice != "" {
+			entry.LookupIfindex = r.ifindex(v.At.LookupDevice, v.LookupDevice)
 		}
 		t.VRFs = append(t.VRFs, entry)
+		r.origin.vrfs = append(r.origin.vrfs, entryOrigin{v.At.Entry, v.Name, map[string]source{
+			"id": {v.At.ID, v.ID}, "tableID": {v.At.TableID, v.TableID}, "vni": {v.At.VNI, v.VNI},
+			"lookupIfindex": {v.At.LookupDevice, v.LookupDevice},
+		}})
 	}
-
-	redirects := map[uint32]bool{}
-	for i, d := range spec.DataPlane.Interfaces {
-		f := field.NewPath("dataplane", "interfaces").Index(i)
-		mode, err := Mode(d.Mode)
-		if err != nil {
-			errs = append(errs, field.NotSupported(f.Child("mode"), d.Mode, []v1.InterfaceMode{v1.ModeRoute, v1.ModeRedirect, v1.ModePass}))
-			continue
-		}
-		if d.VLAN < 0 || d.VLAN > v1.MaxVLAN {
-			bad(f.Child("vlan"), d.VLAN, "must be within 0..%d", v1.MaxVLAN)
-			continue
-		}
-		entry := maps.Interface{VLAN: uint16(d.VLAN), Mode: mode, Strict: spec.DataPlane.Strict}
-		if d.VRF != "" {
-			id, ok := vrfIDs[d.VRF]
+	for _, in := range d.Interfaces {
+		entry := maps.Interface{VLAN: fit16(in.VLAN), Mode: in.Mode, Strict: in.Strict}
+		if in.VRF != "" {
+			id, ok := vrfIDs[in.VRF]
 			if !ok {
-				bad(f.Child("vrf"), d.VRF, "not in vrfs")
+				r.errs = append(r.errs, field.Invalid(in.At.VRF, in.VRF, "not in vrfs"))
 				continue
 			}
 			entry.VRF = id
-		} else if mode == maps.ModeRoute {
-			errs = append(errs, field.Required(f.Child("vrf"), "required for mode route"))
-			continue
 		}
-		entry.Ifindex = lookup(f.Child("name"), d.Name, "")
-		if entry.Ifindex == 0 {
-			continue
-		}
-		if mode == maps.ModeRedirect {
-			if d.RedirectTarget == "" {
-				errs = append(errs, field.Required(f.Child("redirectTarget"), "required for mode redirect"))
-				continue
-			}
-			egress := lookup(f.Child("redirectTarget"), d.RedirectTarget, "")
-			if egress == 0 {
-				continue
-			}
-			// One redirect per ingress device: every VLAN of it goes to the same target.
-			if !redirects[entry.Ifindex] {
-				redirects[entry.Ifindex] = true
-				t.Redirects = append(t.Redirects, maps.Redirect{Ifindex: entry.Ifindex, EgressIfindex: egress})
-			}
-		}
+		entry.Ifindex = r.ifindex(in.At.Name, in.Name)
 		t.Interfaces = append(t.Interfaces, entry)
+		r.origin.interfaces = append(r.origin.interfaces, entryOrigin{in.At.Entry, fmt.Sprintf("%s vlan %d", in.Name, in.VLAN), map[string]source{
+			"ifindex": {in.At.Name, in.Name}, "vlan": {in.At.VLAN, in.VLAN}, "vrf": {in.At.VRF, in.VRF},
+			"mode": {in.At.Mode, in.Mode.String()},
+		}})
 	}
-	if err := errors.Join(validation.Join(errs), validation.JoinClass(ErrMissingLink, missing)); err != nil {
+	for _, rd := range d.Redirects {
+		t.Redirects = append(t.Redirects, maps.Redirect{Ifindex: r.ifindex(rd.At.From, rd.From),
+			EgressIfindex: r.ifindex(rd.At.To, rd.To), Peer: rd.Peer, SrcMAC: rd.SrcMAC, DstMAC: rd.DstMAC})
+		r.origin.redirects = append(r.origin.redirects, entryOrigin{rd.At.Entry, rd.From, map[string]source{
+			"ifindex": {rd.At.From, rd.From}, "egressIfindex": {rd.At.To, rd.To},
+			"srcMAC": {rd.At.SrcMAC, macString(rd.SrcMAC)}, "dstMAC": {rd.At.DstMAC, macString(rd.DstMAC)},
+		}})
+	}
+	if err := errors.Join(validation.Join(r.errs), validation.JoinClass(ErrMissingLink, r.missing),
+		t.ValidateFrom(&r.origin)); err != nil {
 		return maps.Tables{}, err
-	}
-	// The spec checks above cover the router's; this guards against the two drifting apart.
-	if err := t.Validate(); err != nil {
-		return maps.Tables{}, fmt.Errorf("tables from the spec: %w", err)
 	}
 	return t.Normalize(), nil
 }
 
-// Mode maps the API's interface mode to the router's; "" is route (the CRD default).
-func Mode(m v1.InterfaceMode) (maps.Mode, error) {
-	switch m {
-	case "", v1.ModeRoute:
-		return maps.ModeRoute, nil
-	case v1.ModeRedirect:
-		return maps.ModeRedirect, nil
-	case v1.ModePass:
-		return maps.ModePass, nil
+type resolver struct {
+	links         Links
+	errs, missing field.ErrorList
+	origin        origin
+	// absent numbers names that do not exist, so that the table rules still see one interface per name.
+	absent Placeholders // base absentBase
+}
+
+// ifindex resolves name; one that does not exist is recorded and gets a placeholder.
+func (r *resolver) ifindex(path *field.Path, name string) uint32 {
+	idx, ok := r.links(name)
+	if !ok || idx <= 0 || idx > math.MaxUint32 {
+		r.missing = append(r.missing, field.Invalid(path, name, "does not exist on the node"))
+		return uint32(r.absent.Ifindex(name))
 	}
-	return 0, fmt.Errorf("interface mode %q: %w", m, validation.ErrInvalid)
+	return uint32(idx)
+}
+
+// placeholderBase is above any real ifindex (the kernel's are positive ints, counted up from 1); absentBase
+// above the placeholders of names that will exist.
+const (
+	placeholderBase = 1 << 30
+	absentBase      = 1 << 31
+)
+
+// Placeholders numbers interfaces that do not exist (yet): the ones a plan creates, or every name of a file
+// checked away from its node. Each name gets one number, above any real ifindex, in the order first asked.
+type Placeholders struct {
+	Names []string // in the order numbered
+	at    map[string]int
+	base  int // 0: placeholderBase
+}
+
+// Ifindex is name's placeholder.
+func (p *Placeholders) Ifindex(name string) int {
+	if idx, ok := p.at[name]; ok {
+		return idx
+	}
+	if p.at == nil {
+		p.at = map[string]int{}
+	}
+	if p.base == 0 {
+		p.base = placeholderBase
+	}
+	p.at[name] = p.base + len(p.Names)
+	p.Names = append(p.Names, name)
+	return p.at[name]
+}
+
+// Links is a lookup that numbers every name.
+func (p *Placeholders) Links() Links {
+	return func(name string) (int, bool) { return p.Ifindex(name), true }
+}
+
+// fit32 converts a source number; one that does not fit becomes bad, a value the table rules refuse (the
+// error then reports the source's value).
+func fit32(v int64, bad uint32) uint32 {
+	if v < 0 || v > math.MaxUint32 {
+		return bad
+	}
+	return uint32(v)
+}
+
+// fit16 converts a VLAN id; one that does not fit becomes a VLAN the table rules refuse.
+func fit16(v int64) uint16 {
+	if v < 0 || v > math.MaxUint16 {
+		return math.MaxUint16
+	}
+	return uint16(v)
+}
+
+func macString(m maps.MAC) string {
+	if m.IsZero() {
+		return ""
+	}
+	return m.String()
+}
+
+// source is where one field of an entry came from.
+type source struct {
+	path  *field.Path
+	value any
+}
+
+// entryOrigin is where one table entry came from.
+type entryOrigin struct {
+	path   *field.Path
+	value  any // of the whole entry
+	fields map[string]source
+}
+
+// origin maps the entries of the resolved tables back to the source (maps.Origin).
+type origin struct {
+	vrfs, interfaces, redirects []entryOrigin
+	// tables names each whole table in the source; nil: the table's own name.
+	tables map[string]*field.Path
+}
+
+func (o *origin) Field(table string, i int, name string, value any) (*field.Path, any) {
+	var entries []entryOrigin
+	switch table {
+	case "vrfs":
+		entries = o.vrfs
+	case "interfaces":
+		entries = o.interfaces
+	case "redirects":
+		entries = o.redirects
+	}
+	if i < 0 || i >= len(entries) {
+		if p := o.tables[table]; p != nil {
+			return p, value
+		}
+		return field.NewPath(table), value
+	}
+	e := entries[i]
+	if s, ok := e.fields[name]; ok && s.path != nil {
+		return s.path, s.value
+	}
+	if name == "" {
+		return e.path, e.value
+	}
+	return e.path.Child(name), value
 }

@@ -32,10 +32,10 @@ func TestTables(t *testing.T) {
 	cases := []struct {
 		name string
 		edit func(s *v1.NodeNetworkConfigSpec)
-		in   Input
+		devs map[string]string
 		want maps.Tables
 	}{
-		{"route and pass, VLANs of one device, no VRF device", nil, Input{},
+		{"route and pass, VLANs of one device, no VRF device", nil, nil,
 			maps.Tables{
 				Interfaces: []maps.Interface{
 					{Ifindex: 2, VRF: 1, Mode: maps.ModePass},
@@ -44,7 +44,7 @@ func TestTables(t *testing.T) {
 				},
 				VRFs: []maps.VRF{{ID: 1, TableID: 254}, {ID: 3, TableID: 1_000_000_100, VNI: 100}},
 			}},
-		{"VRF device as lookup interface", nil, Input{LookupDevices: map[string]string{"red": "vr.red"}},
+		{"VRF device as lookup interface", nil, map[string]string{"red": "vr.red"},
 			maps.Tables{
 				Interfaces: []maps.Interface{
 					{Ifindex: 2, VRF: 1, Mode: maps.ModePass},
@@ -56,7 +56,7 @@ func TestTables(t *testing.T) {
 		{"strict applies to every interface; redirect", func(s *v1.NodeNetworkConfigSpec) {
 			s.DataPlane.Strict = true
 			s.DataPlane.Interfaces = []v1.DataPlaneInterface{{Name: "eth1", Mode: v1.ModeRedirect, RedirectTarget: "veth9"}}
-		}, Input{}, maps.Tables{
+		}, nil, maps.Tables{
 			Interfaces: []maps.Interface{{Ifindex: 3, Mode: maps.ModeRedirect, Strict: true}},
 			VRFs:       []maps.VRF{{ID: 1, TableID: 254}, {ID: 3, TableID: 1_000_000_100, VNI: 100}},
 			Redirects:  []maps.Redirect{{Ifindex: 3, EgressIfindex: 20}},
@@ -68,8 +68,7 @@ func TestTables(t *testing.T) {
 			if tc.edit != nil {
 				tc.edit(s)
 			}
-			tc.in.Links = lookup
-			got, err := Tables(s, tc.in)
+			got, err := Tables(s, tc.devs, lookup)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,14 +97,28 @@ func TestTablesErrors(t *testing.T) {
 		{"redirect without target", func(s *v1.NodeNetworkConfigSpec) {
 			s.DataPlane.Interfaces[0].Mode = v1.ModeRedirect
 		}, []string{"dataplane.interfaces[0].redirectTarget"}, false},
-		{"VRF id out of range", func(s *v1.NodeNetworkConfigSpec) { s.VRFs[0].ID = 4096 }, []string{"vrfs[0].id: Invalid value: 4096: BPF VRF id must be within 1..4095"}, false},
-		{"VRF id negative", func(s *v1.NodeNetworkConfigSpec) { s.VRFs[0].ID = -1 }, []string{"vrfs[0].id: Invalid value: -1"}, false},
+		{"VRF id out of range", func(s *v1.NodeNetworkConfigSpec) { s.VRFs[0].ID = 4096 }, []string{"vrfs[0].id: Invalid value: 4096: must be within 1..4095"}, false},
+		{"VRF id negative", func(s *v1.NodeNetworkConfigSpec) { s.VRFs[0].ID = -1 }, []string{"vrfs[0].id: Invalid value: -1: must be within 1..4095"}, false},
+		{"interface of a VRF that is not in vrfs", func(s *v1.NodeNetworkConfigSpec) { s.VRFs[1].Name = "gone" },
+			[]string{`dataplane.interfaces[2].vrf: Invalid value: "cluster": not in vrfs`}, false},
+		{"table rules in the spec's terms", func(s *v1.NodeNetworkConfigSpec) {
+			s.VRFs[1].TableID = 0
+			s.VRFs[0].VNI = -5
+			s.DataPlane.Interfaces[1].VLAN = 4095
+			s.DataPlane.Interfaces[2].VLAN = 100
+		}, []string{
+			"vrfs[1].tableID: Invalid value: 0: reserved",
+			"vrfs[0].vni: Invalid value: -5: must be within 0..16777215",
+			"dataplane.interfaces[1].vlan: Invalid value: 4095: must be within 0..4094",
+		}, false},
+		{"two entries of one device and VLAN", func(s *v1.NodeNetworkConfigSpec) { s.DataPlane.Interfaces[2].VLAN = 100 },
+			[]string{`dataplane.interfaces[2]: Invalid value: "eth0 vlan 100": duplicate of dataplane.interfaces[1]`}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := spec()
 			tc.edit(s)
-			_, err := Tables(s, Input{Links: lookup})
+			_, err := Tables(s, nil, lookup)
 			if !errors.Is(err, validation.ErrInvalid) {
 				t.Fatalf("error %v, want validation.ErrInvalid", err)
 			}
@@ -134,5 +147,67 @@ func TestRevision(t *testing.T) {
 	s.ExpectedMapVersion = strings.Repeat("0", 64)
 	if _, err := Revision(s); !errors.Is(err, validation.ErrInvalid) || !strings.Contains(err.Error(), "expectedMapVersion") {
 		t.Fatalf("mismatching expectedMapVersion: %v", err)
+	}
+}
+
+// TestCopiesThatDisagreed: the spec translator, the tables file and maps.Tables.Validate each had rules of their
+// own; these are the cases where they disagreed, with the behaviour kept.
+func TestCopiesThatDisagreed(t *testing.T) {
+	redirects := func(targets ...string) *v1.NodeNetworkConfigSpec {
+		s := spec()
+		s.DataPlane.Interfaces = nil
+		for i, target := range targets {
+			s.DataPlane.Interfaces = append(s.DataPlane.Interfaces,
+				v1.DataPlaneInterface{Name: "eth1", VLAN: int32(i * 10), Mode: v1.ModeRedirect, RedirectTarget: target})
+		}
+		return s
+	}
+	cases := []struct {
+		name string
+		spec *v1.NodeNetworkConfigSpec
+		want string // "" = valid
+	}{
+		// The spec translator kept the first target and dropped the other silently; now it is an error.
+		{"VLANs of one device, different targets", redirects("veth9", "eth0"),
+			`dataplane.interfaces[1].redirectTarget: Invalid value: "eth0": differs from dataplane.interfaces[0].redirectTarget "veth9"`},
+		{"VLANs of one device, one target", redirects("veth9", "veth9"), ""},
+		// The tables file refused a redirect to the ingress interface, maps.Tables accepted it: a redirect does
+		// not decrement the TTL, so the table rule refuses it now, for every source.
+		{"redirect to itself", redirects("eth1"),
+			`dataplane.interfaces[0].redirectTarget: Invalid value: "eth1": the same interface as the ingress interface`},
+		// The spec translator refused a negative VNI as "must be within 0..", the file too, maps cannot see it:
+		// the number that does not fit is refused by the table rule, reported with the spec's value.
+		{"VNI that does not fit 32 bits", func() *v1.NodeNetworkConfigSpec { s := spec(); s.VRFs[0].VNI = -1; return s }(),
+			"vrfs[0].vni: Invalid value: -1: must be within 0..16777215"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Tables(tc.spec, nil, lookup)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("want valid, got %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("error %v, want %q", err, tc.want)
+			case tc.want != "" && !errors.Is(err, validation.ErrInvalid):
+				t.Fatalf("error %v does not match validation.ErrInvalid", err)
+			}
+		})
+	}
+}
+
+func TestPlaceholders(t *testing.T) {
+	var p Placeholders
+	a, b := p.Ifindex("a"), p.Ifindex("b")
+	if a != placeholderBase || b != placeholderBase+1 || p.Ifindex("a") != a || len(p.Names) != 2 {
+		t.Fatalf("placeholders a=%d b=%d names %v", a, b, p.Names)
+	}
+	// A missing link is reported once per field and does not hide the table rules.
+	s := spec()
+	s.DataPlane.Interfaces[0].Name = "nosuch"
+	s.VRFs[1].TableID = 0
+	_, err := Tables(s, nil, lookup)
+	if !errors.Is(err, ErrMissingLink) || !strings.Contains(err.Error(), "vrfs[1].tableID") ||
+		strings.Count(err.Error(), "nosuch") != 1 {
+		t.Fatalf("error %v", err)
 	}
 }

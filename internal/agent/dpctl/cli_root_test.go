@@ -23,7 +23,7 @@ import (
 func buildAgent(t *testing.T) string {
 	t.Helper()
 	_, here, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(here), "..", "..")
+	root := filepath.Join(filepath.Dir(here), "..", "..", "..")
 	bin := filepath.Join(t.TempDir(), "network-agent")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/network-agent")
 	cmd.Dir = root
@@ -198,7 +198,7 @@ func TestCLIInNetnsLab(t *testing.T) {
 
 	// A bad file names the field and value, and the live generation stays.
 	rejected := agent(t, r, bin, "apply", "-f", bad, "--pin-dir", pinDir)
-	if rejected.code != 1 || !strings.Contains(rejected.stderr, `interfaces[1].vrf: Invalid value: "blue": not defined in vrfs`) {
+	if rejected.code != 1 || !strings.Contains(rejected.stderr, `interfaces[1].vrf: Invalid value: "blue": not in vrfs`) {
 		t.Errorf("bad apply: exit %d, stderr %q", rejected.code, rejected.stderr)
 	}
 	if d := dumpJSON(t, r, bin, pinDir); d.Version.Generation != 1 || d.Version.Revision != "test-1" {

@@ -83,7 +83,7 @@ func (c *cli) apply(ctx context.Context, args []string) error {
 	// Loading first makes apply work before attach, and rebuilds the tables from the file when an upgrade left
 	// pinned maps the new program cannot use.
 	l, err := load(ctx, *pinDir, func(ctx context.Context, coll *ebpf.Collection) error {
-		return applyTo(ctx, collectionMaps(coll), tables, rev)
+		return applyTo(ctx, coll, tables, rev)
 	})
 	if err != nil {
 		return err
@@ -243,30 +243,21 @@ func carryOverTables(pinDir string) func(context.Context, *ebpf.Collection) erro
 		if err != nil {
 			return fmt.Errorf("read the live tables from the old maps: %w", err)
 		}
-		return applyTo(ctx, collectionMaps(coll), snap.Tables, snap.Version.Revision)
+		return applyTo(ctx, coll, snap.Tables, snap.Version.Revision)
 	}
 }
 
-func applyTo(ctx context.Context, m *bpf.RouterMaps, t maps.Tables, revision string) error {
-	set, err := maps.New(m)
+// applyTo applies t to the maps of a collection the loader is about to pin (its Rebuild).
+func applyTo(ctx context.Context, coll *ebpf.Collection, t maps.Tables, revision string) error {
+	set, err := maps.FromCollection(coll)
 	if err != nil {
-		return err
+		return fmt.Errorf("new router maps: %w", err)
 	}
+	defer set.Close()
 	if _, err := set.Apply(ctx, t, revision); err != nil {
 		return fmt.Errorf("rebuild tables: %w", err)
 	}
 	return nil
-}
-
-// collectionMaps views a loaded collection's maps as the router's map set (the collection keeps ownership).
-func collectionMaps(coll *ebpf.Collection) *bpf.RouterMaps {
-	return &bpf.RouterMaps{
-		IfaceTable:    coll.Maps[maps.MapIfaceTable],
-		VrfTable:      coll.Maps[maps.MapVRFTable],
-		RedirectTable: coll.Maps[maps.MapRedirectTable],
-		VrfCounters:   coll.Maps[maps.MapVRFCounters],
-		Version:       coll.Maps[maps.MapVersion],
-	}
 }
 
 func installed(pinDir string) error {

@@ -1,6 +1,7 @@
 package dpctl
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/agent/bpftables"
 	"github.com/network-operator/network-operator/internal/validation"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
@@ -142,142 +144,13 @@ func ParseMode(s string) (maps.Mode, error) {
 }
 
 // Validate checks everything that can be checked without the node's interfaces, and returns every problem
-// (each a *field.Error, together matching validation.ErrInvalid).
+// (each a *field.Error, together matching validation.ErrInvalid). The file's own rules are its syntax (names,
+// modes, MACs, the revision); the table rules are maps.Tables', checked on the file's tables with a placeholder
+// for each interface name.
 func (f File) Validate() error {
-	var errs field.ErrorList
-	bad := func(path *field.Path, value any, format string, args ...any) {
-		errs = append(errs, field.Invalid(path, value, fmt.Sprintf(format, args...)))
-	}
-	checkIfName := func(path *field.Path, name string, required bool) {
-		switch {
-		case name == "" && required:
-			errs = append(errs, field.Required(path, "an interface name"))
-		case len(name) > v1.MaxInterfaceNameLen:
-			bad(path, name, "longer than %d bytes", v1.MaxInterfaceNameLen)
-		case strings.ContainsAny(name, "/ \t\n") || name == "." || name == "..":
-			bad(path, name, "not a valid interface name")
-		}
-	}
-
-	if len(f.Revision) > maps.MaxRevisionLen {
-		bad(field.NewPath("revision"), f.Revision, "longer than %d bytes", maps.MaxRevisionLen)
-	}
-
-	vrfByName := map[string]int{}
-	vrfByID := map[int64]int{}
-	for i, v := range f.VRFs {
-		p := field.NewPath("vrfs").Index(i)
-		if v.Name == "" {
-			errs = append(errs, field.Required(p.Child("name"), "a VRF name"))
-		} else if first, dup := vrfByName[v.Name]; dup {
-			bad(p.Child("name"), v.Name, "already defined by vrfs[%d]", first)
-		} else {
-			vrfByName[v.Name] = i
-		}
-		switch {
-		case v.ID == 0:
-			bad(p.Child("id"), v.ID, "reserved for traffic of unknown interfaces (use %d..%d)", v1.MinVRFID, v1.MaxVRFID)
-		case v.ID < v1.MinVRFID || v.ID > v1.MaxVRFID:
-			bad(p.Child("id"), v.ID, "BPF VRF id must be within %d..%d", v1.MinVRFID, v1.MaxVRFID)
-		default:
-			if first, dup := vrfByID[v.ID]; dup {
-				bad(p.Child("id"), v.ID, "already used by vrfs[%d]", first)
-			} else {
-				vrfByID[v.ID] = i
-			}
-		}
-		if v.Table < v1.MinTableID || v.Table > v1.MaxTableID {
-			bad(p.Child("table"), v.Table, "not a routing table id (%d..%d)", v1.MinTableID, uint64(v1.MaxTableID))
-		}
-		if v.VNI < 0 || v.VNI > v1.MaxVNI {
-			bad(p.Child("vni"), v.VNI, "must be within 0..%d (24 bits)", v1.MaxVNI)
-		}
-		checkIfName(p.Child("lookupInterface"), v.LookupInterface, false)
-	}
-
-	redirectFrom := map[string]int{}
-	for i, r := range f.Redirects {
-		p := field.NewPath("redirects").Index(i)
-		checkIfName(p.Child("from"), r.From, true)
-		checkIfName(p.Child("to"), r.To, true)
-		if r.From != "" {
-			if first, dup := redirectFrom[r.From]; dup {
-				bad(p.Child("from"), r.From, "already has a redirect (redirects[%d])", first)
-			} else {
-				redirectFrom[r.From] = i
-			}
-		}
-		if r.From != "" && r.From == r.To {
-			bad(p.Child("to"), r.To, "the same interface as from")
-		}
-		src, srcErr := parseMAC(r.SrcMAC)
-		if srcErr != nil {
-			bad(p.Child("srcMAC"), r.SrcMAC, "not a MAC address")
-		} else if src.IsGroup() {
-			bad(p.Child("srcMAC"), r.SrcMAC, "a group (multicast) address")
-		}
-		if _, err := parseMAC(r.DstMAC); err != nil {
-			bad(p.Child("dstMAC"), r.DstMAC, "not a MAC address")
-		}
-		if (r.SrcMAC == "") != (r.DstMAC == "") {
-			bad(p, r.From, "needs both srcMAC and dstMAC, or neither")
-		}
-	}
-
-	type ifKey struct {
-		name string
-		vlan int64
-	}
-	ifaceAt := map[ifKey]int{}
-	redirectIfaces := map[string]bool{}
-	for i, in := range f.Interfaces {
-		p := field.NewPath("interfaces").Index(i)
-		checkIfName(p.Child("name"), in.Name, true)
-		if in.VLAN < 0 || in.VLAN > v1.MaxVLAN {
-			bad(p.Child("vlan"), in.VLAN, "must be within 0..%d", v1.MaxVLAN)
-		}
-		k := ifKey{in.Name, in.VLAN}
-		if first, dup := ifaceAt[k]; dup && in.Name != "" {
-			bad(p.Child("name"), in.Name, "with vlan %d already listed as interfaces[%d]", in.VLAN, first)
-		} else {
-			ifaceAt[k] = i
-		}
-		mode, err := ParseMode(in.Mode)
-		if err != nil {
-			errs = append(errs, field.NotSupported(p.Child("mode"), in.Mode, []string{"route", "redirect", "pass"}))
-			continue
-		}
-		if _, ok := vrfByName[in.VRF]; in.VRF != "" && !ok {
-			bad(p.Child("vrf"), in.VRF, "not defined in vrfs")
-		} else if in.VRF == "" && mode == maps.ModeRoute {
-			errs = append(errs, field.Required(p.Child("vrf"), "required for mode route"))
-		}
-		if mode == maps.ModeRedirect {
-			redirectIfaces[in.Name] = true
-			if _, ok := redirectFrom[in.Name]; !ok && in.Name != "" {
-				bad(p.Child("name"), in.Name, "mode redirect but no redirects entry with this from")
-			}
-		}
-	}
-	for i, r := range f.Redirects {
-		if r.From != "" && !redirectIfaces[r.From] {
-			bad(field.NewPath("redirects").Index(i).Child("from"), r.From, "not an interface with mode redirect")
-		}
-	}
-	if n := len(f.Interfaces); n > maps.MaxEntries {
-		errs = append(errs, field.TooMany(field.NewPath("interfaces"), n, maps.MaxEntries))
-	}
-	if n := len(f.Redirects); n > maps.MaxEntries {
-		errs = append(errs, field.TooMany(field.NewPath("redirects"), n, maps.MaxEntries))
-	}
-	return validation.Join(errs)
-}
-
-func parseMAC(s string) (maps.MAC, error) {
-	if s == "" {
-		return maps.MAC{}, nil
-	}
-	return maps.ParseMAC(s)
+	var ph bpftables.Placeholders
+	_, err := f.resolve(ph.Links())
+	return err
 }
 
 // VRFNames maps VRF ids to the file's names, for readable dumps.
@@ -294,60 +167,95 @@ type Resolver interface {
 	Ifindex(name string) (int, error)
 }
 
-// Tables resolves the file's names into the router's tables. Call it on a validated File.
+// Tables resolves the file's names into the router's tables (bpftables, the translator the agent uses too).
 func (f File) Tables(r Resolver) (maps.Tables, error) {
-	var errs field.ErrorList
-	resolve := func(path *field.Path, name string) uint32 {
-		if name == "" {
-			return 0
-		}
+	return f.resolve(func(name string) (int, bool) {
 		idx, err := r.Ifindex(name)
-		if err != nil {
-			errs = append(errs, field.Invalid(path, name, "not an interface on this node: "+err.Error()))
-			return 0
-		}
-		return uint32(idx)
+		return idx, err == nil
+	})
+}
+
+func (f File) resolve(links bpftables.Links) (maps.Tables, error) {
+	d, errs := f.desired()
+	t, err := d.Resolve(links)
+	return t, errors.Join(validation.Join(errs), err)
+}
+
+// desired describes the file's tables by name, with the file's field paths; errs are the problems of the file's
+// own syntax. Entries with such a problem are left out, so that the table rules do not report them twice.
+func (f File) desired() (bpftables.Desired, field.ErrorList) {
+	var errs field.ErrorList
+	bad := func(path *field.Path, value any, format string, args ...any) {
+		errs = append(errs, field.Invalid(path, value, fmt.Sprintf(format, args...)))
 	}
-	vrfID := make(map[string]uint32, len(f.VRFs))
-	var t maps.Tables
+	ifName := func(path *field.Path, name string, required bool) bool {
+		switch {
+		case name == "" && required:
+			errs = append(errs, field.Required(path, "an interface name"))
+		case len(name) > v1.MaxInterfaceNameLen:
+			bad(path, name, "longer than %d bytes", v1.MaxInterfaceNameLen)
+		case strings.ContainsAny(name, "/ \t\n") || name == "." || name == "..":
+			bad(path, name, "not a valid interface name")
+		default:
+			return true
+		}
+		return false
+	}
+	mac := func(path *field.Path, s string) (maps.MAC, bool) {
+		if s == "" {
+			return maps.MAC{}, true
+		}
+		m, err := maps.ParseMAC(s)
+		if err != nil {
+			bad(path, s, "not a MAC address")
+		}
+		return m, err == nil
+	}
+	if len(f.Revision) > maps.MaxRevisionLen {
+		bad(field.NewPath("revision"), f.Revision, "longer than %d bytes", maps.MaxRevisionLen)
+	}
+
+	var d bpftables.Desired
 	for i, v := range f.VRFs {
-		vrfID[v.Name] = uint32(v.ID)
-		t.VRFs = append(t.VRFs, maps.VRF{
-			ID: uint32(v.ID), TableID: uint32(v.Table), VNI: uint32(v.VNI),
-			LookupIfindex: resolve(field.NewPath("vrfs").Index(i).Child("lookupInterface"), v.LookupInterface),
-		})
+		p := field.NewPath("vrfs").Index(i)
+		if v.Name == "" {
+			errs = append(errs, field.Required(p.Child("name"), "a VRF name"))
+		}
+		if !ifName(p.Child("lookupInterface"), v.LookupInterface, false) {
+			continue
+		}
+		d.VRFs = append(d.VRFs, bpftables.VRF{Name: v.Name, ID: v.ID, TableID: v.Table, VNI: v.VNI, LookupDevice: v.LookupInterface,
+			At: bpftables.VRFPaths{Entry: p, Name: p.Child("name"), ID: p.Child("id"), TableID: p.Child("table"),
+				VNI: p.Child("vni"), LookupDevice: p.Child("lookupInterface")}})
 	}
 	for i, in := range f.Interfaces {
+		p := field.NewPath("interfaces").Index(i)
 		mode, err := ParseMode(in.Mode)
 		if err != nil {
-			return maps.Tables{}, fmt.Errorf("interfaces[%d].mode: %w (validate the file first)", i, err)
+			errs = append(errs, field.NotSupported(p.Child("mode"), in.Mode, []string{"route", "redirect", "pass"}))
+		}
+		if !ifName(p.Child("name"), in.Name, true) || err != nil {
+			continue
 		}
 		strict := f.Strict
 		if in.Strict != nil {
 			strict = *in.Strict
 		}
-		t.Interfaces = append(t.Interfaces, maps.Interface{
-			Ifindex: resolve(field.NewPath("interfaces").Index(i).Child("name"), in.Name),
-			VLAN:    uint16(in.VLAN), VRF: vrfID[in.VRF], Mode: mode, Strict: strict,
-		})
+		d.Interfaces = append(d.Interfaces, bpftables.Interface{Name: in.Name, VLAN: in.VLAN, VRF: in.VRF, Mode: mode, Strict: strict,
+			At: bpftables.InterfacePaths{Entry: p, Name: p.Child("name"), VLAN: p.Child("vlan"), VRF: p.Child("vrf"), Mode: p.Child("mode")}})
 	}
 	for i, r := range f.Redirects {
-		src, _ := parseMAC(r.SrcMAC)
-		dst, _ := parseMAC(r.DstMAC)
-		t.Redirects = append(t.Redirects, maps.Redirect{
-			Ifindex:       resolve(field.NewPath("redirects").Index(i).Child("from"), r.From),
-			EgressIfindex: resolve(field.NewPath("redirects").Index(i).Child("to"), r.To),
-			Peer:          r.Peer, SrcMAC: src, DstMAC: dst,
-		})
+		p := field.NewPath("redirects").Index(i)
+		okFrom, okTo := ifName(p.Child("from"), r.From, true), ifName(p.Child("to"), r.To, true)
+		src, okSrc := mac(p.Child("srcMAC"), r.SrcMAC)
+		dst, okDst := mac(p.Child("dstMAC"), r.DstMAC)
+		if !okFrom || !okTo || !okSrc || !okDst {
+			continue
+		}
+		d.Redirects = append(d.Redirects, bpftables.Redirect{From: r.From, To: r.To, Peer: r.Peer, SrcMAC: src, DstMAC: dst,
+			At: bpftables.RedirectPaths{Entry: p, From: p.Child("from"), To: p.Child("to"), SrcMAC: p.Child("srcMAC"), DstMAC: p.Child("dstMAC")}})
 	}
-	if err := validation.Join(errs); err != nil {
-		return maps.Tables{}, err
-	}
-	// The file's checks cover the router's; this guards against the two drifting apart.
-	if err := t.Validate(); err != nil {
-		return maps.Tables{}, fmt.Errorf("resolved tables: %w", err)
-	}
-	return t, nil
+	return d, errs
 }
 
 // RevisionFor is the file's revision, or a content hash of the resolved tables (so applying the same content twice

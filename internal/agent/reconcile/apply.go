@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/agent/bpftables"
 	"github.com/network-operator/network-operator/internal/agent/dataplane"
 	"github.com/network-operator/network-operator/internal/agent/metrics"
 	"github.com/network-operator/network-operator/internal/agent/netconf"
@@ -99,11 +98,7 @@ func (e *Engine) applyFRR(ctx context.Context, p *Plan) error {
 }
 
 func (e *Engine) applyTables(ctx context.Context, p *Plan) error {
-	links := func(name string) (int, bool) {
-		idx := e.linkIndex(name)
-		return idx, idx != 0
-	}
-	t, err := bpftables.Tables(p.Spec, bpftables.Input{Links: links, LookupDevices: lookupDevices(p.Netlink)})
+	t, err := specTables(p.Spec, p.Netlink.Desired, liveLinks(e.o.Links))
 	if err != nil {
 		return err
 	}

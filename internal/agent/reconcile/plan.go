@@ -265,15 +265,9 @@ func (e *Engine) planAttach(p *Plan) error {
 }
 
 func (e *Engine) linkIndex(name string) int {
-	l, err := e.o.Links.LinkByName(name)
-	if err != nil {
-		return 0
-	}
-	return l.Attrs().Index
+	idx, _ := liveLinks(e.o.Links)(name)
+	return idx
 }
-
-// placeholderBase numbers interfaces that do not exist yet in a plan's tables (above any real ifindex).
-const placeholderBase = 1 << 30
 
 func (e *Engine) planTables(ctx context.Context, p *Plan) error {
 	created := map[string]bool{}
@@ -283,8 +277,7 @@ func (e *Engine) planTables(ctx context.Context, p *Plan) error {
 			created[l.Peer] = true
 		}
 	}
-	next := uint32(placeholderBase)
-	placeholders := map[string]int{}
+	var pending bpftables.Placeholders
 	links := func(name string) (int, bool) {
 		if idx := e.linkIndex(name); idx != 0 && !recreated(p.Netlink, name) {
 			return idx, true
@@ -292,18 +285,13 @@ func (e *Engine) planTables(ctx context.Context, p *Plan) error {
 		if !created[name] {
 			return 0, false
 		}
-		if _, ok := placeholders[name]; !ok {
-			placeholders[name] = int(next)
-			next++
-			p.Tables.Pending = append(p.Tables.Pending, name)
-		}
-		return placeholders[name], true
+		return pending.Ifindex(name), true
 	}
-	t, err := bpftables.Tables(p.Spec, bpftables.Input{Links: links, LookupDevices: lookupDevices(p.Netlink)})
+	t, err := specTables(p.Spec, p.Netlink.Desired, links)
 	if err != nil {
 		return err
 	}
-	p.Tables.Desired = t
+	p.Tables.Desired, p.Tables.Pending = t, pending.Names
 	snap, err := e.o.Dataplane.Live(ctx)
 	if err != nil {
 		return fmt.Errorf("read live tables: %w", err)
@@ -317,15 +305,28 @@ func (e *Engine) planTables(ctx context.Context, p *Plan) error {
 // recreated reports whether the plan deletes and re-creates a link (its ifindex changes).
 func recreated(p *netconf.Plan, name string) bool { return p.DeletesLink(name) }
 
-// lookupDevices maps each VRF to its VRF device (bpf_fib_lookup's lookup_ifindex), where the kernel has one.
-func lookupDevices(p *netconf.Plan) map[string]string {
-	out := map[string]string{}
-	for _, v := range p.Desired.VRFs {
+// specTables is the one translation of a spec into tables, for the plan (--dry-run, with placeholders for the
+// interfaces the apply creates), the apply and the loader's rebuild: desired are netconf's objects of the spec,
+// whose VRF devices are bpf_fib_lookup's lookup_ifindex where the kernel has them.
+func specTables(spec *v1.NodeNetworkConfigSpec, desired *netconf.Desired, links bpftables.Links) (maps.Tables, error) {
+	devs := map[string]string{}
+	for _, v := range desired.VRFs {
 		if v.Device != "" {
-			out[v.Name] = v.Device
+			devs[v.Name] = v.Device
 		}
 	}
-	return out
+	return bpftables.Tables(spec, devs, links)
+}
+
+// liveLinks resolves names to the ifindexes the links have now.
+func liveLinks(links Links) bpftables.Links {
+	return func(name string) (int, bool) {
+		l, err := links.LinkByName(name)
+		if err != nil {
+			return 0, false
+		}
+		return l.Attrs().Index, true
+	}
 }
 
 // TablesFor computes the tables and revision of a spec as they would be applied now (the loader's rebuild after
@@ -337,21 +338,11 @@ func TablesFor(ctx context.Context, spec *v1.NodeNetworkConfigSpec, nc *netconf.
 	}
 	d, err := nc.Desired(ctx, spec)
 	if err != nil {
-		return maps.Tables{}, "", err
+		return maps.Tables{}, "", fmt.Errorf("netlink objects of revision %q: %w", spec.Revision, err)
 	}
-	devs := map[string]string{}
-	for _, v := range d.VRFs {
-		if v.Device != "" {
-			devs[v.Name] = v.Device
-		}
+	t, err := specTables(spec, d, liveLinks(links))
+	if err != nil {
+		return maps.Tables{}, "", fmt.Errorf("tables of revision %q: %w", spec.Revision, err)
 	}
-	lookup := func(name string) (int, bool) {
-		l, err := links.LinkByName(name)
-		if err != nil {
-			return 0, false
-		}
-		return l.Attrs().Index, true
-	}
-	t, err := bpftables.Tables(spec, bpftables.Input{Links: lookup, LookupDevices: devs})
-	return t, rev, err
+	return t, rev, nil
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -59,6 +60,7 @@ func Run(ctx context.Context, o Options) error {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	r := &runner{o: o}
+	r.resumeStatus()
 	if o.Once {
 		doc, err := r.read()
 		if err != nil {
@@ -134,6 +136,22 @@ type runner struct {
 	status v1.NodeNetworkConfigStatus
 }
 
+// resumeStatus continues from the status file a previous run left (as the Kubernetes agent continues from the
+// object's status): conditions keep their transition times across restarts.
+func (r *runner) resumeStatus() {
+	if r.o.StatusFile == "" {
+		return
+	}
+	prev, err := ReadStatus(r.o.StatusFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		r.o.Logger.Warn("previous status file not used", "err", err)
+	default:
+		r.status = prev.Status
+	}
+}
+
 func (r *runner) read() (*nodefile.Document, error) {
 	data, err := os.ReadFile(r.o.File)
 	if err != nil {
@@ -182,23 +200,26 @@ func writeStatus(path, name string, spec *v1.NodeNetworkConfigSpec, st v1.NodeNe
 	}
 	data, err := yaml.Marshal(nnc)
 	if err != nil {
-		return err
+		return fmt.Errorf("encode status: %w", err)
 	}
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
 		return nil
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
+		return fmt.Errorf("write status file: %w", err)
 	}
-	return os.Rename(tmp, path)
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write status file: %w", err)
+	}
+	return nil
 }
 
 // ReadStatus reads a status file written by Run.
 func ReadStatus(path string) (*v1.NodeNetworkConfig, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read status file: %w", err)
 	}
 	var nnc v1.NodeNetworkConfig
 	if err := yaml.Unmarshal(data, &nnc); err != nil {
