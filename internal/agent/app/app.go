@@ -67,7 +67,7 @@ type flags struct {
 	resync                                       time.Duration
 	startupTaint                                 string
 	frrMode, frrVtySocket, frrConfDir            string
-	frrStateDir                                  string
+	frrStateDir, frrSystemdUnit, frrBaseConfig   string
 	frrScratch                                   bool
 	frrWait                                      time.Duration
 	passwordDir                                  string
@@ -96,7 +96,11 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.listen, "listen", ":9750", "address of /metrics, /healthz and /readyz (empty: off)")
 	fs.DurationVar(&f.resync, "resync", 30*time.Second, "reconcile this often even without changes (drift repair, health)")
 	fs.StringVar(&f.startupTaint, "startup-taint", kube.DefaultStartupTaint, "Kubernetes mode: taint removed from the Node once healthy (\"-\": none)")
-	fs.StringVar(&f.frrMode, "frr", "reload", "FRR handling: reload (render, validate, reload via frr-reload.py) or none")
+	fs.StringVar(&f.frrMode, "frr", frrReload, "FRR handling: reload (render, validate, reload via frr-reload.py), systemd (render, validate, "+
+		"then systemctl reload of --frr-systemd-unit over D-Bus: for hosts whose own FRR runs as a systemd unit) or none")
+	fs.StringVar(&f.frrSystemdUnit, "frr-systemd-unit", "frr.service", "--frr systemd: the unit to reload")
+	fs.StringVar(&f.frrBaseConfig, "frr-base-config", "", "render FRR's config into this base config at its hint comments "+
+		"(#++{{.VRFs}}, #++{{.BGP}}, ...) instead of a whole frr.conf; the base owns the underlay")
 	fs.StringVar(&f.frrVtySocket, "frr-vty-socket", "", "directory of FRR's vty sockets (default: FRR's)")
 	fs.StringVar(&f.frrConfDir, "frr-conf-dir", "", "directory of frr.conf (default /etc/frr)")
 	fs.StringVar(&f.frrStateDir, "frr-state-dir", "/var/lib/network-operator/frr", "where the last applied FRR config is kept")
@@ -118,11 +122,20 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		return nil, errors.New("--once needs --config-file")
 	case f.configFile == "" && f.nodeName == "":
 		return nil, errors.New("either --config-file (standalone) or --node-name / $NODE_NAME (Kubernetes) is required")
-	case f.frrMode != "reload" && f.frrMode != "none":
-		return nil, fmt.Errorf("--frr %q: want reload or none", f.frrMode)
+	case f.frrMode != frrReload && f.frrMode != frrSystemd && f.frrMode != frrNone:
+		return nil, fmt.Errorf("--frr %q: want %s, %s or %s", f.frrMode, frrReload, frrSystemd, frrNone)
+	case f.frrBaseConfig != "" && f.frrMode == frrNone:
+		return nil, errors.New("--frr-base-config needs --frr reload or systemd")
 	}
 	return f, nil
 }
+
+// --frr values.
+const (
+	frrReload  = "reload"
+	frrSystemd = "systemd"
+	frrNone    = "none"
+)
 
 // Run runs the agent; args exclude the program name. It returns the exit status.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -193,6 +206,10 @@ func openNetns(name string) (netns.NsHandle, *netlink.Handle, error) {
 }
 
 func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) error {
+	reloader, render, err := newFRR(ctx, f)
+	if err != nil {
+		return err
+	}
 	ns, links, err := openNetns(f.netnsName)
 	if err != nil {
 		return err
@@ -209,16 +226,6 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 	if err != nil {
 		return err
 	}
-	var reloader *frr.Reloader
-	if f.frrMode == "reload" {
-		opts := frr.Options{Target: frr.Target{VtySocket: f.frrVtySocket, ConfDir: f.frrConfDir}, StateDir: f.frrStateDir}
-		if !f.frrScratch {
-			opts.ScratchDaemons = []string{}
-		}
-		if reloader, err = frr.NewReloader(opts); err != nil {
-			return err
-		}
-	}
 	store := laststate.New(f.stateFile)
 	var passwords frrconfig.PasswordFunc
 	if f.passwordDir != "" {
@@ -226,7 +233,7 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 	}
 
 	if f.dryRun {
-		return dryRun(ctx, f, stdout, nc, reloader, ns, links, store, passwords)
+		return dryRun(ctx, f, stdout, nc, reloader, render, ns, links, store, passwords)
 	}
 
 	if reloader != nil {
@@ -245,7 +252,7 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 	logger.Info("eBPF router loaded", "pinDir", f.pinDir, "created", rep.Created, "reused", rep.Reused,
 		"adopted", rep.Adopted, "migrated", rep.Migrated)
 
-	eo := reconcile.Options{Netlink: nc, Dataplane: dp, Links: links, Store: store, Metrics: m, Logger: logger}
+	eo := reconcile.Options{Netlink: nc, Dataplane: dp, Links: links, Store: store, Metrics: m, Logger: logger, RenderFRR: render}
 	if reloader != nil {
 		eo.FRR, eo.FRRStatus = reloader, reloader.Target()
 	}
@@ -301,7 +308,8 @@ func kubeConfig(path string) (*rest.Config, error) {
 
 // dryRun prints the plan for the file (or the node's object) without loading anything into the kernel.
 func dryRun(ctx context.Context, f *flags, stdout io.Writer, nc *netconf.Manager, reloader *frr.Reloader,
-	ns netns.NsHandle, links *netlink.Handle, store *laststate.Store, passwords frrconfig.PasswordFunc) error {
+	render func(*frr.NodeConfig) ([]byte, error), ns netns.NsHandle, links *netlink.Handle, store *laststate.Store,
+	passwords frrconfig.PasswordFunc) error {
 	if f.configFile == "" {
 		return errors.New("--dry-run needs --config-file")
 	}
@@ -317,7 +325,7 @@ func dryRun(ctx context.Context, f *flags, stdout io.Writer, nc *netconf.Manager
 		return err
 	}
 	defer view.Close()
-	eo := reconcile.Options{Netlink: nc, Dataplane: view, Links: links, Store: store}
+	eo := reconcile.Options{Netlink: nc, Dataplane: view, Links: links, Store: store, RenderFRR: render}
 	if reloader != nil {
 		eo.FRR, eo.FRRStatus = reloader, reloader.Target()
 	}
@@ -331,6 +339,56 @@ func dryRun(ctx context.Context, f *flags, stdout io.Writer, nc *netconf.Manager
 	}
 	fmt.Fprint(stdout, plan)
 	return nil
+}
+
+// newFRR returns the reloader (nil with --frr none) and the renderer (nil: a whole frr.conf) the flags ask for.
+// --frr systemd connects to the system bus, except for a dry run, which never reloads.
+func newFRR(ctx context.Context, f *flags) (*frr.Reloader, func(*frr.NodeConfig) ([]byte, error), error) {
+	if f.frrMode == frrNone {
+		return nil, nil, nil
+	}
+	var render func(*frr.NodeConfig) ([]byte, error)
+	if f.frrBaseConfig != "" {
+		if _, err := os.ReadFile(f.frrBaseConfig); err != nil {
+			return nil, nil, fmt.Errorf("--frr-base-config: %w", err)
+		}
+		render = brownfield(f.frrBaseConfig)
+	}
+	opts := frr.Options{Target: frr.Target{VtySocket: f.frrVtySocket, ConfDir: f.frrConfDir}, StateDir: f.frrStateDir}
+	if !f.frrScratch {
+		opts.ScratchDaemons = []string{}
+	}
+	if f.frrMode == frrSystemd && !f.dryRun {
+		sd, err := frr.NewSystemdDBus(ctx) // closed when ctx ends, with the agent
+		if err != nil {
+			return nil, nil, fmt.Errorf("--frr systemd: %w", err)
+		}
+		opts.Method, opts.Systemd, opts.SystemdUnit = frr.ReloadSystemd, sd, f.frrSystemdUnit
+	}
+	reloader, err := frr.NewReloader(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return reloader, render, nil
+}
+
+// brownfield renders into the base config at path, read at every render so an edited base is applied at the
+// next reconcile. The base owns the underlay (BGP instance, fabric neighbours, VTEP announcement): of the spec's
+// underlay only ASN and router id are used, for the VRF instances and the route targets.
+func brownfield(path string) func(*frr.NodeConfig) ([]byte, error) {
+	return func(cfg *frr.NodeConfig) ([]byte, error) {
+		base, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("--frr-base-config: %w", err)
+		}
+		c := *cfg
+		c.Underlay = frr.Underlay{ASN: cfg.Underlay.ASN, RouterID: cfg.Underlay.RouterID}
+		out, err := frr.RenderBrownfield(base, &c)
+		if err != nil {
+			return nil, fmt.Errorf("--frr-base-config %s: %w", path, err)
+		}
+		return out, nil
+	}
 }
 
 // startFRR waits until FRR answers - a failed first health check would otherwise count against the spec - and

@@ -81,6 +81,9 @@ type Options struct {
 	// FRR is nil when the agent does not manage FRR (--frr=none); FRRStatus is then unused.
 	FRR       FRR
 	FRRStatus FRRStatus
+	// RenderFRR turns the translated config into frr.conf; nil is frr.Render (the whole file). The agent's
+	// --frr-base-config renders into the host's own base config instead (frr.RenderBrownfield).
+	RenderFRR func(cfg *frr.NodeConfig) ([]byte, error)
 	// Links resolves interface names in the node's namespace.
 	Links Links
 	Store *laststate.Store

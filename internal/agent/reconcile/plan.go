@@ -197,7 +197,11 @@ func (e *Engine) planFRR(ctx context.Context, p *Plan, passwords frrconfig.Passw
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	rendered, err := frr.Render(cfg)
+	render := e.o.RenderFRR
+	if render == nil {
+		render = frr.Render
+	}
+	rendered, err := render(cfg)
 	if err != nil {
 		return err
 	}
