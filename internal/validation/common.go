@@ -23,9 +23,8 @@ limitations under the License.
 // The CRD schemas (CEL rules in api/v1alpha1) repeat the checks they can express; the admission webhook
 // (operator/webhook) runs all of them, including the cross-object ones.
 //
-// The package is also the one home of rules the operator, the node agent and the FRR renderer share (AS numbers,
-// communities, route targets, prefix-list sequence numbers: bgp.go), and of ErrInvalid, the sentinel every
-// field.ErrorList turned into an error by Join matches (errors.go).
+// BGP syntax (AS numbers, communities, route targets) lives in pkg/bgp and the error sentinel every field.ErrorList
+// turned into an error matches in pkg/fielderr: the libraries (pkg/frr, pkg/maps) share them without the API.
 package validation
 
 import (
@@ -168,6 +167,16 @@ func validateMAC(path *field.Path, s string) *field.Error {
 	}
 	if hw[0]&1 != 0 {
 		return field.Invalid(path, s, "multicast MAC address: an anycast gateway needs a unicast address")
+	}
+	return nil
+}
+
+// ValidatePrefixSeq checks a prefix-list entry's sequence number: v1.MinPrefixSeq..v1.MaxPrefixSeq, or 0 for
+// "unset" (the position decides, v1.PrefixItem.EffectiveSeq).
+func ValidatePrefixSeq(path *field.Path, seq int64) field.ErrorList {
+	if seq != 0 && (seq < v1.MinPrefixSeq || seq > v1.MaxPrefixSeq) {
+		return field.ErrorList{field.Invalid(path, seq, fmt.Sprintf(
+			"prefix-list sequence must be within %d..%d (0: from the position)", v1.MinPrefixSeq, v1.MaxPrefixSeq))}
 	}
 	return nil
 }

@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/pkg/bgp"
 )
 
 // Snapshot holds the existing objects the cross-object rules compare with. An object with the same name as the
@@ -69,7 +70,7 @@ func ValidateVRFRouteConfiguration(obj *v1.VRFRouteConfiguration, s *Snapshot) f
 		errs = append(errs, validateRange(p.Child("vni"), int64(*spec.VNI), v1.MinVNI, v1.MaxVNI, "VNI")...)
 	}
 	if spec.RouteTarget != nil {
-		errs = append(errs, ValidateRouteTarget(p.Child("routeTarget"), *spec.RouteTarget, false)...)
+		errs = append(errs, bgp.ValidateRouteTarget(p.Child("routeTarget"), *spec.RouteTarget, false)...)
 	}
 	errs = append(errs, validateRange(p.Child("seq"), int64(spec.Seq), v1.MinRouteMapSeq, v1.MaxRouteMapSeq, "route-map sequence")...)
 	errs = append(errs, validatePrefixList(p.Child("import"), spec.Import)...)
@@ -88,10 +89,10 @@ func ValidateVRFRouteConfiguration(obj *v1.VRFRouteConfiguration, s *Snapshot) f
 		seen[pfx] = i
 	}
 	if spec.Community != nil {
-		errs = append(errs, ValidateCommunity(p.Child("community"), *spec.Community)...)
+		errs = append(errs, bgp.ValidateCommunity(p.Child("community"), *spec.Community)...)
 	}
 	for i, c := range spec.Communities {
-		errs = append(errs, ValidateCommunity(p.Child("communities").Index(i), c)...)
+		errs = append(errs, bgp.ValidateCommunity(p.Child("communities").Index(i), c)...)
 	}
 	if spec.MTU != nil {
 		errs = append(errs, validateRange(p.Child("mtu"), int64(*spec.MTU), v1.MinMTU, v1.MaxMTU, "MTU")...)
@@ -238,7 +239,7 @@ func ValidateBGPPeering(obj *v1.BGPPeering, s *Snapshot) field.ErrorList {
 			seen[addr] = true
 		}
 	}
-	errs = append(errs, ValidateASN(p.Child("remoteASN"), spec.RemoteASN)...)
+	errs = append(errs, bgp.ValidateASN(p.Child("remoteASN"), spec.RemoteASN)...)
 	if spec.MaximumPrefixes != nil {
 		errs = append(errs, validateRange(p.Child("maximumPrefixes"), *spec.MaximumPrefixes, v1.MinMaximumPrefixes, v1.MaxMaximumPrefixes, "maximum prefixes")...)
 	}

@@ -66,7 +66,7 @@ func l2(name string, mut func(*v1.Layer2NetworkConfigurationSpec)) *v1.Layer2Net
 	return o
 }
 
-func bgp(name string, mut func(*v1.BGPPeeringSpec)) *v1.BGPPeering {
+func peering(name string, mut func(*v1.BGPPeeringSpec)) *v1.BGPPeering {
 	o := &v1.BGPPeering{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: v1.BGPPeeringSpec{
@@ -87,7 +87,7 @@ func existing() *Snapshot {
 	return &Snapshot{
 		VRFRouteConfigurations: []v1.VRFRouteConfiguration{*vrf("vrf-a", nil)},
 		Layer2Networks:         []v1.Layer2NetworkConfiguration{*l2("l2-a", nil)},
-		BGPPeerings:            []v1.BGPPeering{*bgp("bgp-a", nil)},
+		BGPPeerings:            []v1.BGPPeering{*peering("bgp-a", nil)},
 	}
 }
 
@@ -241,39 +241,39 @@ func TestValidateBGPPeering(t *testing.T) {
 		snap *Snapshot
 		want [][]string
 	}{
-		{name: "good, update of itself", obj: bgp("bgp-a", nil), snap: existing()},
-		{name: "good loopback", obj: bgp("x", func(s *v1.BGPPeeringSpec) {
+		{name: "good, update of itself", obj: peering("bgp-a", nil), snap: existing()},
+		{name: "good loopback", obj: peering("x", func(s *v1.BGPPeeringSpec) {
 			s.PeeringVlan = nil
 			s.LoopbackPeer = &v1.BGPPeeringLoopback{IPAddresses: []string{"10.30.0.1", "fd00:30::1"}}
 		}), snap: existing()},
-		{name: "neither", obj: bgp("x", func(s *v1.BGPPeeringSpec) { s.PeeringVlan = nil }),
+		{name: "neither", obj: peering("x", func(s *v1.BGPPeeringSpec) { s.PeeringVlan = nil }),
 			want: [][]string{{`spec.peeringVlan: Required value`}}},
-		{name: "both", obj: bgp("x", func(s *v1.BGPPeeringSpec) {
+		{name: "both", obj: peering("x", func(s *v1.BGPPeeringSpec) {
 			s.LoopbackPeer = &v1.BGPPeeringLoopback{IPAddresses: []string{"10.30.0.1"}}
 		}),
 			want: [][]string{{`spec.loopbackPeer: Invalid value: `, "10.30.0.1", `"l2-a"`}}},
-		{name: "asn 0", obj: bgp("x", func(s *v1.BGPPeeringSpec) { s.RemoteASN = 0 }),
+		{name: "asn 0", obj: peering("x", func(s *v1.BGPPeeringSpec) { s.RemoteASN = 0 }),
 			want: [][]string{{`spec.remoteASN: Invalid value: 0`}}},
-		{name: "asn too big", obj: bgp("x", func(s *v1.BGPPeeringSpec) { s.RemoteASN = 4294967295 }),
+		{name: "asn too big", obj: peering("x", func(s *v1.BGPPeeringSpec) { s.RemoteASN = 4294967295 }),
 			want: [][]string{{`spec.remoteASN: Invalid value: 4294967295`}}},
-		{name: "as_trans", obj: bgp("x", func(s *v1.BGPPeeringSpec) { s.RemoteASN = 23456 }),
+		{name: "as_trans", obj: peering("x", func(s *v1.BGPPeeringSpec) { s.RemoteASN = 23456 }),
 			want: [][]string{{`spec.remoteASN: Invalid value: 23456`, "AS_TRANS"}}},
-		{name: "hold time 2s", obj: bgp("x", func(s *v1.BGPPeeringSpec) { s.HoldTime = dur(2 * time.Second); s.KeepaliveTime = dur(time.Second) }),
+		{name: "hold time 2s", obj: peering("x", func(s *v1.BGPPeeringSpec) { s.HoldTime = dur(2 * time.Second); s.KeepaliveTime = dur(time.Second) }),
 			want: [][]string{{`spec.holdTime: Invalid value: "2s"`}}},
-		{name: "keepalive > hold", obj: bgp("x", func(s *v1.BGPPeeringSpec) { s.KeepaliveTime = dur(91 * time.Second) }),
+		{name: "keepalive > hold", obj: peering("x", func(s *v1.BGPPeeringSpec) { s.KeepaliveTime = dur(91 * time.Second) }),
 			want: [][]string{{`spec.keepaliveTime: Invalid value: "1m31s"`, "holdTime 1m30s"}}},
-		{name: "fractional", obj: bgp("x", func(s *v1.BGPPeeringSpec) { s.KeepaliveTime = dur(1500 * time.Millisecond) }),
+		{name: "fractional", obj: peering("x", func(s *v1.BGPPeeringSpec) { s.KeepaliveTime = dur(1500 * time.Millisecond) }),
 			want: [][]string{{`spec.keepaliveTime: Invalid value: "1.5s"`, "whole seconds"}}},
-		{name: "keepalive alone", obj: bgp("x", func(s *v1.BGPPeeringSpec) { s.HoldTime = nil }),
+		{name: "keepalive alone", obj: peering("x", func(s *v1.BGPPeeringSpec) { s.HoldTime = nil }),
 			want: [][]string{{`spec.holdTime: Required value`, "30s"}}},
-		{name: "max prefixes", obj: bgp("x", func(s *v1.BGPPeeringSpec) { s.MaximumPrefixes = ptr.To[int64](0) }),
+		{name: "max prefixes", obj: peering("x", func(s *v1.BGPPeeringSpec) { s.MaximumPrefixes = ptr.To[int64](0) }),
 			want: [][]string{{`spec.maximumPrefixes: Invalid value: 0`}}},
-		{name: "secret ref", obj: bgp("x", func(s *v1.BGPPeeringSpec) {
+		{name: "secret ref", obj: peering("x", func(s *v1.BGPPeeringSpec) {
 			s.PasswordSecretRef.Namespace = "Kube_System"
 			s.PasswordSecretRef.Key = "pass word"
 		}),
 			want: [][]string{{`spec.passwordSecretRef.namespace: Invalid value: "Kube_System"`}, {`spec.passwordSecretRef.key: Invalid value: "pass word"`}}},
-		{name: "loopback address", obj: bgp("x", func(s *v1.BGPPeeringSpec) {
+		{name: "loopback address", obj: peering("x", func(s *v1.BGPPeeringSpec) {
 			s.PeeringVlan = nil
 			s.LoopbackPeer = &v1.BGPPeeringLoopback{IPAddresses: []string{"10.30.0.1/32", "224.0.0.5", "10.30.0.2", "10.30.0.2"}}
 		}), want: [][]string{
@@ -281,19 +281,19 @@ func TestValidateBGPPeering(t *testing.T) {
 			{`spec.loopbackPeer.ipAddresses[1]: Invalid value: "224.0.0.5"`},
 			{`spec.loopbackPeer.ipAddresses[3]: Duplicate value: "10.30.0.2"`},
 		}},
-		{name: "import prefix", obj: bgp("x", func(s *v1.BGPPeeringSpec) { s.Export = []v1.PrefixItem{{CIDR: "10.0.0.1/24", Action: "permit"}} }),
+		{name: "import prefix", obj: peering("x", func(s *v1.BGPPeeringSpec) { s.Export = []v1.PrefixItem{{CIDR: "10.0.0.1/24", Action: "permit"}} }),
 			want: [][]string{{`spec.export[0].cidr: Invalid value: "10.0.0.1/24": not a network address (did you mean 10.0.0.0/24?)`}}},
-		{name: "unknown layer2", obj: bgp("x", func(s *v1.BGPPeeringSpec) { s.PeeringVlan.Name = "l2-z" }), snap: existing(),
+		{name: "unknown layer2", obj: peering("x", func(s *v1.BGPPeeringSpec) { s.PeeringVlan.Name = "l2-z" }), snap: existing(),
 			want: [][]string{{`spec.peeringVlan.name: Not found: "l2-z"`}}},
-		{name: "layer2 already peered", obj: bgp("x", nil), snap: existing(),
+		{name: "layer2 already peered", obj: peering("x", nil), snap: existing(),
 			want: [][]string{{`spec.peeringVlan.name: Invalid value: "l2-a"`, `BGPPeering "bgp-a"`}}},
-		{name: "layer2 without gateways", obj: bgp("x", func(s *v1.BGPPeeringSpec) { s.PeeringVlan.Name = "l2-nogw" }),
+		{name: "layer2 without gateways", obj: peering("x", func(s *v1.BGPPeeringSpec) { s.PeeringVlan.Name = "l2-nogw" }),
 			snap: &Snapshot{Layer2Networks: []v1.Layer2NetworkConfiguration{*l2("l2-nogw", func(s *v1.Layer2NetworkConfigurationSpec) { s.AnycastGateways = nil })}},
 			want: [][]string{{`spec.peeringVlan.name: Invalid value: "l2-nogw"`, "no anycastGateways"}}},
-		{name: "loopback already peered", obj: bgp("x", func(s *v1.BGPPeeringSpec) {
+		{name: "loopback already peered", obj: peering("x", func(s *v1.BGPPeeringSpec) {
 			s.PeeringVlan = nil
 			s.LoopbackPeer = &v1.BGPPeeringLoopback{IPAddresses: []string{"10.30.0.1"}}
-		}), snap: &Snapshot{BGPPeerings: []v1.BGPPeering{*bgp("lb", func(s *v1.BGPPeeringSpec) {
+		}), snap: &Snapshot{BGPPeerings: []v1.BGPPeering{*peering("lb", func(s *v1.BGPPeeringSpec) {
 			s.PeeringVlan = nil
 			s.LoopbackPeer = &v1.BGPPeeringLoopback{IPAddresses: []string{"10.30.0.1"}}
 		})}}, want: [][]string{{`spec.loopbackPeer.ipAddresses[0]: Invalid value: "10.30.0.1"`, `BGPPeering "lb"`}}},

@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/bgp"
 )
 
 // NodeConfig is the FRR-relevant part of one node's desired state. It mirrors
@@ -37,8 +37,8 @@ type Underlay struct {
 
 // Remote AS keywords accepted besides a decimal AS number.
 const (
-	RemoteASInternal = validation.RemoteASInternal
-	RemoteASExternal = validation.RemoteASExternal
+	RemoteASInternal = bgp.RemoteASInternal
+	RemoteASExternal = bgp.RemoteASExternal
 )
 
 // SessionOptions are the per-session knobs shared by peer groups, neighbours

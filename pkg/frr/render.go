@@ -13,7 +13,7 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/bgp"
 )
 
 //go:embed templates/*.tmpl
@@ -593,7 +593,7 @@ func merge(both, extra []string) []string {
 func splitCommunities(all []string) (std, large string) {
 	var s, l []string
 	for _, c := range all {
-		if kind, _ := validation.ParseCommunity(c); kind == validation.LargeCommunity {
+		if kind, _ := bgp.ParseCommunity(c); kind == bgp.LargeCommunity {
 			l = append(l, c)
 		} else {
 			s = append(s, c)

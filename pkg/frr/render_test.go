@@ -10,8 +10,7 @@ import (
 	"testing"
 
 	"github.com/network-operator/network-operator/internal/golden"
-
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
 func renderCase(t *testing.T, c goldenCase) []byte {
@@ -165,8 +164,8 @@ func TestBrownfieldHintErrors(t *testing.T) {
 	// The brownfield base owns the underlay.
 	bad := cfg
 	bad.Underlay.Neighbors = []Neighbor{{Address: addr("192.0.2.1"), RemoteAS: "65001"}}
-	if _, err := RenderBrownfield([]byte("#++{{.VRFs}}\n#++{{.BGP}}\n"), &bad); !errors.Is(err, validation.ErrInvalid) {
-		t.Errorf("underlay neighbours in brownfield mode: err = %v, want validation.ErrInvalid", err)
+	if _, err := RenderBrownfield([]byte("#++{{.VRFs}}\n#++{{.BGP}}\n"), &bad); !errors.Is(err, fielderr.ErrInvalid) {
+		t.Errorf("underlay neighbours in brownfield mode: err = %v, want fielderr.ErrInvalid", err)
 	}
 }
 

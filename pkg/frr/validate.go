@@ -9,7 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/bgp"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
 // Limits FRR and the kernel put on names and numbers. The API states the same rules for its users
@@ -45,7 +46,7 @@ func (v *validator) add(path *field.Path, value any, format string, args ...any)
 }
 
 // Validate checks a NodeConfig for greenfield rendering. Every problem is reported, each a *field.Error naming
-// the field and value; together they match validation.ErrInvalid.
+// the field and value; together they match fielderr.ErrInvalid.
 func (c *NodeConfig) Validate() error { return c.validate(false) }
 
 func (c *NodeConfig) validate(brownfield bool) error {
@@ -101,7 +102,7 @@ func (c *NodeConfig) validate(brownfield bool) error {
 			v.prefixItems(rf.Child("import"), rc.Import, 0)
 			v.prefixItems(rf.Child("export"), rc.Export, 0)
 			for k, com := range rc.Communities {
-				v.errs = append(v.errs, validation.ValidateCommunity(rf.Child("communities").Index(k), com)...)
+				v.errs = append(v.errs, bgp.ValidateCommunity(rf.Child("communities").Index(k), com)...)
 			}
 		}
 		for k, p := range vrf.Aggregates {
@@ -124,18 +125,18 @@ func (c *NodeConfig) validate(brownfield bool) error {
 		if p.VRF != "" && p.VRF != "default" && !vrfNames[p.VRF] {
 			v.add(f.Child("vrf"), p.VRF, "no such VRF in vrfs")
 		}
-		v.errs = append(v.errs, validation.ValidateASN(f.Child("remoteASN"), int64(p.RemoteASN))...)
+		v.errs = append(v.errs, bgp.ValidateASN(f.Child("remoteASN"), int64(p.RemoteASN))...)
 		v.session(f, &p.SessionOptions)
 		family := v.peeringFamily(f, p)
 		v.prefixItems(f.Child("import"), p.Import, family)
 		v.prefixItems(f.Child("export"), p.Export, family)
 	}
-	return validation.Join(v.errs)
+	return fielderr.Join(v.errs)
 }
 
 func (v *validator) underlay(u *Underlay, brownfield bool) {
 	up := field.NewPath("underlay")
-	v.errs = append(v.errs, validation.ValidateASN(up.Child("asn"), int64(u.ASN))...)
+	v.errs = append(v.errs, bgp.ValidateASN(up.Child("asn"), int64(u.ASN))...)
 	if !u.RouterID.Is4() {
 		v.add(up.Child("routerID"), u.RouterID.String(), "must be an IPv4 address")
 	}
@@ -157,7 +158,7 @@ func (v *validator) underlay(u *Underlay, brownfield bool) {
 			v.add(f.Child("name"), pg.Name, "duplicate peer group")
 		}
 		groups[pg.Name] = true
-		v.errs = append(v.errs, validation.ValidateRemoteAS(f.Child("remoteAS"), pg.RemoteAS)...)
+		v.errs = append(v.errs, bgp.ValidateRemoteAS(f.Child("remoteAS"), pg.RemoteAS)...)
 		for j, r := range pg.ListenRanges {
 			v.prefix(f.Child("listenRanges").Index(j), r)
 		}
@@ -189,7 +190,7 @@ func (v *validator) underlay(u *Underlay, brownfield bool) {
 		case n.PeerGroup == "" && n.RemoteAS == "":
 			v.add(f.Child("remoteAS"), n.RemoteAS, "needed when the neighbor has no peer group")
 		case n.RemoteAS != "":
-			v.errs = append(v.errs, validation.ValidateRemoteAS(f.Child("remoteAS"), n.RemoteAS)...)
+			v.errs = append(v.errs, bgp.ValidateRemoteAS(f.Child("remoteAS"), n.RemoteAS)...)
 		}
 		v.session(f, &n.SessionOptions)
 	}
@@ -333,7 +334,7 @@ func familyOf(a netip.Addr) int {
 
 func (v *validator) rd(path *field.Path, rd string) {
 	if rd != "" {
-		v.errs = append(v.errs, validation.ValidateRouteTarget(path, rd, false)...)
+		v.errs = append(v.errs, bgp.ValidateRouteTarget(path, rd, false)...)
 	}
 }
 
@@ -342,7 +343,7 @@ func (v *validator) routeTargets(path *field.Path, both, imp, exp []string) {
 		seen := map[string]bool{}
 		for i, rt := range list {
 			f := path.Child(name).Index(i)
-			if errs := validation.ValidateRouteTarget(f, rt, wildcard); len(errs) > 0 {
+			if errs := bgp.ValidateRouteTarget(f, rt, wildcard); len(errs) > 0 {
 				v.errs = append(v.errs, errs...)
 			} else if seen[rt] {
 				v.add(f, rt, "duplicate route target")

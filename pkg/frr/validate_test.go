@@ -12,7 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
 func TestValidateNamesFieldAndValue(t *testing.T) {
@@ -74,8 +74,8 @@ func TestValidateNamesFieldAndValue(t *testing.T) {
 			if err == nil {
 				t.Fatal("invalid config accepted")
 			}
-			if !errors.Is(err, validation.ErrInvalid) {
-				t.Errorf("errors.Is(err, validation.ErrInvalid) = false for %v", err)
+			if !errors.Is(err, fielderr.ErrInvalid) {
+				t.Errorf("errors.Is(err, fielderr.ErrInvalid) = false for %v", err)
 			}
 			var fe *field.Error
 			if !errors.As(err, &fe) {
@@ -87,7 +87,7 @@ func TestValidateNamesFieldAndValue(t *testing.T) {
 			if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "not secret") {
 				t.Errorf("error leaks a password: %v", err)
 			}
-			if _, rerr := Render(&cfg); !errors.Is(rerr, validation.ErrInvalid) {
+			if _, rerr := Render(&cfg); !errors.Is(rerr, fielderr.ErrInvalid) {
 				t.Errorf("Render accepted the invalid config: %v", rerr)
 			}
 		})

@@ -16,7 +16,7 @@ import (
 
 	"github.com/network-operator/network-operator/bpf"
 	"github.com/network-operator/network-operator/bpf/limits"
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
 // ErrIncompatible is returned when a map does not have the layout this
@@ -415,7 +415,7 @@ func encodeRevision(revision string) ([MaxRevisionLen]int8, error) {
 		return rev, fmt.Errorf("revision %q: %d bytes, max %d: %w", revision, len(revision), len(rev), ErrRevisionTooLong)
 	}
 	if strings.IndexByte(revision, 0) >= 0 {
-		return rev, validation.Join(field.ErrorList{field.Invalid(field.NewPath("revision"), revision, "contains a NUL byte")})
+		return rev, fielderr.Join(field.ErrorList{field.Invalid(field.NewPath("revision"), revision, "contains a NUL byte")})
 	}
 	for i := range len(revision) {
 		rev[i] = int8(revision[i])

@@ -14,7 +14,7 @@ import (
 
 	"github.com/network-operator/network-operator/bpf"
 	"github.com/network-operator/network-operator/internal/testreq"
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
 // requireBPF: creating BPF maps needs root.
@@ -195,8 +195,8 @@ func TestApplyInvalidWritesNothing(t *testing.T) {
 	bad.VRFs[1].TableID = 0
 	bad.Interfaces = append(bad.Interfaces, Interface{Ifindex: 20, VRF: 42, Mode: ModeRoute})
 	_, err := s.Apply(ctx, bad, "bad")
-	if !errors.Is(err, validation.ErrInvalid) {
-		t.Fatalf("invalid tables: err %v, want validation.ErrInvalid", err)
+	if !errors.Is(err, fielderr.ErrInvalid) {
+		t.Fatalf("invalid tables: err %v, want fielderr.ErrInvalid", err)
 	}
 	for _, want := range []string{"vrfs[1].tableID: Invalid value: 0: reserved", "interfaces[4].vrf: Invalid value: 42: not in vrfs"} {
 		if !strings.Contains(err.Error(), want) {
@@ -208,7 +208,7 @@ func TestApplyInvalidWritesNothing(t *testing.T) {
 		t.Errorf("65-byte revision: err %v", err)
 	}
 	_, err = s.Apply(ctx, validTables(), "a\x00b")
-	if !errors.Is(err, validation.ErrInvalid) {
+	if !errors.Is(err, fielderr.ErrInvalid) {
 		t.Errorf("revision with NUL: err %v", err)
 	}
 	after := mustDump(t, s)
@@ -241,7 +241,7 @@ func TestApplyWriteFailureKeepsOldGeneration(t *testing.T) {
 	if err == nil {
 		t.Fatalf("apply into a full map succeeded: %+v", rep)
 	}
-	if errors.Is(err, validation.ErrInvalid) || !strings.Contains(err.Error(), MapRedirectTable) ||
+	if errors.Is(err, fielderr.ErrInvalid) || !strings.Contains(err.Error(), MapRedirectTable) ||
 		!strings.Contains(err.Error(), "map full (max_entries 3)") {
 		t.Errorf("error does not name the failing table: %v", err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/bpf/limits"
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
 // Tables is the desired (or live) content of the router's tables. Order does
@@ -86,7 +86,7 @@ func (tablesOrigin) Field(table string, i int, name string, value any) (*field.P
 }
 
 // Validate checks the tables against the program's rules. It returns every problem found, each a *field.Error
-// naming the field and value, together matching validation.ErrInvalid; nil when valid.
+// naming the field and value, together matching fielderr.ErrInvalid; nil when valid.
 func (t Tables) Validate() error { return t.ValidateFrom(nil) }
 
 // ValidateFrom is Validate with errors that name the fields and values of origin (nil: the tables' own). It is
@@ -99,7 +99,7 @@ func (t Tables) ValidateFrom(origin Origin) error {
 	vrfAt := v.vrfs(t.VRFs)
 	redirectAt := v.redirects(t.Redirects)
 	v.interfaces(t.Interfaces, vrfAt, redirectAt)
-	return validation.Join(v.errs)
+	return fielderr.Join(v.errs)
 }
 
 type tableValidator struct {

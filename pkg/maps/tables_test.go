@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/network-operator/network-operator/bpf"
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
 func validTables() Tables {
@@ -82,8 +82,8 @@ func TestValidate(t *testing.T) {
 			if err == nil {
 				t.Fatal("Validate accepted invalid tables")
 			}
-			if !errors.Is(err, validation.ErrInvalid) {
-				t.Errorf("error %v does not wrap validation.ErrInvalid", err)
+			if !errors.Is(err, fielderr.ErrInvalid) {
+				t.Errorf("error %v does not wrap fielderr.ErrInvalid", err)
 			}
 			var fe *field.Error
 			if !errors.As(err, &fe) || fe.Field == "" {

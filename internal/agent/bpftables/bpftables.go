@@ -14,13 +14,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
 
 // ErrMissingLink marks a named interface that does not exist in the node's namespace. Like every problem of the
-// source it also matches validation.ErrInvalid; the field errors name field and value.
-var ErrMissingLink = fmt.Errorf("%w: interface does not exist", validation.ErrInvalid)
+// source it also matches fielderr.ErrInvalid; the field errors name field and value.
+var ErrMissingLink = fmt.Errorf("%w: interface does not exist", fielderr.ErrInvalid)
 
 // Links looks interface names up in the node's namespace; ok is false when there is no such link.
 type Links func(name string) (ifindex int, ok bool)
@@ -76,7 +76,7 @@ type Redirect struct {
 type RedirectPaths struct{ Entry, From, To, SrcMAC, DstMAC *field.Path }
 
 // Resolve builds the tables of d with links. Every problem is reported: each a *field.Error naming the source's
-// field and value, together matching validation.ErrInvalid, and ErrMissingLink when an interface does not exist.
+// field and value, together matching fielderr.ErrInvalid, and ErrMissingLink when an interface does not exist.
 // The tables are normalised.
 func (d Desired) Resolve(links Links) (maps.Tables, error) {
 	r := resolver{links: links, errs: append(field.ErrorList(nil), d.Errs...), origin: origin{tables: d.Tables},
@@ -125,7 +125,7 @@ func (d Desired) Resolve(links Links) (maps.Tables, error) {
 			"srcMAC": {rd.At.SrcMAC, macString(rd.SrcMAC)}, "dstMAC": {rd.At.DstMAC, macString(rd.DstMAC)},
 		}})
 	}
-	if err := errors.Join(validation.Join(r.errs), validation.JoinClass(ErrMissingLink, r.missing),
+	if err := errors.Join(fielderr.Join(r.errs), fielderr.JoinClass(ErrMissingLink, r.missing),
 		t.ValidateFrom(&r.origin)); err != nil {
 		return maps.Tables{}, err
 	}

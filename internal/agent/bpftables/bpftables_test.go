@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
 
@@ -119,8 +119,8 @@ func TestTablesErrors(t *testing.T) {
 			s := spec()
 			tc.edit(s)
 			_, err := Tables(s, nil, lookup)
-			if !errors.Is(err, validation.ErrInvalid) {
-				t.Fatalf("error %v, want validation.ErrInvalid", err)
+			if !errors.Is(err, fielderr.ErrInvalid) {
+				t.Fatalf("error %v, want fielderr.ErrInvalid", err)
 			}
 			if errors.Is(err, ErrMissingLink) != tc.missing {
 				t.Errorf("errors.Is(ErrMissingLink) = %t, want %t", !tc.missing, tc.missing)
@@ -145,7 +145,7 @@ func TestRevision(t *testing.T) {
 		t.Fatalf("revision %q %v", rev, err)
 	}
 	s.ExpectedMapVersion = strings.Repeat("0", 64)
-	if _, err := Revision(s); !errors.Is(err, validation.ErrInvalid) || !strings.Contains(err.Error(), "expectedMapVersion") {
+	if _, err := Revision(s); !errors.Is(err, fielderr.ErrInvalid) || !strings.Contains(err.Error(), "expectedMapVersion") {
 		t.Fatalf("mismatching expectedMapVersion: %v", err)
 	}
 }
@@ -188,8 +188,8 @@ func TestCopiesThatDisagreed(t *testing.T) {
 				t.Fatalf("want valid, got %v", err)
 			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 				t.Fatalf("error %v, want %q", err, tc.want)
-			case tc.want != "" && !errors.Is(err, validation.ErrInvalid):
-				t.Fatalf("error %v does not match validation.ErrInvalid", err)
+			case tc.want != "" && !errors.Is(err, fielderr.ErrInvalid):
+				t.Fatalf("error %v does not match fielderr.ErrInvalid", err)
 			}
 		})
 	}

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
 
@@ -16,7 +16,7 @@ import (
 func Revision(spec *v1.NodeNetworkConfigSpec) (string, error) {
 	mv := spec.MapVersion()
 	if spec.ExpectedMapVersion != "" && spec.ExpectedMapVersion != mv {
-		return "", validation.Join(field.ErrorList{field.Invalid(field.NewPath("expectedMapVersion"), spec.ExpectedMapVersion,
+		return "", fielderr.Join(field.ErrorList{field.Invalid(field.NewPath("expectedMapVersion"), spec.ExpectedMapVersion,
 			"differs from the MapVersion() of the spec ("+mv+"): operator and agent disagree on the map content")})
 	}
 	return mv, nil
@@ -81,5 +81,5 @@ func Mode(m v1.InterfaceMode) (maps.Mode, error) {
 	case v1.ModePass:
 		return maps.ModePass, nil
 	}
-	return 0, fmt.Errorf("interface mode %q: %w", m, validation.ErrInvalid)
+	return 0, fmt.Errorf("interface mode %q: %w", m, fielderr.ErrInvalid)
 }

@@ -12,7 +12,7 @@ import (
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/agent/bpftables"
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
 
@@ -66,19 +66,19 @@ type Redirect struct {
 }
 
 // Parse decodes and validates a tables file. Unknown fields are errors, so a typo never silently drops a setting.
-// Every problem of the file matches validation.ErrInvalid; a field's problem is a *field.Error naming field and
+// Every problem of the file matches fielderr.ErrInvalid; a field's problem is a *field.Error naming field and
 // value as the file has them.
 func Parse(data []byte) (File, error) {
 	var generic any
 	if err := yaml.Unmarshal(data, &generic); err != nil {
-		return File{}, fmt.Errorf("%w: tables file: %w", validation.ErrInvalid, err)
+		return File{}, fmt.Errorf("%w: tables file: %w", fielderr.ErrInvalid, err)
 	}
 	if ferr := unknownFields(nil, generic, reflect.TypeFor[File]()); ferr != nil {
-		return File{}, validation.Join(field.ErrorList{ferr})
+		return File{}, fielderr.Join(field.ErrorList{ferr})
 	}
 	var f File
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
-		return File{}, fmt.Errorf("%w: tables file: %w", validation.ErrInvalid, err)
+		return File{}, fmt.Errorf("%w: tables file: %w", fielderr.ErrInvalid, err)
 	}
 	if err := f.Validate(); err != nil {
 		return File{}, err
@@ -144,7 +144,7 @@ func ParseMode(s string) (maps.Mode, error) {
 }
 
 // Validate checks everything that can be checked without the node's interfaces, and returns every problem
-// (each a *field.Error, together matching validation.ErrInvalid). The file's own rules are its syntax (names,
+// (each a *field.Error, together matching fielderr.ErrInvalid). The file's own rules are its syntax (names,
 // modes, MACs, the revision); the table rules are maps.Tables', checked on the file's tables with a placeholder
 // for each interface name.
 func (f File) Validate() error {
@@ -178,7 +178,7 @@ func (f File) Tables(r Resolver) (maps.Tables, error) {
 func (f File) resolve(links bpftables.Links) (maps.Tables, error) {
 	d, errs := f.desired()
 	t, err := d.Resolve(links)
-	return t, errors.Join(validation.Join(errs), err)
+	return t, errors.Join(fielderr.Join(errs), err)
 }
 
 // desired describes the file's tables by name, with the file's field paths; errs are the problems of the file's

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
 
@@ -90,8 +90,8 @@ redirects: [{from: x, to: y, dstMAC: "02:00:00:00:00:01"}]`, []string{`redirects
 			if err == nil {
 				t.Fatalf("Parse succeeded, want errors %q", tt.want)
 			}
-			if !errors.Is(err, validation.ErrInvalid) {
-				t.Errorf("error %v does not wrap validation.ErrInvalid", err)
+			if !errors.Is(err, fielderr.ErrInvalid) {
+				t.Errorf("error %v does not wrap fielderr.ErrInvalid", err)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(err.Error(), w) {
@@ -196,7 +196,7 @@ func TestTablesUnknownInterfaceNamesField(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = f.Tables(fakeResolver{"ra": 10, "rb": 11, "rx": 12, "fwd-a": 20})
-	if err == nil || !strings.Contains(err.Error(), `redirects[0].to: Invalid value: "ry": does not exist on the node`) || !errors.Is(err, validation.ErrInvalid) {
+	if err == nil || !strings.Contains(err.Error(), `redirects[0].to: Invalid value: "ry": does not exist on the node`) || !errors.Is(err, fielderr.ErrInvalid) {
 		t.Fatalf("error = %v, want redirects[0].to named", err)
 	}
 }

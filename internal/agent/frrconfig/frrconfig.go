@@ -21,6 +21,8 @@ import (
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/bgp"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 	"github.com/network-operator/network-operator/pkg/frr"
 )
 
@@ -42,7 +44,7 @@ func IsClusterVRF(name string) bool {
 }
 
 // NodeConfig translates spec. A spec field FRR cannot express is a *field.Error; together they match
-// validation.ErrInvalid. Tenant VRFs (those with a VNI) become FRR VRFs named like their kernel device
+// fielderr.ErrInvalid. Tenant VRFs (those with a VNI) become FRR VRFs named like their kernel device
 // (VRFDeviceName); "default" and "cluster" are FRR's default VRF, their leaks are ignored (a VRF cannot leak
 // into itself). Each NodeBGPPeer becomes one peer group for its listen ranges and one for its fixed addresses,
 // per address family (suffixes -r4, -r6, -n4, -n6 when there is more than one).
@@ -79,7 +81,7 @@ func NodeConfig(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords P
 		}
 		cfg.Peerings = append(cfg.Peerings, peerings...)
 	}
-	if err := errors.Join(validation.Join(errs), errors.Join(other...)); err != nil {
+	if err := errors.Join(fielderr.Join(errs), errors.Join(other...)); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -88,7 +90,7 @@ func NodeConfig(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords P
 // underlay translates the default VRF's BGP instance: router id, VTEP source, the listed neighbours, and an
 // unnumbered session to whatever AS answers on every uplink without an explicit neighbour.
 func underlay(up *field.Path, u *v1.UnderlaySpec) (frr.Underlay, field.ErrorList) {
-	errs := validation.ValidateASN(up.Child("asn"), u.ASN)
+	errs := bgp.ValidateASN(up.Child("asn"), u.ASN)
 	out := frr.Underlay{ASN: uint32(u.ASN)}
 	if a, err := netip.ParseAddr(u.RouterID); err != nil || !a.Is4() {
 		errs = append(errs, field.Invalid(up.Child("routerID"), u.RouterID, "not an IPv4 address"))
@@ -105,7 +107,7 @@ func underlay(up *field.Path, u *v1.UnderlaySpec) (frr.Underlay, field.ErrorList
 	neighbor := map[string]bool{}
 	for i, n := range u.Neighbors {
 		f := up.Child("neighbors").Index(i)
-		errs = append(errs, validation.ValidateRemoteAS(f.Child("remoteASN"), n.RemoteASN)...)
+		errs = append(errs, bgp.ValidateRemoteAS(f.Child("remoteASN"), n.RemoteASN)...)
 		nb := frr.Neighbor{Interface: n.Interface, RemoteAS: n.RemoteASN}
 		key := n.Interface
 		if n.Address != "" {
@@ -186,7 +188,7 @@ func leak(lf *field.Path, l *v1.VRFLeak) (*frr.RouteConfig, field.ErrorList) {
 	}
 	var errs field.ErrorList
 	for k, c := range l.Communities {
-		errs = append(errs, validation.ValidateCommunity(lf.Child("communities").Index(k), c)...)
+		errs = append(errs, bgp.ValidateCommunity(lf.Child("communities").Index(k), c)...)
 	}
 	rc := &frr.RouteConfig{Seq: uint16(l.Seq), Communities: slices.Clone(l.Communities)}
 	var itemErrs field.ErrorList
@@ -231,7 +233,7 @@ func peerSession(f *field.Path, p *v1.NodeBGPPeer, vrfNames map[string]string) (
 		}
 		base.VRF = name
 	}
-	errs = append(errs, validation.ValidateASN(f.Child("remoteASN"), p.RemoteASN)...)
+	errs = append(errs, bgp.ValidateASN(f.Child("remoteASN"), p.RemoteASN)...)
 	base.RemoteASN = uint32(p.RemoteASN)
 	if p.MaximumPrefixes != nil {
 		if *p.MaximumPrefixes < v1.MinMaximumPrefixes || *p.MaximumPrefixes > v1.MaxMaximumPrefixes {

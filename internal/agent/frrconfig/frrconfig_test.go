@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 	"github.com/network-operator/network-operator/pkg/frr"
 )
 
@@ -215,8 +215,8 @@ func TestNodeConfigErrors(t *testing.T) {
 				}
 			}
 			// A spec problem is final (ErrInvalid); an unreadable Secret may be read later.
-			if invalid := tc.name != "password unreadable"; errors.Is(err, validation.ErrInvalid) != invalid {
-				t.Errorf("errors.Is(%v, validation.ErrInvalid) = %t", err, !invalid)
+			if invalid := tc.name != "password unreadable"; errors.Is(err, fielderr.ErrInvalid) != invalid {
+				t.Errorf("errors.Is(%v, fielderr.ErrInvalid) = %t", err, !invalid)
 			}
 		})
 	}

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
 // maxIfName is the kernel's IFNAMSIZ-1.
@@ -26,7 +26,7 @@ var reservedTables = map[int32]string{
 }
 
 // BuildDesired derives the objects netconf wants from a spec, node-local settings and the kernel's features. It
-// is pure and deterministic. Invalid input returns an error matching validation.ErrInvalid that names the field
+// is pure and deterministic. Invalid input returns an error matching fielderr.ErrInvalid that names the field
 // and value (a *field.Error);
 // VRFModeDevice on a kernel without VRF devices returns ErrVRFNotSupported.
 func BuildDesired(spec *v1alpha1.NodeNetworkConfigSpec, settings Settings, f Features) (*Desired, error) {
@@ -35,7 +35,7 @@ func BuildDesired(spec *v1alpha1.NodeNetworkConfigSpec, settings Settings, f Fea
 		return nil, err
 	}
 	if spec == nil {
-		return nil, fmt.Errorf("%w: spec is nil", validation.ErrInvalid)
+		return nil, fmt.Errorf("%w: spec is nil", fielderr.ErrInvalid)
 	}
 	b := builder{
 		s: s, f: f, d: &Desired{RouteProtocol: s.RouteProtocol},
@@ -94,9 +94,9 @@ type builder struct {
 	mtus      map[string]int    // VRF -> MTU of its links (for the veth pair)
 }
 
-// invalid is the problem of one field: a *field.Error matching validation.ErrInvalid.
+// invalid is the problem of one field: a *field.Error matching fielderr.ErrInvalid.
 func invalid(path *field.Path, value any, format string, args ...any) error {
-	return validation.Join(field.ErrorList{field.Invalid(path, value, fmt.Sprintf(format, args...))})
+	return fielderr.Join(field.ErrorList{field.Invalid(path, value, fmt.Sprintf(format, args...))})
 }
 
 // vtep resolves the local VTEP address when any VXLAN is needed.
@@ -165,7 +165,7 @@ func (b *builder) addLink(l LinkSpec) { b.d.Links = append(b.d.Links, l) }
 func (b *builder) addVRF(v v1alpha1.NodeVRF) error {
 	owner := field.NewPath("vrfs").Key(v.Name)
 	if v.Name == "" {
-		return validation.Join(field.ErrorList{field.Required(owner.Child("name"), "a VRF name")})
+		return fielderr.Join(field.ErrorList{field.Required(owner.Child("name"), "a VRF name")})
 	}
 	if strings.ContainsAny(v.Name, "/ \t\n:") {
 		return invalid(owner.Child("name"), v.Name, "contains '/', ':' or white space")
@@ -175,7 +175,7 @@ func (b *builder) addVRF(v v1alpha1.NodeVRF) error {
 		return nil
 	}
 	if _, dup := b.vrfs[v.Name]; dup {
-		return validation.Join(field.ErrorList{field.Duplicate(owner.Child("name"), v.Name)})
+		return fielderr.Join(field.ErrorList{field.Duplicate(owner.Child("name"), v.Name)})
 	}
 	if v.TableID < v1alpha1.MinTableID {
 		return invalid(owner.Child("tableID"), v.TableID, "must be at least %d", v1alpha1.MinTableID)
@@ -339,7 +339,7 @@ func gatewayAddrs(gateways []string, path *field.Path, tableOnlyVRF bool) ([]Add
 		}
 		p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits())
 		if seen[p] {
-			return nil, validation.Join(field.ErrorList{field.Duplicate(path.Index(i), p.String())})
+			return nil, fielderr.Join(field.ErrorList{field.Duplicate(path.Index(i), p.String())})
 		}
 		seen[p] = true
 		addrs = append(addrs, Address{Prefix: p, NoPrefixRoute: tableOnlyVRF})

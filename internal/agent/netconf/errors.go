@@ -18,7 +18,7 @@ var (
 	ErrNotOwned = errors.New("link is not owned by netconf")
 )
 
-// Link MTU bounds of the kernel (IPv4's minimum, the 16-bit field); invalid input matches validation.ErrInvalid.
+// Link MTU bounds of the kernel (IPv4's minimum, the 16-bit field); invalid input matches fielderr.ErrInvalid.
 const (
 	minLinkMTU = 68
 	maxLinkMTU = 65535

@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/network-operator/network-operator/internal/golden"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 
 	"github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/agent/netconf"
-	"github.com/network-operator/network-operator/internal/validation"
 )
 
 func mustDesired(t *testing.T, spec *v1alpha1.NodeNetworkConfigSpec, s netconf.Settings, f netconf.Features) *netconf.Desired {
@@ -320,29 +320,29 @@ func TestBuildDesiredErrors(t *testing.T) {
 		{"bad vtep", func(s *v1alpha1.NodeNetworkConfigSpec, st *netconf.Settings) {
 			st.VTEPAddress = netip.Addr{}
 			s.Underlay.VTEPAddress = "not-an-ip"
-		}, noVRFKernel, validation.ErrInvalid, `underlay.vtepAddress: Invalid value: "not-an-ip"`},
+		}, noVRFKernel, fielderr.ErrInvalid, `underlay.vtepAddress: Invalid value: "not-an-ip"`},
 		{"vlan out of range", func(s *v1alpha1.NodeNetworkConfigSpec, _ *netconf.Settings) { s.Layer2s[0].VLAN = 4095 },
-			noVRFKernel, validation.ErrInvalid, "layer2s[net1].vlan: Invalid value: 4095: must be within 1..4094"},
+			noVRFKernel, fielderr.ErrInvalid, "layer2s[net1].vlan: Invalid value: 4095: must be within 1..4094"},
 		{"unknown vrf", func(s *v1alpha1.NodeNetworkConfigSpec, _ *netconf.Settings) { s.Layer2s[0].VRF = "nope" },
-			noVRFKernel, validation.ErrInvalid, `layer2s[net1].vrf: Invalid value: "nope"`},
+			noVRFKernel, fielderr.ErrInvalid, `layer2s[net1].vrf: Invalid value: "nope"`},
 		{"duplicate table", func(s *v1alpha1.NodeNetworkConfigSpec, _ *netconf.Settings) { s.VRFs[1].TableID = 100 },
-			noVRFKernel, validation.ErrInvalid, "vrfs[red].tableID: Invalid value: 100: already used by vrfs[blue]"},
+			noVRFKernel, fielderr.ErrInvalid, "vrfs[red].tableID: Invalid value: 100: already used by vrfs[blue]"},
 		{"main table", func(s *v1alpha1.NodeNetworkConfigSpec, _ *netconf.Settings) { s.VRFs[1].TableID = 254 },
-			noVRFKernel, validation.ErrInvalid, "vrfs[red].tableID: Invalid value: 254: the kernel's main table"},
+			noVRFKernel, fielderr.ErrInvalid, "vrfs[red].tableID: Invalid value: 254: the kernel's main table"},
 		{"duplicate vni", func(s *v1alpha1.NodeNetworkConfigSpec, _ *netconf.Settings) { s.Layer2s[0].VNI = 1100 },
-			noVRFKernel, validation.ErrInvalid, "layer2s[net1].vni: Invalid value: 1100: already used by vrfs[blue]"},
+			noVRFKernel, fielderr.ErrInvalid, "layer2s[net1].vni: Invalid value: 1100: already used by vrfs[blue]"},
 		{"name too long", func(s *v1alpha1.NodeNetworkConfigSpec, _ *netconf.Settings) { s.VRFs[1].Name = "averyverylongname" },
-			noVRFKernel, validation.ErrInvalid, `"br.averyverylongname"`},
+			noVRFKernel, fielderr.ErrInvalid, `"br.averyverylongname"`},
 		{"multicast anycast mac", func(s *v1alpha1.NodeNetworkConfigSpec, _ *netconf.Settings) {
 			s.Layer2s[0].AnycastMAC = "01:00:5e:00:00:01"
 		},
-			noVRFKernel, validation.ErrInvalid, `layer2s[net1].anycastMac: Invalid value: "01:00:5e:00:00:01": a multicast address`},
+			noVRFKernel, fielderr.ErrInvalid, `layer2s[net1].anycastMac: Invalid value: "01:00:5e:00:00:01": a multicast address`},
 		{"bad gateway", func(s *v1alpha1.NodeNetworkConfigSpec, _ *netconf.Settings) {
 			s.Layer2s[0].AnycastGateways = []string{"10.0.0.1"}
 		},
-			noVRFKernel, validation.ErrInvalid, `layer2s[net1].anycastGateways[0]: Invalid value: "10.0.0.1"`},
+			noVRFKernel, fielderr.ErrInvalid, `layer2s[net1].anycastGateways[0]: Invalid value: "10.0.0.1"`},
 		{"mtu out of range", func(s *v1alpha1.NodeNetworkConfigSpec, _ *netconf.Settings) { s.VRFs[0].MTU = 70000 },
-			noVRFKernel, validation.ErrInvalid, "vrfs[blue].mtu: Invalid value: 70000: must be within 68..65535"},
+			noVRFKernel, fielderr.ErrInvalid, "vrfs[blue].mtu: Invalid value: 70000: must be within 68..65535"},
 		{"vrf devices forced without kernel support", func(_ *v1alpha1.NodeNetworkConfigSpec, st *netconf.Settings) { st.VRFMode = netconf.VRFModeDevice },
 			noVRFKernel, netconf.ErrVRFNotSupported, "vrfMode device"},
 	} {

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
 // AliasPrefix starts the IFLA_IFALIAS of every link netconf creates: "network-operator:<role>:<name>". It is the
@@ -124,7 +124,7 @@ func (s Settings) withDefaults() (Settings, error) {
 	switch s.VRFMode {
 	case VRFModeAuto, VRFModeDevice, VRFModeTableOnly:
 	default:
-		return s, validation.Join(field.ErrorList{field.NotSupported(field.NewPath("settings", "vrfMode"), s.VRFMode,
+		return s, fielderr.Join(field.ErrorList{field.NotSupported(field.NewPath("settings", "vrfMode"), s.VRFMode,
 			[]VRFMode{VRFModeAuto, VRFModeDevice, VRFModeTableOnly})})
 	}
 	if s.DefaultMTU < minLinkMTU || s.DefaultMTU > maxLinkMTU {

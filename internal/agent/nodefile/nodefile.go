@@ -36,13 +36,13 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
 // invalidFile is a problem of the whole file (no single field to name); like the field errors it matches
-// validation.ErrInvalid: the file cannot be used.
+// fielderr.ErrInvalid: the file cannot be used.
 func invalidFile(format string, args ...any) error {
-	return fmt.Errorf("%w: node config file: %s", validation.ErrInvalid, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: node config file: %s", fielderr.ErrInvalid, fmt.Sprintf(format, args...))
 }
 
 // Format says which kind of document a file held.
@@ -85,7 +85,7 @@ func ReadFile(path string) (*Document, error) {
 }
 
 // Parse decodes a NodeNetworkConfig document or a legacy file. Unknown fields are errors. Every problem of the
-// file matches validation.ErrInvalid.
+// file matches fielderr.ErrInvalid.
 func Parse(data []byte) (*Document, error) {
 	var top map[string]any
 	if err := yaml.Unmarshal(data, &top); err != nil {
@@ -115,10 +115,10 @@ func Parse(data []byte) (*Document, error) {
 
 func parseNNC(data []byte, top map[string]any) (*Document, error) {
 	if k := fmt.Sprint(top["kind"]); k != "NodeNetworkConfig" {
-		return nil, validation.Join(field.ErrorList{field.NotSupported(field.NewPath("kind"), k, []string{"NodeNetworkConfig"})})
+		return nil, fielderr.Join(field.ErrorList{field.NotSupported(field.NewPath("kind"), k, []string{"NodeNetworkConfig"})})
 	}
 	if av, ok := top["apiVersion"]; ok && fmt.Sprint(av) != v1.GroupVersion.String() {
-		return nil, validation.Join(field.ErrorList{field.NotSupported(field.NewPath("apiVersion"), fmt.Sprint(av), []string{v1.GroupVersion.String()})})
+		return nil, fielderr.Join(field.ErrorList{field.NotSupported(field.NewPath("apiVersion"), fmt.Sprint(av), []string{v1.GroupVersion.String()})})
 	}
 	var nnc v1.NodeNetworkConfig
 	if err := yaml.UnmarshalStrict(data, &nnc); err != nil {
@@ -201,7 +201,7 @@ func (l Legacy) Spec() (v1.NodeNetworkConfigSpec, []string, error) {
 		spec.DataPlane.Interfaces = append(spec.DataPlane.Interfaces, di)
 	}
 	slices.SortFunc(spec.DataPlane.Interfaces, func(a, b v1.DataPlaneInterface) int { return strings.Compare(a.Name, b.Name) })
-	if err := validation.Join(errs); err != nil {
+	if err := fielderr.Join(errs); err != nil {
 		return v1.NodeNetworkConfigSpec{}, nil, err
 	}
 	notes = append(notes, "no underlay in a das-schiff file: FRR is not configured")

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
 func TestReadNodeNetworkConfig(t *testing.T) {
@@ -75,7 +75,7 @@ func TestParseErrors(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.doc))
-			if !errors.Is(err, validation.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, fielderr.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want ErrInvalid containing %q", err, tc.want)
 			}
 		})

@@ -42,7 +42,8 @@ import (
 	"github.com/network-operator/network-operator/internal/operator/nodeconfig"
 	"github.com/network-operator/network-operator/internal/operator/webhook"
 	"github.com/network-operator/network-operator/internal/operator/webhookcert"
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/bgp"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
 // Exit statuses.
@@ -123,9 +124,9 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 			o.NodeConfig.Underlay.Interfaces = append(o.NodeConfig.Underlay.Interfaces, i)
 		}
 	}
-	errs := validation.ValidateASN(field.NewPath("--underlay-asn"), o.NodeConfig.Underlay.ASN)
-	errs = append(errs, validation.ValidateRemoteAS(field.NewPath("--underlay-remote-asn"), o.NodeConfig.Underlay.RemoteASN)...)
-	if err := validation.Join(errs); err != nil {
+	errs := bgp.ValidateASN(field.NewPath("--underlay-asn"), o.NodeConfig.Underlay.ASN)
+	errs = append(errs, bgp.ValidateRemoteAS(field.NewPath("--underlay-remote-asn"), o.NodeConfig.Underlay.RemoteASN)...)
+	if err := fielderr.Join(errs); err != nil {
 		return nil, err
 	}
 	switch f.certMode {

@@ -34,7 +34,7 @@ import (
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/operator/nodeconfig"
 	"github.com/network-operator/network-operator/internal/operator/rollout"
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
 // RolloutReconciler rolls the target revision out to the nodes. It has a single work item, so
@@ -145,7 +145,7 @@ func (r *RolloutReconciler) rollOut(ctx context.Context, tgt *v1.NetworkConfigRe
 		case err == nil:
 			desired[name] = spec
 			stale = nnc != nil && nnc.Spec.Revision == tgt.Spec.Revision && !sameSpec(&nnc.Spec, &spec)
-		case errors.Is(err, validation.ErrInvalid) && !settled:
+		case errors.Is(err, fielderr.ErrInvalid) && !settled:
 			invalid = append(invalid, rollout.Failure{Node: name, Reason: ReasonInvalidForNode, Message: err.Error()})
 		default:
 			// The Node itself is incomplete, or a node joined a finished rollout whose content does not

@@ -15,7 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/bgp"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
 // Node annotations read by Build.
@@ -38,7 +39,7 @@ const (
 )
 
 // ErrNodeIncomplete marks a problem of the Node itself (underlay annotations or addresses): any revision would
-// fail the same way until the Node is fixed. Problems of the revision content match validation.ErrInvalid
+// fail the same way until the Node is fixed. Problems of the revision content match fielderr.ErrInvalid
 // instead: the revision cannot be rolled out on this node, retrying does not help.
 var ErrNodeIncomplete = errors.New("node underlay incomplete")
 
@@ -88,7 +89,7 @@ func Build(rev *v1.NetworkConfigRevisionSpec, node *corev1.Node, current *v1.Nod
 	spec.BGPPeers = peers
 
 	spec.DataPlane = buildDataPlane(vrfs, l2s, opts)
-	if err := errors.Join(validation.JoinClass(ErrNodeIncomplete, nodeErrs), validation.Join(errs)); err != nil {
+	if err := errors.Join(fielderr.JoinClass(ErrNodeIncomplete, nodeErrs), fielderr.Join(errs)); err != nil {
 		return v1.NodeNetworkConfigSpec{}, fmt.Errorf("node %s, revision %.12s: %w", node.Name, rev.Revision, err)
 	}
 	spec.ExpectedMapVersion = spec.MapVersion()
@@ -114,10 +115,10 @@ func buildUnderlay(node *corev1.Node, u Underlay) (v1.UnderlaySpec, field.ErrorL
 	out := v1.UnderlaySpec{ASN: u.ASN}
 	if s, ok := node.Annotations[AnnotationASN]; ok {
 		var asnErrs field.ErrorList
-		out.ASN, asnErrs = validation.ParseASN(annotation.Key(AnnotationASN), s)
+		out.ASN, asnErrs = bgp.ParseASN(annotation.Key(AnnotationASN), s)
 		errs = append(errs, asnErrs...)
 	} else {
-		errs = append(errs, validation.ValidateASN(field.NewPath("underlay", "asn"), out.ASN)...)
+		errs = append(errs, bgp.ValidateASN(field.NewPath("underlay", "asn"), out.ASN)...)
 	}
 
 	out.RouterID = node.Annotations[AnnotationRouterID]
@@ -144,7 +145,7 @@ func buildUnderlay(node *corev1.Node, u Underlay) (v1.UnderlaySpec, field.ErrorL
 			}
 		}
 	}
-	remote := cmp.Or(u.RemoteASN, validation.RemoteASExternal)
+	remote := cmp.Or(u.RemoteASN, bgp.RemoteASExternal)
 	for i, ifname := range out.Interfaces {
 		if ifname == "" || len(ifname) > v1.MaxInterfaceNameLen {
 			errs = append(errs, field.Invalid(field.NewPath("underlay", "interfaces").Index(i), ifname,

@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/network-operator/network-operator/internal/golden"
+	"github.com/network-operator/network-operator/pkg/fielderr"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/validation"
 )
 
 func node(name string, lbls map[string]string, ann map[string]string) *corev1.Node {
@@ -269,26 +269,26 @@ func TestBuildErrors(t *testing.T) {
 		wantMsg  string
 	}{
 		{"tenant VRF without VNI", func(r *v1.NetworkConfigRevisionSpec, _ *corev1.Node) { r.VRF[0].VNI = nil },
-			validation.ErrInvalid, `vrf[blue].vni: Invalid value: 0: VNI of VRF "blue" must be within 1..16777215`},
+			fielderr.ErrInvalid, `vrf[blue].vni: Invalid value: 0: VNI of VRF "blue" must be within 1..16777215`},
 		{"two VNIs for one VRF", func(r *v1.NetworkConfigRevisionSpec, _ *corev1.Node) {
 			r.VRF = append(r.VRF, vrf("blue2", "blue", 11, 2))
-		}, validation.ErrInvalid, "vrf[blue2].vni: Invalid value: 11: differs from VNI 10"},
+		}, fielderr.ErrInvalid, "vrf[blue2].vni: Invalid value: 11: differs from VNI 10"},
 		{"duplicate route-map seq", func(r *v1.NetworkConfigRevisionSpec, _ *corev1.Node) {
 			r.VRF = append(r.VRF, vrf("blue2", "blue", 10, 1))
-		}, validation.ErrInvalid, `vrf[blue2].seq: Invalid value: 1: also used by "blue"`},
+		}, fielderr.ErrInvalid, `vrf[blue2].seq: Invalid value: 1: also used by "blue"`},
 		{"layer2 in a VRF the node lacks", func(r *v1.NetworkConfigRevisionSpec, _ *corev1.Node) {
 			l := v1.Layer2Revision{Name: "l"}
 			l.ID, l.VNI, l.VRF = 5, 5, "green"
 			r.Layer2 = append(r.Layer2, l)
-		}, validation.ErrInvalid, `layer2[l].vrf: Invalid value: "green": not configured on this node`},
+		}, fielderr.ErrInvalid, `layer2[l].vrf: Invalid value: "green": not configured on this node`},
 		{"peering on an unknown network", func(r *v1.NetworkConfigRevisionSpec, _ *corev1.Node) {
 			b := v1.BGPRevision{Name: "p"}
 			b.PeeringVlan, b.RemoteASN = &v1.BGPPeeringVLAN{Name: "nope"}, 1
 			r.BGP = append(r.BGP, b)
-		}, validation.ErrInvalid, `bgp[p].peeringVlan.name: Invalid value: "nope": not a Layer2NetworkConfiguration`},
+		}, fielderr.ErrInvalid, `bgp[p].peeringVlan.name: Invalid value: "nope": not a Layer2NetworkConfiguration`},
 		{"bad selector", func(r *v1.NetworkConfigRevisionSpec, _ *corev1.Node) {
 			r.VRF[0].NodeSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Bogus"}}}
-		}, validation.ErrInvalid, "vrf[blue].nodeSelector"},
+		}, fielderr.ErrInvalid, "vrf[blue].nodeSelector"},
 		{"no router id", func(_ *v1.NetworkConfigRevisionSpec, n *corev1.Node) { n.Status.Addresses = nil },
 			ErrNodeIncomplete, `metadata.annotations[network.network-operator.io/router-id]: Invalid value: "": must be an IPv4 address`},
 		{"bad ASN annotation", func(_ *v1.NetworkConfigRevisionSpec, n *corev1.Node) {
@@ -313,8 +313,8 @@ func TestBuildErrors(t *testing.T) {
 				t.Fatalf("err = %v, want %v", err, tc.sentinel)
 			}
 			// The rollout fails a revision on content errors only: a Node problem must not look like one.
-			if tc.sentinel == ErrNodeIncomplete && errors.Is(err, validation.ErrInvalid) {
-				t.Errorf("err = %v matches validation.ErrInvalid", err)
+			if tc.sentinel == ErrNodeIncomplete && errors.Is(err, fielderr.ErrInvalid) {
+				t.Errorf("err = %v matches fielderr.ErrInvalid", err)
 			}
 			if !strings.Contains(err.Error(), tc.wantMsg) {
 				t.Fatalf("err = %q, want it to contain %q", err, tc.wantMsg)

@@ -14,7 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package validation
+// Package fielderr turns apimachinery field errors into one Go error that callers can match: every invalid
+// input of the project (API resources, node files, BPF tables, FRR models) is reported this way, naming the field
+// and the value.
+package fielderr
 
 import (
 	"errors"

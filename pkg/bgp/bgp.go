@@ -14,7 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package validation
+// Package bgp is the syntax of BGP values as FRR takes them: AS numbers, remote-AS keywords, communities and
+// route targets, checked into apimachinery field errors.
+package bgp
 
 import (
 	"fmt"
@@ -24,12 +26,19 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 )
 
-// BGP syntax shared by the webhook, the operator (operator/nodeconfig), the node agent (agent/frrconfig) and the
-// FRR renderer (pkg/frr): one rule each, so what the API admits is what FRR is given.
+// BGP syntax shared by the webhook (internal/validation), the operator, the node agent and the FRR renderer
+// (pkg/frr): one rule each, so what the API admits is what FRR is given.
+
+// AS numbers (RFC 6793): the API's bounds (api/v1alpha1 MinASN, MaxASN, ASTrans) are these; a test ties them.
+const (
+	MinASN = 1
+	// MaxASN leaves out 4294967295, reserved (RFC 7300); FRR 8.4 refuses it.
+	MaxASN = 4294967294
+	// ASTrans is AS_TRANS (RFC 6793), a placeholder for 4-byte AS numbers, never a real AS.
+	ASTrans = 23456
+)
 
 // Remote AS keywords of an underlay neighbour besides a number (FRR's "remote-as internal|external").
 const (
@@ -37,13 +46,13 @@ const (
 	RemoteASExternal = "external"
 )
 
-// ValidateASN checks an AS number, local or remote: v1.MinASN..v1.MaxASN, and not AS_TRANS.
+// ValidateASN checks an AS number, local or remote: MinASN..MaxASN, and not AS_TRANS.
 func ValidateASN(path *field.Path, asn int64) field.ErrorList {
 	switch {
-	case asn < v1.MinASN || asn > v1.MaxASN:
-		return field.ErrorList{field.Invalid(path, asn, fmt.Sprintf("AS number must be within %d..%d", v1.MinASN, v1.MaxASN))}
-	case asn == v1.ASTrans:
-		return field.ErrorList{field.Invalid(path, asn, fmt.Sprintf("AS %d is AS_TRANS, not a real AS", v1.ASTrans))}
+	case asn < MinASN || asn > MaxASN:
+		return field.ErrorList{field.Invalid(path, asn, fmt.Sprintf("AS number must be within %d..%d", MinASN, MaxASN))}
+	case asn == ASTrans:
+		return field.ErrorList{field.Invalid(path, asn, fmt.Sprintf("AS %d is AS_TRANS, not a real AS", ASTrans))}
 	}
 	return nil
 }
@@ -144,16 +153,6 @@ func ValidateRouteTarget(path *field.Path, s string, wildcard bool) field.ErrorL
 		return nil
 	}
 	return invalid("route target must be <0-65535>:<0-4294967295>, <0-4294967295>:<0-65535> or <ipv4>:<0-65535>")
-}
-
-// ValidatePrefixSeq checks a prefix-list entry's sequence number: v1.MinPrefixSeq..v1.MaxPrefixSeq, or 0 for
-// "unset" (the position decides, v1.PrefixItem.EffectiveSeq).
-func ValidatePrefixSeq(path *field.Path, seq int64) field.ErrorList {
-	if seq != 0 && (seq < v1.MinPrefixSeq || seq > v1.MaxPrefixSeq) {
-		return field.ErrorList{field.Invalid(path, seq, fmt.Sprintf(
-			"prefix-list sequence must be within %d..%d (0: from the position)", v1.MinPrefixSeq, v1.MaxPrefixSeq))}
-	}
-	return nil
 }
 
 func isDigits(s string) bool {

@@ -14,10 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package validation
+package bgp
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -146,22 +145,6 @@ func TestValidateRouteTarget(t *testing.T) {
 	}
 }
 
-func TestValidatePrefixSeq(t *testing.T) {
-	tests := []struct {
-		seq  int64
-		want string
-	}{
-		{0, ""}, {1, ""}, {4294967295, ""},
-		{-1, "prefix-list sequence must be within 1..4294967295 (0: from the position)"},
-		{4294967296, "prefix-list sequence must be within 1..4294967295"},
-	}
-	for _, tc := range tests {
-		t.Run(fmt.Sprint(tc.seq), func(t *testing.T) {
-			checkOne(t, ValidatePrefixSeq(field.NewPath("seq"), tc.seq), tc.want, fmt.Sprintf("seq: Invalid value: %d", tc.seq))
-		})
-	}
-}
-
 // checkOne asserts no error when want is empty, else exactly one containing want and prefix.
 func checkOne(t *testing.T, errs field.ErrorList, want, prefix string) {
 	t.Helper()
@@ -172,45 +155,5 @@ func checkOne(t *testing.T, errs field.ErrorList, want, prefix string) {
 		t.Errorf("got %d errors %v, want one containing %q", len(errs), errs, want)
 	case want != "" && (!strings.Contains(errs[0].Error(), want) || !strings.HasPrefix(errs[0].Error(), prefix)):
 		t.Errorf("error %q, want prefix %q and %q", errs[0], prefix, want)
-	}
-}
-
-func TestJoin(t *testing.T) {
-	errNode := errors.New("node problem")
-	errMissing := fmt.Errorf("missing: %w", ErrInvalid)
-	list := field.ErrorList{field.Invalid(field.NewPath("a"), 1, "bad"), nil, field.Required(field.NewPath("b"), "")}
-	tests := []struct {
-		name    string
-		err     error
-		is, not []error
-	}{
-		{"Join", Join(list), []error{ErrInvalid}, []error{errNode}},
-		{"class of its own", JoinClass(errNode, list), []error{errNode}, []error{ErrInvalid}},
-		{"class wrapping ErrInvalid", JoinClass(errMissing, list), []error{errMissing, ErrInvalid}, []error{errNode}},
-		{"wrapped and joined", fmt.Errorf("node x: %w", errors.Join(JoinClass(errNode, list), Join(list))), []error{errNode, ErrInvalid}, nil},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			for _, target := range tc.is {
-				if !errors.Is(tc.err, target) {
-					t.Errorf("errors.Is(%v) = false", target)
-				}
-			}
-			for _, target := range tc.not {
-				if errors.Is(tc.err, target) {
-					t.Errorf("errors.Is(%v) = true", target)
-				}
-			}
-			var fe *field.Error
-			if !errors.As(tc.err, &fe) || fe.Field != "a" {
-				t.Errorf("errors.As *field.Error: %v", fe)
-			}
-			if !strings.Contains(tc.err.Error(), "a: Invalid value: 1: bad\nb: Required value") {
-				t.Errorf("message %q", tc.err)
-			}
-		})
-	}
-	if Join(nil) != nil || Join(field.ErrorList{nil}) != nil {
-		t.Error("Join of no errors is not nil")
 	}
 }
