@@ -2,6 +2,7 @@ package bpf_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -15,6 +16,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/internal/wait"
+	"github.com/network-operator/network-operator/internal/wait/waittest"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
 
@@ -86,23 +89,6 @@ func (s *packetSocket) await(deadline time.Time, match func([]byte) bool) ([]byt
 		return append([]byte(nil), buf[:n]...), tagged, nil
 	}
 	return nil, false, errors.New("no matching frame before the deadline")
-}
-
-// pollUntil calls cond every millisecond until it is true, fails, or the
-// deadline passes.
-func pollUntil(deadline time.Time, cond func() (bool, error)) error {
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for {
-		ok, err := cond()
-		if ok || err != nil {
-			return err
-		}
-		if time.Now().After(deadline) {
-			return errors.New("condition not met before the deadline")
-		}
-		<-tick.C
-	}
 }
 
 // TestRouterLiveTC attaches tc_router with tcx to rin and sends real frames
@@ -181,11 +167,14 @@ func TestRouterLiveTC(t *testing.T) {
 			// The program counts while the frame is still in flight: poll.
 			deadline := time.Now().Add(5 * time.Second)
 			var d uint64
-			err = pollUntil(deadline, func() (bool, error) {
+			err = wait.Poll(context.Background(), time.Millisecond, time.Until(deadline), "counted", waittest.Check(func() (bool, error) {
 				after, err := l.counters(c.vrf)
+				if err != nil {
+					return false, waittest.Permanent(err)
+				}
 				d = after[c.vrf][c.reason].Packets - before[c.vrf][c.reason].Packets
-				return d >= 1, err
-			})
+				return d >= 1, nil
+			}))
 			if err != nil || d != 1 {
 				t.Fatalf("vrf %d %s counted %d times, want 1 (%v)", c.vrf, c.reason, d, err)
 			}

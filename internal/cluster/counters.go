@@ -12,6 +12,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/network-operator/network-operator/internal/wait"
 )
 
 // The per-VRF counter of the agents (agent/metrics).
@@ -55,7 +57,7 @@ func (c *Cluster) VRFCounters(ctx context.Context) (*Counters, error) {
 		return nil, err
 	}
 	out := &Counters{Direct: direct}
-	err = poll(ctx, 250*time.Millisecond, 30*time.Second, "prometheus reports the agents' forwarded counters", func(ctx context.Context) (bool, string, error) {
+	err = wait.Poll(ctx, 250*time.Millisecond, 30*time.Second, "prometheus reports the agents' forwarded counters", func(ctx context.Context) (bool, string, error) {
 		res, err := c.prometheus.Query(ctx, ForwardedQuery)
 		if err != nil {
 			return false, err.Error(), nil

@@ -1,5 +1,5 @@
 // Package wait polls a condition until it holds, with a deadline: the one poll loop of the project's
-// production code (cluster, kubenodes, uninstall) and, through Must, of its tests.
+// production code (cluster, kubenodes, uninstall) and, through package waittest, of its tests.
 //
 // A condition returns whether it is done, a progress message (what is still missing: the timeout error
 // carries the last one, so a failure says why, not only that time ran out) and an error, which is permanent:
@@ -57,46 +57,5 @@ func Poll(ctx context.Context, interval, timeout time.Duration, what string, con
 			return fmt.Errorf("%s: %w within %v", what, ErrTimeout, timeout)
 		case <-tick.C:
 		}
-	}
-}
-
-// Check adapts a condition written as func() (bool, error), common in tests: its error is the progress
-// message (not done yet, because), unless it wraps an error made by Permanent, which ends the wait.
-func Check(f func() (bool, error)) Condition {
-	return func(context.Context) (bool, string, error) {
-		done, err := f()
-		var p *permanentError
-		switch {
-		case done:
-			return true, "", nil
-		case errors.As(err, &p):
-			return false, "", err
-		case err != nil:
-			return false, err.Error(), nil
-		}
-		return false, "", nil
-	}
-}
-
-// Permanent marks err so a Check condition returning it (or an error wrapping it) stops the wait at once.
-func Permanent(err error) error { return &permanentError{err: err} }
-
-type permanentError struct{ err error }
-
-func (p *permanentError) Error() string { return p.err.Error() }
-func (p *permanentError) Unwrap() error { return p.err }
-
-// TB is the part of testing.TB that Must needs (so this package does not link package testing into binaries).
-type TB interface {
-	Helper()
-	Fatalf(format string, args ...any)
-}
-
-// Must polls like Poll (without a parent context: it also serves in Cleanup functions, after the test's
-// context ended) and fails the test when the wait fails.
-func Must(tb TB, interval, timeout time.Duration, what string, cond Condition) {
-	tb.Helper()
-	if err := Poll(context.Background(), interval, timeout, "waiting for "+what, cond); err != nil {
-		tb.Fatalf("%v", err)
 	}
 }

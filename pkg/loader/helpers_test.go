@@ -20,6 +20,7 @@ import (
 	"github.com/network-operator/network-operator/internal/namedns"
 	"github.com/network-operator/network-operator/internal/netnsrun"
 	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/internal/wait/waittest"
 )
 
 // requireRoot: the tests need root (network namespaces, BPF) and a bpffs at /sys/fs/bpf.
@@ -241,16 +242,10 @@ func counter(t testing.TB, m *ebpf.Map) uint64 {
 	return sum
 }
 
-// eventually polls cond until it holds or the deadline passes.
+// eventually polls cond until it holds or the deadline passes, and fails the test then.
 func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(2 * time.Millisecond) // poll interval, not synchronisation
-	}
+	waittest.Must(t, 2*time.Millisecond, timeout, what, waittest.Check(func() (bool, error) { return cond(), nil }))
 }
 
 // expectCounted sends n frames on sender and waits until the counter of m

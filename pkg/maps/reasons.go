@@ -109,15 +109,6 @@ var reasonName, reasonValue = func() (names [NumReasons]string, values [NumReaso
 	return names, values
 }()
 
-// Reasons returns every reason this build knows, in slot order.
-func Reasons() []Reason {
-	rs := make([]Reason, NumReasons)
-	for i := range rs {
-		rs[i] = Reason(i)
-	}
-	return rs
-}
-
 func (r Reason) String() string {
 	if int(r) < NumReasons {
 		return reasonName[r]

@@ -213,7 +213,7 @@ func TestJSONRoundTrip(t *testing.T) {
 
 func TestReasonNames(t *testing.T) {
 	seen := map[string]bool{}
-	for _, r := range Reasons() {
+	for _, r := range allReasons() {
 		n := r.String()
 		if n == "" || strings.HasPrefix(n, "reason(") || seen[n] {
 			t.Errorf("reason %d: bad or duplicate name %q", uint32(r), n)

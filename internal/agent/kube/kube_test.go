@@ -33,7 +33,7 @@ import (
 	opmetrics "github.com/network-operator/network-operator/internal/operator/metrics"
 	"github.com/network-operator/network-operator/internal/operator/nodeconfig"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
-	"github.com/network-operator/network-operator/internal/wait"
+	"github.com/network-operator/network-operator/internal/wait/waittest"
 )
 
 // shared is the package's one control plane, started by the first test that needs it.
@@ -258,11 +258,11 @@ func TestPasswordFromSecret(t *testing.T) {
 	}
 }
 
-var errStop = wait.Permanent(errors.New("condition cannot become true"))
+var errStop = waittest.Permanent(errors.New("condition cannot become true"))
 
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
 	t.Helper()
-	wait.Must(t, 50*time.Millisecond, timeout, what, wait.Check(cond))
+	waittest.Must(t, 50*time.Millisecond, timeout, what, waittest.Check(cond))
 }
 
 func waitRevisionPhase(t *testing.T, timeout time.Duration, phase v1.RevisionPhase, match func(*v1.NetworkConfigRevision) bool) *v1.NetworkConfigRevision {

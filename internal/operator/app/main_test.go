@@ -36,7 +36,7 @@ import (
 	"github.com/network-operator/network-operator/internal/operator/nodeconfig"
 	"github.com/network-operator/network-operator/internal/syncbuf"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
-	"github.com/network-operator/network-operator/internal/wait"
+	"github.com/network-operator/network-operator/internal/wait/waittest"
 )
 
 // shared is the package's control plane: the tests run one operator process after the other against it.
@@ -70,7 +70,7 @@ func freePort(t *testing.T) string {
 // waitFor polls cond until it returns nil; its last error says what was missing.
 func waitFor(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	wait.Must(t, 50*time.Millisecond, time.Minute, what, wait.Check(func() (bool, error) {
+	waittest.Must(t, 50*time.Millisecond, time.Minute, what, waittest.Check(func() (bool, error) {
 		err := cond()
 		return err == nil, err
 	}))

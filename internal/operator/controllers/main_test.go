@@ -25,7 +25,7 @@ import (
 	"github.com/network-operator/network-operator/internal/operator/metrics"
 	"github.com/network-operator/network-operator/internal/operator/nodeconfig"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
-	"github.com/network-operator/network-operator/internal/wait"
+	"github.com/network-operator/network-operator/internal/wait/waittest"
 )
 
 // shared is the package's one control plane (kube-apiserver + etcd), shared by every test in turn.
@@ -158,13 +158,13 @@ func anySlice[T any](s []T) []any {
 }
 
 // errPoll marks a condition that failed for good: waitFor stops at once.
-var errPoll = wait.Permanent(errors.New("condition cannot become true"))
+var errPoll = waittest.Permanent(errors.New("condition cannot become true"))
 
 // waitFor polls cond until it holds, failing the test at the deadline; cond's error says what is missing
 // (no sleeps as synchronisation: the short pause between polls only limits load on the API server).
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() (bool, error)) {
 	t.Helper()
-	wait.Must(t, 20*time.Millisecond, timeout, what, wait.Check(cond))
+	waittest.Must(t, 20*time.Millisecond, timeout, what, waittest.Check(cond))
 }
 
 // nodeName gives names whose lexical order is their numeric order.

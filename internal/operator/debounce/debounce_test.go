@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/network-operator/network-operator/internal/wait"
+	"github.com/network-operator/network-operator/internal/wait/waittest"
 )
 
 var req = reconcile.Request{NamespacedName: types.NamespacedName{Name: "snapshot"}}
@@ -27,7 +27,7 @@ func cm(name string) client.Object {
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	wait.Must(t, time.Millisecond, 10*time.Second, what, func(context.Context) (bool, string, error) { return cond(), "", nil })
+	waittest.Must(t, time.Millisecond, 10*time.Second, what, func(context.Context) (bool, string, error) { return cond(), "", nil })
 }
 
 // getWithin returns the next item or fails the test when none arrives in time.
