@@ -57,8 +57,9 @@ type Options struct {
 	// StartupTaint is the taint key removed once healthy ("" keeps DefaultStartupTaint; "-" disables).
 	StartupTaint string
 	Logger       *slog.Logger
-	// SkipNameValidation allows several managers in one process (tests).
-	SkipNameValidation bool
+
+	// skipNameValidation allows several managers in one process: only tests run several (export_test.go).
+	skipNameValidation bool
 }
 
 // NewManager returns a manager whose cache holds only the NodeNetworkConfig named like the node, with the
@@ -81,7 +82,7 @@ func NewManager(cfg *rest.Config, scheme *runtime.Scheme, o Options) (ctrl.Manag
 		Metrics:                metricsserver.Options{BindAddress: "0"}, // the agent serves its own registry
 		HealthProbeBindAddress: "0",
 		LeaderElection:         false,
-		Controller:             config.Controller{SkipNameValidation: &o.SkipNameValidation},
+		Controller:             config.Controller{SkipNameValidation: &o.skipNameValidation},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agent manager: %w", err)

@@ -121,8 +121,8 @@ func newAgentNode(t *testing.T) *agentNode {
 	n.engine, err = reconcile.New(reconcile.Options{Netlink: nc, Dataplane: dp, Links: n.ns.Handle(),
 		Store: laststate.New(filepath.Join(dir, "last-good.yaml")), Logger: slog.New(slog.DiscardHandler)})
 	mustf(t, err, "engine")
-	n.mgr, err = kube.NewManager(env.Config, env.Scheme, kube.Options{NodeName: n.name, Engine: n.engine,
-		Resync: 2 * time.Second, SkipNameValidation: true})
+	n.mgr, err = kube.NewManager(env.Config, env.Scheme, kube.SeveralManagers(kube.Options{NodeName: n.name, Engine: n.engine,
+		Resync: 2 * time.Second}))
 	mustf(t, err, "agent manager")
 	return n
 }

@@ -22,7 +22,7 @@ const (
 )
 
 // Phases lists the phases in the order they are applied.
-var Phases = [...]Phase{PhaseVRFs, PhaseInterfaces, PhaseRemovals}
+func Phases() [3]Phase { return [...]Phase{PhaseVRFs, PhaseInterfaces, PhaseRemovals} }
 
 func (p Phase) String() string {
 	switch p {

@@ -61,7 +61,7 @@ func BenchmarkApplyAndReplan(b *testing.B) {
 		b.Fatal(err)
 	}
 	start := time.Now()
-	for _, ph := range netconf.Phases {
+	for _, ph := range netconf.Phases() {
 		if _, err := m.Apply(ctx, p, ph); err != nil {
 			b.Fatal(err)
 		}

@@ -66,7 +66,7 @@ func (p *Plan) String() string {
 		b.WriteString("no changes\n")
 	}
 	n := 0
-	for _, ph := range Phases {
+	for _, ph := range Phases() {
 		acts := p.PhaseActions(ph)
 		if len(acts) == 0 {
 			continue

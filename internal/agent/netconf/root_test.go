@@ -53,7 +53,7 @@ func mustPlan(t *testing.T, m *netconf.Manager, spec *v1alpha1.NodeNetworkConfig
 
 // applyAll applies every phase in order, as the runtime does (without FRR and BPF in between).
 func applyAll(ctx context.Context, m *netconf.Manager, p *netconf.Plan) error {
-	for _, ph := range netconf.Phases {
+	for _, ph := range netconf.Phases() {
 		if _, err := m.Apply(ctx, p, ph); err != nil {
 			return err
 		}
