@@ -46,20 +46,17 @@ func TestValidatePrefixSeq(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.seq), func(t *testing.T) {
-			checkOne(t, ValidatePrefixSeq(field.NewPath("seq"), tc.seq), tc.want, fmt.Sprintf("seq: Invalid value: %d", tc.seq))
+			errs := ValidatePrefixSeq(field.NewPath("seq"), tc.seq)
+			if tc.want == "" {
+				if len(errs) > 0 {
+					t.Fatalf("unexpected errors: %v", errs)
+				}
+				return
+			}
+			if prefix := fmt.Sprintf("seq: Invalid value: %d", tc.seq); len(errs) != 1 ||
+				!strings.HasPrefix(errs[0].Error(), prefix) || !strings.Contains(errs[0].Error(), tc.want) {
+				t.Fatalf("errors %v, want one starting %q containing %q", errs, prefix, tc.want)
+			}
 		})
-	}
-}
-
-// checkOne asserts no error when want is empty, else exactly one containing want and prefix.
-func checkOne(t *testing.T, errs field.ErrorList, want, prefix string) {
-	t.Helper()
-	switch {
-	case want == "" && len(errs) > 0:
-		t.Errorf("unexpected errors: %v", errs)
-	case want != "" && len(errs) != 1:
-		t.Errorf("got %d errors %v, want one containing %q", len(errs), errs, want)
-	case want != "" && (!strings.Contains(errs[0].Error(), want) || !strings.HasPrefix(errs[0].Error(), prefix)):
-		t.Errorf("error %q, want prefix %q and %q", errs[0], prefix, want)
 	}
 }
