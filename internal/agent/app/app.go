@@ -72,6 +72,7 @@ type flags struct {
 	frrWait                                      time.Duration
 	passwordDir                                  string
 	vtepInterface, vrfMode, vethVRFs             string
+	vtepAddress                                  netip.Addr
 	defaultMTU                                   int
 	logLevel                                     string
 }
@@ -108,6 +109,15 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.DurationVar(&f.frrWait, "frr-wait", 2*time.Minute, "at start, wait this long for FRR to answer (it may start next to the agent, e.g. in its pod)")
 	fs.StringVar(&f.passwordDir, "password-dir", "", "standalone: BGP passwords as files <dir>/<namespace>/<name>/<key> (passwordSecretRef)")
 	fs.StringVar(&f.vtepInterface, "vtep-interface", "", "underlay device every VXLAN is bound to (optional)")
+	fs.Func("vtep-address", "local VXLAN tunnel endpoint address (default: the spec's underlay.vtepAddress; a standalone file "+
+		"without one: the address of --vtep-interface or dum.underlay, else the router id)", func(s string) error {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return fmt.Errorf("not an IP address: %w", err)
+		}
+		f.vtepAddress = a.Unmap()
+		return nil
+	})
 	fs.StringVar(&f.vrfMode, "vrf-mode", "auto", "VRFs: auto (VRF devices when the kernel has them), device or table-only")
 	fs.StringVar(&f.vethVRFs, "veth-vrfs", "", "comma-separated VRFs that get a veth pair to the default VRF")
 	fs.IntVar(&f.defaultMTU, "default-mtu", 0, "MTU of a VRF's links when the spec sets none (0: 1500)")
@@ -218,7 +228,7 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 	if ns > 0 {
 		defer ns.Close()
 	}
-	settings := netconf.Settings{VTEPInterface: f.vtepInterface, VRFMode: netconf.VRFMode(f.vrfMode), DefaultMTU: f.defaultMTU}
+	settings := netconf.Settings{VTEPAddress: f.vtepAddress, VTEPInterface: f.vtepInterface, VRFMode: netconf.VRFMode(f.vrfMode), DefaultMTU: f.defaultMTU}
 	if f.vethVRFs != "" {
 		settings.VethVRFs = strings.Split(f.vethVRFs, ",")
 	}
@@ -253,6 +263,11 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 		"adopted", rep.Adopted, "migrated", rep.Migrated)
 
 	eo := reconcile.Options{Netlink: nc, Dataplane: dp, Links: links, Store: store, Metrics: m, Logger: logger, RenderFRR: render}
+	var rewrite *standalone.Rewrite
+	if f.configFile != "" {
+		rewrite = &standalone.Rewrite{} // the file's FRR replacements (das-schiff)
+		eo.RenderFRR = rewrite.Render(render)
+	}
 	if reloader != nil {
 		eo.FRR, eo.FRRStatus = reloader, reloader.Target()
 	}
@@ -271,7 +286,8 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 
 	if f.configFile != "" {
 		return standalone.Run(ctx, standalone.Options{File: f.configFile, Engine: engine, Resync: f.resync,
-			Once: f.once, StatusFile: f.statusFile, Passwords: passwords, Out: stdout, Logger: logger})
+			Once: f.once, StatusFile: f.statusFile, Passwords: passwords, Out: stdout, Logger: logger,
+			Env: fileEnv(f, links), Rewrite: rewrite})
 	}
 	return runKube(ctx, f, engine, logger)
 }
@@ -313,10 +329,12 @@ func dryRun(ctx context.Context, f *flags, stdout io.Writer, nc *netconf.Manager
 	if f.configFile == "" {
 		return errors.New("--dry-run needs --config-file")
 	}
-	doc, err := nodefile.ReadFile(f.configFile)
+	doc, err := nodefile.ReadFile(f.configFile, fileEnv(f, links))
 	if err != nil {
 		return err
 	}
+	rewrite := &standalone.Rewrite{}
+	rewrite.Set(doc.Replacements)
 	for _, n := range doc.Notes {
 		fmt.Fprintf(stdout, "note: %s\n", n)
 	}
@@ -325,7 +343,7 @@ func dryRun(ctx context.Context, f *flags, stdout io.Writer, nc *netconf.Manager
 		return err
 	}
 	defer view.Close()
-	eo := reconcile.Options{Netlink: nc, Dataplane: view, Links: links, Store: store, RenderFRR: render}
+	eo := reconcile.Options{Netlink: nc, Dataplane: view, Links: links, Store: store, RenderFRR: rewrite.Render(render)}
 	if reloader != nil {
 		eo.FRR, eo.FRRStatus = reloader, reloader.Target()
 	}
@@ -339,6 +357,11 @@ func dryRun(ctx context.Context, f *flags, stdout io.Writer, nc *netconf.Manager
 	}
 	fmt.Fprint(stdout, plan)
 	return nil
+}
+
+// fileEnv is what the node says that a standalone file cannot: the VTEP address or where to find it.
+func fileEnv(f *flags, links *netlink.Handle) nodefile.Env {
+	return nodefile.Env{VTEPAddress: f.vtepAddress, VTEPInterface: f.vtepInterface, Addrs: standalone.LinkAddrs(links)}
 }
 
 // newFRR returns the reloader (nil with --frr none) and the renderer (nil: a whole frr.conf) the flags ask for.

@@ -40,6 +40,10 @@ type Options struct {
 	StatusFile string
 	// Passwords resolves BGP password Secret references (nil: specs with passwordSecretRef fail).
 	Passwords frrconfig.PasswordFunc
+	// Env is what the node says that the file cannot (the VTEP address and where to discover it).
+	Env nodefile.Env
+	// Rewrite, when set, receives the file's FRR replacements (das-schiff's replacements) at every read.
+	Rewrite *Rewrite
 	// Out receives one line per reconcile (and the file's conversion notes).
 	Out    io.Writer
 	Logger *slog.Logger
@@ -157,9 +161,12 @@ func (r *runner) read() (*nodefile.Document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read node config file: %w", err)
 	}
-	doc, err := nodefile.Parse(data)
+	doc, err := nodefile.Parse(data, r.o.Env)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.o.File, err)
+	}
+	if r.o.Rewrite != nil {
+		r.o.Rewrite.Set(doc.Replacements)
 	}
 	h := sha256.Sum256(data)
 	if h != r.hash {
