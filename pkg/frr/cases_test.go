@@ -24,6 +24,7 @@ func fabricUnderlay() Underlay {
 type goldenCase struct {
 	name string
 	base string // file under testdata/brownfield
+	mgmt []string
 	cfg  NodeConfig
 }
 
@@ -134,6 +135,8 @@ func goldenCases() []goldenCase {
 			}}}},
 		{name: "full", cfg: fullConfig()},
 		{name: "brownfield-hints", base: "hints.conf", cfg: brownfieldConfig()},
+		{name: "brownfield-dasschiff-readme", base: "dasschiff-readme.conf", mgmt: []string{"mgmt_vrf"}, cfg: dasSchiffConfig(65000, "10.0.0.1", "mgmt_vrf")},
+		{name: "brownfield-dasschiff-testdata", base: "dasschiff-testdata.conf", mgmt: []string{"om_refm2m"}, cfg: dasSchiffConfig(64510, "198.51.100.0", "om_refm2m")},
 		{name: "brownfield-partial", base: "partial.conf", cfg: NodeConfig{
 			Underlay: Underlay{ASN: 65000, RouterID: addr("10.0.0.1")},
 			VRFs:     []VRF{{Name: "tenant1", VNI: 5001}},
@@ -169,4 +172,26 @@ func brownfieldConfig() NodeConfig {
 	c := fullConfig()
 	c.Underlay = Underlay{ASN: 65000, RouterID: addr("10.0.0.1")}
 	return c
+}
+
+// dasSchiffConfig is a node as das-schiff ran it, for its own base configs: a VRF vr.red (das-schiff's "vr."
+// names) leaking both ways with the cluster VRF, an auto L2VNI, a cluster peering, and the management VRF
+// (skipVRFConfig) whose export routes go into the base's rm_<mgmt>_export hook.
+func dasSchiffConfig(asn uint32, routerID, mgmt string) NodeConfig {
+	return NodeConfig{
+		Underlay: Underlay{ASN: asn, RouterID: addr(routerID)},
+		L2VNIs:   []L2VNI{{VNI: 100}},
+		VRFs: []VRF{
+			{Name: "vr.red", VNI: 5001, RedistributeConnected: true, RouteConfigs: []RouteConfig{{Seq: 10,
+				Import: []PrefixItem{{CIDR: pfx("10.1.0.0/16"), LE: 32, Action: Permit}},
+				Export: []PrefixItem{{CIDR: pfx("10.250.0.0/16"), LE: 32, Action: Permit}},
+			}}},
+			{Name: "vr." + mgmt, VNI: 4000, RedistributeConnected: true, RouteConfigs: []RouteConfig{
+				{Seq: 10, Export: []PrefixItem{{CIDR: pfx("10.250.0.0/16"), LE: 32, Action: Permit}}, Communities: []string{"65000:4000"}},
+				{Seq: 20, Export: []PrefixItem{{CIDR: pfx("10.251.0.0/24"), Action: Permit}}},
+			}},
+		},
+		Peerings: []Peering{{Name: "calico", ListenRanges: []netip.Prefix{pfx("10.250.0.0/24")}, RemoteASN: 64512,
+			Import: []PrefixItem{{CIDR: pfx("10.244.0.0/16"), LE: 32, Action: Permit}}}},
+	}
 }

@@ -258,7 +258,7 @@ func (r *Reloader) converge(ctx context.Context, confPath string) ([]string, err
 
 // Significant lists the changes that matter. Not counted: the version line
 // frr-reload.py always reports, the hostname (vtysh shows the system's), and
-// "service integrated-vtysh-config", vtysh's own setting from vtysh.conf
+// an empty "line vty" block, "service integrated-vtysh-config", vtysh's own setting from vtysh.conf
 // (which vtysh may not read with a pathspace and a pathspace --confdir).
 // Lines come as "+ line" (to add) and "- line" (to delete).
 func (d Diff) Significant() []string {
@@ -344,7 +344,8 @@ func isNoise(line string) bool {
 			return true
 		}
 	}
-	return line == ""
+	// An empty "line vty" (das-schiff's bases end with one) is never shown.
+	return line == "" || line == "line vty"
 }
 
 // rollback puts the previous frr.conf back and reloads it, so a reload that

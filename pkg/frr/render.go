@@ -52,8 +52,9 @@ var sectionOrder = [...]struct{ name, tmpl string }{
 
 func hintLine(name string) string { return "#++{{." + name + "}}" }
 
-// ErrBaseConfig marks a brownfield base configuration whose hints do not fit
-// the desired state (unknown, duplicate or missing hint).
+// ErrBaseConfig marks a brownfield base configuration that does not fit the
+// desired state: an unknown or repeated hint, a missing one whose content
+// would be lost, or a value the base already has.
 var ErrBaseConfig = errors.New("brownfield base config")
 
 // Render returns the complete frr.conf for cfg. The same cfg always gives the
@@ -71,24 +72,7 @@ func Render(cfg *NodeConfig) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return insertSections(normalize(base.String()), sections)
-}
-
-// RenderBrownfield inserts the rendered sections into a host's own base
-// configuration at its hint comments ("#++{{.VRFs}}", "#++{{.Neighbors}}",
-// "#++{{.NeighborsV4}}", "#++{{.NeighborsV6}}", "#++{{.L2VNIs}}", "#++{{.BGP}}",
-// "#++{{.PrefixLists}}", "#++{{.RouteMaps}}"). Every other byte of base is
-// kept. The base owns the underlay, so cfg.Underlay only gives ASN and
-// router-id. A section with content needs its hint; an empty one may lack it.
-func RenderBrownfield(base []byte, cfg *NodeConfig) ([]byte, error) {
-	if err := cfg.validate(true); err != nil {
-		return nil, fmt.Errorf("render brownfield frr.conf: %w", err)
-	}
-	sections, err := renderSections(buildView(cfg))
-	if err != nil {
-		return nil, err
-	}
-	return insertSections(string(base), sections)
+	return insertSections(normalize(base.String()), sections, v.lostWithout(sections))
 }
 
 func renderSections(v *view) (map[string]string, error) {
@@ -119,8 +103,9 @@ func normalize(s string) string {
 
 var hintRe = regexp.MustCompile(`^[ \t]*#\+\+\{\{\.([A-Za-z0-9_]+)\}\}[ \t]*\r?$`)
 
-// insertSections replaces each hint line of base with its section.
-func insertSections(base string, sections map[string]string) ([]byte, error) {
+// insertSections replaces each hint line of base with its section. A section whose hint is missing is not
+// rendered; lost says, per section, what that would lose ("" or absent: nothing), which refuses the config.
+func insertSections(base string, sections, lost map[string]string) ([]byte, error) {
 	var out strings.Builder
 	used := map[string]int{}
 	lineNo := 0
@@ -149,12 +134,12 @@ func insertSections(base string, sections map[string]string) ([]byte, error) {
 	}
 	var missing []string
 	for _, s := range sectionOrder {
-		if sections[s.name] != "" && used[s.name] == 0 {
-			missing = append(missing, hintLine(s.name))
+		if lost[s.name] != "" && used[s.name] == 0 {
+			missing = append(missing, "missing hint "+hintLine(s.name)+": "+lost[s.name])
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("%w: missing hint(s) %s for sections the desired state needs", ErrBaseConfig, strings.Join(missing, ", "))
+		return nil, fmt.Errorf("%w: %s", ErrBaseConfig, strings.Join(missing, "; "))
 	}
 	return []byte(out.String()), nil
 }
@@ -228,6 +213,9 @@ type afView struct {
 	Peerings       []peeringView
 	ImportRouteMap string
 	ImportVRFs     []string
+	// ImplicitActivate leaves out "neighbor X activate": a brownfield base's default instance without "no bgp
+	// default ipv4-unicast" activates ipv4 unicast itself, and FRR never shows the line.
+	ImplicitActivate bool
 }
 
 func (a afView) empty() bool {

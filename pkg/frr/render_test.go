@@ -22,7 +22,7 @@ func renderCase(t *testing.T, c goldenCase) []byte {
 		if rerr != nil {
 			t.Fatal(rerr)
 		}
-		out, err = RenderBrownfield(base, &c.cfg)
+		out, err = RenderBrownfield(Brownfield{Base: base, ManagementVRFs: c.mgmt}, &c.cfg)
 	} else {
 		out, err = Render(&c.cfg)
 	}
@@ -95,7 +95,7 @@ func TestBrownfieldKeepsBaseBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := brownfieldConfig()
-	out, err := RenderBrownfield(base, &cfg)
+	out, err := RenderBrownfield(Brownfield{Base: base}, &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,11 +140,11 @@ func TestBrownfieldHintErrors(t *testing.T) {
 	}{
 		{"unknown hint", "#++{{.VRFs}}\n#++{{.BGP}}\n#++{{.Routes}}\n", `unknown hint "#++{{.Routes}}"`},
 		{"duplicate hint", "#++{{.VRFs}}\n#++{{.BGP}}\n #++{{.VRFs}}\n", "line 3: hint #++{{.VRFs}} repeats line 1"},
-		{"missing hint", "router bgp 65000\n#++{{.VRFs}}\n", "missing hint(s) #++{{.BGP}}"},
+		{"missing hint", "router bgp 65000\n#++{{.VRFs}}\n", "missing hint #++{{.BGP}}: the BGP instance of VRF tenant1 would be lost"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := RenderBrownfield([]byte(c.base), &cfg)
+			_, err := RenderBrownfield(Brownfield{Base: []byte(c.base)}, &cfg)
 			if !errors.Is(err, ErrBaseConfig) {
 				t.Fatalf("err = %v, want ErrBaseConfig", err)
 			}
@@ -154,7 +154,7 @@ func TestBrownfieldHintErrors(t *testing.T) {
 		})
 	}
 	// Unused hints of empty sections are fine and vanish.
-	out, err := RenderBrownfield([]byte("a\n#++{{.VRFs}}\n#++{{.BGP}}\n#++{{.RouteMaps}}\nb"), &cfg)
+	out, err := RenderBrownfield(Brownfield{Base: []byte("a\n#++{{.VRFs}}\n#++{{.BGP}}\n#++{{.RouteMaps}}\nb")}, &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestBrownfieldHintErrors(t *testing.T) {
 	// The brownfield base owns the underlay.
 	bad := cfg
 	bad.Underlay.Neighbors = []Neighbor{{Address: addr("192.0.2.1"), RemoteAS: "65001"}}
-	if _, err := RenderBrownfield([]byte("#++{{.VRFs}}\n#++{{.BGP}}\n"), &bad); !errors.Is(err, fielderr.ErrInvalid) {
+	if _, err := RenderBrownfield(Brownfield{Base: []byte("#++{{.VRFs}}\n#++{{.BGP}}\n")}, &bad); !errors.Is(err, fielderr.ErrInvalid) {
 		t.Errorf("underlay neighbours in brownfield mode: err = %v, want fielderr.ErrInvalid", err)
 	}
 }

@@ -69,6 +69,7 @@ type flags struct {
 	frrMode, frrVtySocket, frrConfDir            string
 	frrStateDir, frrSystemdUnit, frrBaseConfig   string
 	frrScratch                                   bool
+	frrManagementVRFs                            string
 	frrWait                                      time.Duration
 	passwordDir                                  string
 	vtepInterface, vrfMode, vethVRFs             string
@@ -102,6 +103,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.frrSystemdUnit, "frr-systemd-unit", "frr.service", "--frr systemd: the unit to reload")
 	fs.StringVar(&f.frrBaseConfig, "frr-base-config", "", "render FRR's config into this base config at its hint comments "+
 		"(#++{{.VRFs}}, #++{{.BGP}}, ...) instead of a whole frr.conf; the base owns the underlay")
+	fs.StringVar(&f.frrManagementVRFs, "frr-management-vrfs", "", "--frr-base-config: comma-separated VRFs the base provisions "+
+		"(das-schiff's skipVRFConfig); their route configs fill the base's rm_<vrf>_export / rm_<vrf>_import route-maps")
 	fs.StringVar(&f.frrVtySocket, "frr-vty-socket", "", "directory of FRR's vty sockets (default: FRR's)")
 	fs.StringVar(&f.frrConfDir, "frr-conf-dir", "", "directory of frr.conf (default /etc/frr)")
 	fs.StringVar(&f.frrStateDir, "frr-state-dir", "/var/lib/network-operator/frr", "where the last applied FRR config is kept")
@@ -134,6 +137,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		return nil, errors.New("either --config-file (standalone) or --node-name / $NODE_NAME (Kubernetes) is required")
 	case f.frrMode != frrReload && f.frrMode != frrSystemd && f.frrMode != frrNone:
 		return nil, fmt.Errorf("--frr %q: want %s, %s or %s", f.frrMode, frrReload, frrSystemd, frrNone)
+	case f.frrManagementVRFs != "" && f.frrBaseConfig == "":
+		return nil, errors.New("--frr-management-vrfs needs --frr-base-config")
 	case f.frrBaseConfig != "" && f.frrMode == frrNone:
 		return nil, errors.New("--frr-base-config needs --frr reload or systemd")
 	}
@@ -375,7 +380,11 @@ func newFRR(ctx context.Context, f *flags) (*frr.Reloader, func(*frr.NodeConfig)
 		if _, err := os.ReadFile(f.frrBaseConfig); err != nil {
 			return nil, nil, fmt.Errorf("--frr-base-config: %w", err)
 		}
-		render = brownfield(f.frrBaseConfig)
+		var mgmt []string
+		if f.frrManagementVRFs != "" {
+			mgmt = strings.Split(f.frrManagementVRFs, ",")
+		}
+		render = brownfield(f.frrBaseConfig, mgmt)
 	}
 	opts := frr.Options{Target: frr.Target{VtySocket: f.frrVtySocket, ConfDir: f.frrConfDir}, StateDir: f.frrStateDir}
 	if !f.frrScratch {
@@ -398,7 +407,7 @@ func newFRR(ctx context.Context, f *flags) (*frr.Reloader, func(*frr.NodeConfig)
 // brownfield renders into the base config at path, read at every render so an edited base is applied at the
 // next reconcile. The base owns the underlay (BGP instance, fabric neighbours, VTEP announcement): of the spec's
 // underlay only ASN and router id are used, for the VRF instances and the route targets.
-func brownfield(path string) func(*frr.NodeConfig) ([]byte, error) {
+func brownfield(path string, managementVRFs []string) func(*frr.NodeConfig) ([]byte, error) {
 	return func(cfg *frr.NodeConfig) ([]byte, error) {
 		base, err := os.ReadFile(path)
 		if err != nil {
@@ -406,7 +415,7 @@ func brownfield(path string) func(*frr.NodeConfig) ([]byte, error) {
 		}
 		c := *cfg
 		c.Underlay = frr.Underlay{ASN: cfg.Underlay.ASN, RouterID: cfg.Underlay.RouterID}
-		out, err := frr.RenderBrownfield(base, &c)
+		out, err := frr.RenderBrownfield(frr.Brownfield{Base: base, ManagementVRFs: managementVRFs}, &c)
 		if err != nil {
 			return nil, fmt.Errorf("--frr-base-config %s: %w", path, err)
 		}
