@@ -30,21 +30,32 @@ type BGPPeeringVLAN struct {
 }
 
 // BGPPeeringLoopback lists workload loopback addresses the nodes peer with.
+// +kubebuilder:validation:XValidation:rule="has(self.ips) && !has(self.ipAddresses)",messageExpression="has(self.ipAddresses) ? 'loopbackPeer.ipAddresses is now spelt ips, the name das-schiff uses: write ips: [' + self.ipAddresses.join(', ') + ']' : 'loopbackPeer needs ips: the workload loopback addresses to peer with'"
 type BGPPeeringLoopback struct {
-	// IPAddresses of the remote peers.
-	// +required
+	// IPAddresses of the remote peers, one IPv4 and/or one IPv6 address in das-schiff's use. The JSON name is
+	// das-schiff's "ips", the one stored form. Required (a CEL rule on the object, so the old spelling gets a
+	// message saying what to write).
+	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=39
-	IPAddresses []string `json:"ipAddresses"`
+	IPAddresses []string `json:"ips,omitempty"`
+
+	// RenamedIPAddresses only catches the spelling "ipAddresses" this API used before it took das-schiff's
+	// "ips": the schema refuses it, saying what to write. Never set.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=39
+	RenamedIPAddresses []string `json:"ipAddresses,omitempty"`
 }
 
 // BGPPeeringSpec is a BGP session of the nodes with workloads: either dynamic (listen range) on a Layer2 network,
 // or to fixed loopback addresses. Exactly one of PeeringVlan and LoopbackPeer is set.
 // JSON-compatible with das-schiff network-operator's BGPPeering (the plain-text password is replaced by
 // PasswordSecretRef).
-// +kubebuilder:validation:XValidation:rule="has(self.peeringVlan) != has(self.loopbackPeer)",messageExpression="has(self.peeringVlan) ? 'exactly one of peeringVlan and loopbackPeer must be set, got both: peeringVlan ' + self.peeringVlan.name + ', loopbackPeer ' + self.loopbackPeer.ipAddresses.join(', ') : 'exactly one of peeringVlan and loopbackPeer must be set, got neither'"
+// +kubebuilder:validation:XValidation:rule="has(self.peeringVlan) != has(self.loopbackPeer)",messageExpression="has(self.peeringVlan) ? 'exactly one of peeringVlan and loopbackPeer must be set, got both: peeringVlan ' + self.peeringVlan.name + ', loopbackPeer ' + (has(self.loopbackPeer.ips) ? self.loopbackPeer.ips.join(', ') : '') : 'exactly one of peeringVlan and loopbackPeer must be set, got neither'"
 // +kubebuilder:validation:XValidation:rule="!has(self.holdTime) || !has(self.keepaliveTime) || !self.holdTime.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || !self.keepaliveTime.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self.keepaliveTime) <= duration(self.holdTime)",fieldPath=".keepaliveTime",messageExpression="'keepaliveTime ' + self.keepaliveTime + ' is longer than holdTime ' + self.holdTime"
 type BGPPeeringSpec struct {
 	// PeeringVlan: workloads on this Layer2 network may open sessions from any address of its subnets.
@@ -121,7 +132,7 @@ type BGPPeeringStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=bgpp
 // +kubebuilder:printcolumn:name="VLAN",type=string,JSONPath=`.spec.peeringVlan.name`
-// +kubebuilder:printcolumn:name="Loopbacks",type=string,JSONPath=`.spec.loopbackPeer.ipAddresses`
+// +kubebuilder:printcolumn:name="Loopbacks",type=string,JSONPath=`.spec.loopbackPeer.ips`
 // +kubebuilder:printcolumn:name="ASN",type=integer,JSONPath=`.spec.remoteASN`
 // +kubebuilder:printcolumn:name="BFD",type=boolean,JSONPath=`.spec.enableBFD`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

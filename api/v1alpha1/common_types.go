@@ -144,13 +144,13 @@ type PrefixItem struct {
 	Action PrefixAction `json:"action"`
 }
 
-// EffectiveSeq is the sequence number the entry at index i of its list gets: Seq when set, else (i+1)*10, so
-// implicit entries keep their order and leave room for explicit ones in between.
+// EffectiveSeq is the sequence number the entry at index i of its list gets: Seq when set, else i+1 - das-schiff's
+// rule ("if omitted will be list index"), so its resources render the same prefix-lists here.
 func (p PrefixItem) EffectiveSeq(i int) int64 {
 	if p.Seq != 0 {
 		return p.Seq
 	}
-	return int64(i+1) * 10
+	return int64(i + 1)
 }
 
 // SecretKeyReference points at one key of a Secret. Only the reference travels through cluster-scoped objects;

@@ -68,10 +68,16 @@ type Layer2NetworkConfigurationSpec struct {
 	// +optional
 	NeighSuppression *bool `json:"neighSuppression,omitempty"`
 
-	// VRF the network is routed in; must be a VRF of some VRFRouteConfiguration, "default" or "cluster".
-	// Unset: not routed.
+	// DisableSegmentation turns segmentation offload off on the network's VLAN interface, so Linux never hands
+	// packets larger than the MTU to it (needed e.g. for AF_PACKET users), as in das-schiff.
 	// +optional
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$`
+	DisableSegmentation bool `json:"disableSegmentation,omitempty"`
+
+	// VRF the network is routed in: a VRF of some VRFRouteConfiguration, "default" or "cluster". Unset: not
+	// routed. A network whose VRF does not exist yet is admitted but left out of the rollout (condition
+	// Resolved=False) until a VRFRouteConfiguration defines it, so objects may be applied in any order.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9])?$`
 	VRF string `json:"vrf,omitempty"`
 
 	// NodeSelector selects the nodes the network is configured on. Unset: all nodes.

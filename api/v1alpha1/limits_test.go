@@ -73,6 +73,20 @@ func TestCRDBoundsMatchConstants(t *testing.T) {
 			".spec.vrfs[].id":                   b(MinVRFID, MaxVRFID),
 			".spec.vrfs[].tableID":              atLeast(MinTableID),
 			".spec.dataplane.interfaces[].vlan": b(0, MaxVLAN), // 0: untagged
+			".spec.mirrors[].match.srcPort":     b(0, MaxPort),
+			".spec.mirrors[].match.dstPort":     b(0, MaxPort),
+			".spec.mirrors[].target.key":        b(0, MaxGREKey),
+			".spec.routingTables[].tableID":     b(MinRoutingTableID, MaxRoutingTableID),
+		},
+		"routingtables": {
+			".spec.tableId": b(MinRoutingTableID, MaxRoutingTableID),
+		},
+		"mirrortargets": {
+			".spec.key": b(0, MaxGREKey),
+		},
+		"mirrorselectors": {
+			".spec.trafficMatch.srcPort": b(0, MaxPort),
+			".spec.trafficMatch.dstPort": b(0, MaxPort),
 		},
 		"networkconfigrevisions": {
 			".spec.sequence": atLeast(1),

@@ -48,6 +48,27 @@ type BGPRevision struct {
 	BGPPeeringSpec `json:",inline"`
 }
 
+// RoutingTableRevision is one RoutingTable in a revision snapshot.
+type RoutingTableRevision struct {
+	// Name of the RoutingTable.
+	Name             string `json:"name"`
+	RoutingTableSpec `json:",inline"`
+}
+
+// MirrorTargetRevision is one MirrorTarget in a revision snapshot.
+type MirrorTargetRevision struct {
+	// Name of the MirrorTarget.
+	Name             string `json:"name"`
+	MirrorTargetSpec `json:",inline"`
+}
+
+// MirrorSelectorRevision is one MirrorSelector in a revision snapshot.
+type MirrorSelectorRevision struct {
+	// Name of the MirrorSelector.
+	Name               string `json:"name"`
+	MirrorSelectorSpec `json:",inline"`
+}
+
 // NetworkConfigRevisionSpec is an immutable snapshot of every user resource, sorted by name.
 //
 // The snapshot lists are stored without a schema: their content was validated when the user resources were
@@ -80,6 +101,24 @@ type NetworkConfigRevisionSpec struct {
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	BGP []BGPRevision `json:"bgp,omitempty"`
+
+	// RoutingTables snapshots the RoutingTables, sorted by name.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	RoutingTables []RoutingTableRevision `json:"routingTables,omitempty"`
+
+	// MirrorTargets snapshots the MirrorTargets, sorted by name.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	MirrorTargets []MirrorTargetRevision `json:"mirrorTargets,omitempty"`
+
+	// MirrorSelectors snapshots the MirrorSelectors, sorted by name.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	MirrorSelectors []MirrorSelectorRevision `json:"mirrorSelectors,omitempty"`
 }
 
 // Sort orders the snapshot lists by name, the canonical order ContentHash expects.
@@ -87,6 +126,9 @@ func (s *NetworkConfigRevisionSpec) Sort() {
 	slices.SortFunc(s.VRF, func(a, b VRFRevision) int { return cmp.Compare(a.Name, b.Name) })
 	slices.SortFunc(s.Layer2, func(a, b Layer2Revision) int { return cmp.Compare(a.Name, b.Name) })
 	slices.SortFunc(s.BGP, func(a, b BGPRevision) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(s.RoutingTables, func(a, b RoutingTableRevision) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(s.MirrorTargets, func(a, b MirrorTargetRevision) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(s.MirrorSelectors, func(a, b MirrorSelectorRevision) int { return cmp.Compare(a.Name, b.Name) })
 }
 
 // ContentHash is the sha256 (hex) over the canonical JSON encoding of the snapshot lists, sorted by name. Revision
@@ -97,15 +139,23 @@ func (s *NetworkConfigRevisionSpec) ContentHash() (string, error) {
 		VRF:    slices.Clone(s.VRF),
 		Layer2: slices.Clone(s.Layer2),
 		BGP:    slices.Clone(s.BGP),
+
+		RoutingTables:   slices.Clone(s.RoutingTables),
+		MirrorTargets:   slices.Clone(s.MirrorTargets),
+		MirrorSelectors: slices.Clone(s.MirrorSelectors),
 	}
 	c.Sort()
-	// Empty and nil lists must hash alike.
+	// Empty and nil lists must hash alike. The kinds added later are left out when empty, so content without
+	// them keeps the hash it had before they existed.
 	content := struct {
-		Version string           `json:"v"`
-		VRF     []VRFRevision    `json:"vrf"`
-		Layer2  []Layer2Revision `json:"layer2"`
-		BGP     []BGPRevision    `json:"bgp"`
-	}{"revision/v1", nonNil(c.VRF), nonNil(c.Layer2), nonNil(c.BGP)}
+		Version         string                   `json:"v"`
+		VRF             []VRFRevision            `json:"vrf"`
+		Layer2          []Layer2Revision         `json:"layer2"`
+		BGP             []BGPRevision            `json:"bgp"`
+		RoutingTables   []RoutingTableRevision   `json:"routingTables,omitempty"`
+		MirrorTargets   []MirrorTargetRevision   `json:"mirrorTargets,omitempty"`
+		MirrorSelectors []MirrorSelectorRevision `json:"mirrorSelectors,omitempty"`
+	}{"revision/v1", nonNil(c.VRF), nonNil(c.Layer2), nonNil(c.BGP), c.RoutingTables, c.MirrorTargets, c.MirrorSelectors}
 	data, err := json.Marshal(content)
 	if err != nil {
 		return "", fmt.Errorf("encode revision content: %w", err)

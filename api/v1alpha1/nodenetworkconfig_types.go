@@ -49,6 +49,19 @@ type NodeNetworkConfigSpec struct {
 	// +listMapKey=name
 	BGPPeers []NodeBGPPeer `json:"bgpPeers,omitempty"`
 
+	// RoutingTables are the host tables exported to the cluster VRF (RoutingTable resources), sorted by table id.
+	// +optional
+	// +listType=map
+	// +listMapKey=tableID
+	RoutingTables []NodeRoutingTable `json:"routingTables,omitempty"`
+
+	// Mirrors are the traffic mirrors whose source is on the node (MirrorSelector resources resolved with their
+	// MirrorTarget), sorted by name.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Mirrors []NodeMirror `json:"mirrors,omitempty"`
+
 	// DataPlane is what the eBPF router attaches to and how it forwards.
 	// +optional
 	DataPlane DataPlaneSpec `json:"dataplane,omitempty"`
@@ -129,6 +142,97 @@ type NodeVRF struct {
 	// +optional
 	// +listType=atomic
 	Aggregates []string `json:"aggregates,omitempty"`
+	// SBRPrefixes are source networks whose traffic is sent straight into this VRF (source-based routing: one
+	// policy rule "from <prefix> lookup <TableID>" each), sorted, from all VRFRouteConfigurations of the VRF.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1024
+	// +kubebuilder:validation:items:MaxLength=43
+	SBRPrefixes []string `json:"sbrPrefixes,omitempty"`
+	// Loopbacks are loopback interfaces of the VRF with an address allocated per node from their subnet, sorted by
+	// name.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Loopbacks []NodeLoopback `json:"loopbacks,omitempty"`
+}
+
+// NodeLoopback is a loopback interface inside a VRF (VRFRouteConfiguration.spec.loopbacks).
+type NodeLoopback struct {
+	// Name of the interface (at most 15 bytes).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=15
+	Name string `json:"name"`
+	// Subnet the node's address is allocated from (CIDR, network address).
+	// +required
+	// +kubebuilder:validation:MaxLength=43
+	Subnet string `json:"subnet"`
+	// Address is the node's host address in Subnet ("10.0.0.3/32"); empty until the operator allocates one.
+	// +optional
+	// +kubebuilder:validation:MaxLength=43
+	Address string `json:"address,omitempty"`
+}
+
+// NodeRoutingTable is a host routing table exported to the cluster VRF: the agent puts kernel table TableID in a
+// VRF device Name, redistributes its kernel routes into BGP and imports them into the cluster VRF.
+type NodeRoutingTable struct {
+	// Name of the VRF device: "taas.<tableID>".
+	// +required
+	// +kubebuilder:validation:MaxLength=15
+	Name string `json:"name"`
+	// TableID is the kernel routing table.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000
+	TableID int64 `json:"tableID"`
+}
+
+// NodeMirror is one MirrorSelector on the node: the traffic of a layer-2 network or VRF, matched and in one
+// direction, copied into a GRE tunnel to a collector.
+type NodeMirror struct {
+	// Name of the MirrorSelector.
+	// +required
+	Name string `json:"name"`
+	// Layer2 is the NodeLayer2 (by name) whose traffic is mirrored; exactly one of Layer2 and VRF is set.
+	// +optional
+	Layer2 string `json:"layer2,omitempty"`
+	// VRF is the NodeVRF (by name) whose traffic is mirrored; exactly one of Layer2 and VRF is set.
+	// +optional
+	VRF string `json:"vrf,omitempty"`
+	// Direction is ingress or egress.
+	// +required
+	Direction MirrorDirection `json:"direction"`
+	// Match selects the packets; empty: all.
+	// +optional
+	Match TrafficMatch `json:"match,omitempty"`
+	// Target is the tunnel the copies are sent into.
+	// +required
+	Target NodeMirrorTarget `json:"target"`
+}
+
+// NodeMirrorTarget is a GRE tunnel to a collector (a MirrorTarget resolved for the node).
+type NodeMirrorTarget struct {
+	// Name of the MirrorTarget.
+	// +required
+	Name string `json:"name"`
+	// Type is l2gre (GRE TAP) or l3gre.
+	// +required
+	Type MirrorTargetType `json:"type"`
+	// DestinationIP is the collector's address.
+	// +required
+	DestinationIP string `json:"destinationIP"`
+	// Key is the GRE key. Unset: none.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=4294967295
+	Key *int64 `json:"key,omitempty"`
+	// VRF (a NodeVRF name) the tunnel lives in.
+	// +required
+	VRF string `json:"vrf"`
+	// SourceLoopback is the NodeLoopback of VRF whose address is the tunnel's source.
+	// +required
+	SourceLoopback string `json:"sourceLoopback"`
 }
 
 // VRFLeak is the route-map entry generated from one VRFRouteConfiguration.
@@ -147,10 +251,14 @@ type VRFLeak struct {
 	// +optional
 	// +listType=atomic
 	Export []NodePrefixItem `json:"export,omitempty"`
-	// Communities set on exported routes.
+	// Communities set on exported routes, one community each.
 	// +optional
 	// +listType=atomic
 	Communities []string `json:"communities,omitempty"`
+	// AdditiveCommunities keeps the communities routes already have ("set community ... additive"); false
+	// replaces them.
+	// +optional
+	AdditiveCommunities bool `json:"additiveCommunities,omitempty"`
 }
 
 // NodePrefixItem is a prefix-list entry with its sequence number resolved (PrefixItem.EffectiveSeq).
@@ -199,6 +307,9 @@ type NodeLayer2 struct {
 	// AdvertiseNeighbors advertises host routes of learnt neighbours.
 	// +optional
 	AdvertiseNeighbors bool `json:"advertiseNeighbors,omitempty"`
+	// DisableSegmentation turns segmentation offload off on the network's VLAN interface.
+	// +optional
+	DisableSegmentation bool `json:"disableSegmentation,omitempty"`
 }
 
 // NodeBGPPeer is one workload BGP peering on the node.

@@ -19,6 +19,7 @@ package v1alpha1
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/network-operator/network-operator/internal/golden"
@@ -140,10 +141,21 @@ func TestContentHash(t *testing.T) {
 }
 
 func TestEffectiveSeq(t *testing.T) {
-	if got := (PrefixItem{}).EffectiveSeq(0); got != 10 {
-		t.Errorf("implicit seq at 0 = %d, want 10", got)
+	if got := (PrefixItem{}).EffectiveSeq(0); got != 1 {
+		t.Errorf("implicit seq at 0 = %d, want 1 (das-schiff: index+1)", got)
 	}
 	if got := (PrefixItem{Seq: 7}).EffectiveSeq(3); got != 7 {
 		t.Errorf("explicit seq = %d, want 7", got)
+	}
+}
+
+func TestSplitCommunities(t *testing.T) {
+	s := VRFRouteConfigurationSpec{Communities: []string{"65000:1 65000:2", " 65000:2\tno-export additive"}, Community: new("65000:3")}
+	got, additive := s.AllCommunities()
+	if want := []string{"65000:1", "65000:2", "no-export", "65000:3"}; !slices.Equal(got, want) || !additive {
+		t.Errorf("AllCommunities = %q, %t; want %q, true", got, additive, want)
+	}
+	if got, additive := SplitCommunities([]string{"65000:1"}); len(got) != 1 || additive {
+		t.Errorf("SplitCommunities(65000:1) = %q, %t", got, additive)
 	}
 }

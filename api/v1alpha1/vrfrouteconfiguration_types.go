@@ -17,25 +17,30 @@ limitations under the License.
 package v1alpha1
 
 import (
+	"slices"
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // VRFRouteConfigurationSpec is one routing policy of a tenant VRF: which routes leak between the VRF and the
 // cluster VRF, what is aggregated and which communities are set. Several VRFRouteConfigurations may name the same
 // VRF; their route-map entries are ordered by Seq, which must differ between them.
-// JSON-compatible with das-schiff network-operator's VRFRouteConfiguration.
+// JSON-compatible with das-schiff network-operator's VRFRouteConfiguration (see docs/migrating-from-das-schiff.md).
+// +kubebuilder:validation:XValidation:rule="self.vrf in ['default', 'cluster'] || has(self.vni)",fieldPath=".vni",messageExpression="'VRF ' + self.vrf + ' needs its L3 VNI: write spec.vni (1..16777215, the same in every VRFRouteConfiguration of the VRF; das-schiff v0.2 read it from the node vnimap file)'"
 type VRFRouteConfigurationSpec struct {
 	// VRF is the name of the VRF. Interface names are derived from it ("vr.", "br.", "vx." + name), so it has at
-	// most 12 bytes (15 - 3), lower-case letters, digits, '-' and '_'.
+	// most 12 bytes (15 - 3): letters (either case, as Linux and FRR allow), digits, '-' and '_'.
 	// (A CEL size rule instead of maxLength: maxLength errors do not quote the value.)
 	// +required
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$`
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9])?$`
 	// +kubebuilder:validation:XValidation:rule="size(self) <= 12",messageExpression="'VRF name ' + self + ' is longer than 12 bytes: interface names vr./br./vx. + name must fit 15 bytes'"
 	VRF string `json:"vrf"`
 
-	// VNI is the VRF's L3 VXLAN network identifier. Required for every VRF other than "default" and "cluster";
-	// must be unique among all VRFs and Layer2 networks.
+	// VNI is the VRF's L3 VXLAN network identifier. Required for every VRF other than "default" and "cluster"
+	// (das-schiff v0.2 took a missing one from the node's vnimap file; the operator has none, so it is refused at
+	// admission); must be unique among all VRFs and Layer2 networks.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=16777215
@@ -73,19 +78,38 @@ type VRFRouteConfigurationSpec struct {
 	// +kubebuilder:validation:Maximum=65534
 	Seq int32 `json:"seq"`
 
-	// Community is a single BGP community set on exported routes (das-schiff compatibility; prefer Communities).
+	// Community is BGP communities set on exported routes (das-schiff compatibility; prefer Communities). Like
+	// every Communities entry it may hold several space-separated communities and the word "additive".
 	// +optional
-	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:MaxLength=256
 	Community *string `json:"community,omitempty"`
 
 	// Communities are BGP communities set on exported routes: standard "<0-65535>:<0-65535>", large
 	// "<asn>:<nn>:<nn>" or a well-known name in FRR's spelling (e.g. no-export, no-advertise, local-AS, no-peer,
-	// blackhole, graceful-shutdown, llgr-stale).
+	// blackhole, graceful-shutdown, llgr-stale). An entry may list several, separated by spaces, as FRR's
+	// "set community" does ("65000:1 65000:2"); the word "additive" among them keeps the communities a route
+	// already has (without it they are replaced). SplitCommunities gives the single communities.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
-	// +kubebuilder:validation:items:MaxLength=64
+	// +kubebuilder:validation:items:MaxLength=256
 	Communities []string `json:"communities,omitempty"`
+
+	// SBRPrefixes: traffic from these source prefixes is sent straight into this VRF (source-based routing, a
+	// policy rule per prefix on the node), as in das-schiff. Network addresses, IPv4 or IPv6.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=128
+	// +kubebuilder:validation:items:MaxLength=43
+	SBRPrefixes []string `json:"sbrPrefixes,omitempty"`
+
+	// Loopbacks are loopback interfaces of the VRF whose address is allocated per node from a subnet (as in
+	// das-schiff, e.g. the source of a MirrorTarget's GRE tunnel). Names are unique within the VRF.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	Loopbacks []VRFLoopback `json:"loopbacks,omitempty"`
 
 	// MTU of the VRF's interfaces, 1000..9000. Default: the node's default.
 	// +optional
@@ -98,18 +122,50 @@ type VRFRouteConfigurationSpec struct {
 	NodeSelector *metav1.LabelSelector `json:"nodeSelector,omitempty"`
 }
 
-// AllCommunities returns Communities followed by Community when that is set and not already listed.
-func (s *VRFRouteConfigurationSpec) AllCommunities() []string {
-	out := append([]string(nil), s.Communities...)
-	if s.Community != nil && *s.Community != "" {
-		for _, c := range out {
-			if c == *s.Community {
-				return out
+// VRFLoopback is a loopback interface inside a VRF whose address is allocated per node from Subnet.
+type VRFLoopback struct {
+	// Name of the loopback interface (e.g. "lo.mir"), at most 15 bytes (a Linux interface name).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=15
+	Name string `json:"name"`
+	// Subnet is the network (CIDR) each node's loopback address is allocated from.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=43
+	// +kubebuilder:validation:XValidation:rule="isCIDR(self)",messageExpression="'not a CIDR (address/prefix-length): ' + self"
+	Subnet string `json:"subnet"`
+}
+
+// CommunityAdditive is the word that, among the communities of an entry, keeps a route's existing communities.
+const CommunityAdditive = "additive"
+
+// AllCommunities returns the single communities of Communities and Community, in order and without repeats,
+// and whether "additive" was among them (SplitCommunities).
+func (s *VRFRouteConfigurationSpec) AllCommunities() ([]string, bool) {
+	all := slices.Clone(s.Communities)
+	if s.Community != nil {
+		all = append(all, *s.Community)
+	}
+	return SplitCommunities(all)
+}
+
+// SplitCommunities splits space-separated community entries ("65000:1 65000:2 additive") into single
+// communities, in order and without repeats, and reports whether the word "additive" was among them.
+func SplitCommunities(entries []string) ([]string, bool) {
+	var out []string
+	additive := false
+	for _, e := range entries {
+		for _, c := range strings.Fields(e) {
+			switch {
+			case c == CommunityAdditive:
+				additive = true
+			case !slices.Contains(out, c):
+				out = append(out, c)
 			}
 		}
-		out = append(out, *s.Community)
 	}
-	return out
+	return out, additive
 }
 
 // VRFRouteConfigurationStatus is reserved for the operator's view of the resource.

@@ -41,7 +41,7 @@ import (
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 )
 
-var vrfNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$`)
+var vrfNameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9])?$`)
 
 // validateVRFName checks a VRF name: the node agent names interfaces "<3-byte prefix>" + name, and Linux
 // interface names have at most 15 bytes.
@@ -57,7 +57,7 @@ func validateVRFName(path *field.Path, name string) field.ErrorList {
 	}
 	if !vrfNameRE.MatchString(name) {
 		errs = append(errs, field.Invalid(path, name,
-			"VRF name must consist of lower-case letters, digits, '-' and '_', starting and ending with a letter or digit"))
+			"VRF name must consist of letters, digits, '-' and '_', starting and ending with a letter or digit"))
 	}
 	return errs
 }
@@ -167,6 +167,38 @@ func validateMAC(path *field.Path, s string) *field.Error {
 	}
 	if hw[0]&1 != 0 {
 		return field.Invalid(path, s, "multicast MAC address: an anycast gateway needs a unicast address")
+	}
+	return nil
+}
+
+// validateNetworks checks a list of networks (CIDR, network address) without repeats.
+func validateNetworks(path *field.Path, list []string) field.ErrorList {
+	var errs field.ErrorList
+	seen := map[netip.Prefix]bool{}
+	for i, a := range list {
+		ip := path.Index(i)
+		pfx, ferr := parseNetwork(ip, a)
+		if ferr != nil {
+			errs = append(errs, ferr)
+			continue
+		}
+		if seen[pfx] {
+			errs = append(errs, field.Duplicate(ip, a))
+		}
+		seen[pfx] = true
+	}
+	return errs
+}
+
+// validateInterfaceName checks a Linux interface name: 1..15 bytes, no '/', ':' or white space, not "." or "..".
+func validateInterfaceName(path *field.Path, name string) field.ErrorList {
+	switch {
+	case name == "":
+		return field.ErrorList{field.Required(path, "an interface name")}
+	case len(name) > v1.MaxInterfaceNameLen:
+		return field.ErrorList{field.Invalid(path, name, fmt.Sprintf("interface name has %d bytes, at most %d are allowed", len(name), v1.MaxInterfaceNameLen))}
+	case name == "." || name == ".." || strings.ContainsAny(name, "/: \t\n\r\v\f"):
+		return field.ErrorList{field.Invalid(path, name, "not a Linux interface name (no '/', ':' or white space, not . or ..)")}
 	}
 	return nil
 }

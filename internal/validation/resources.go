@@ -35,6 +35,7 @@ type Snapshot struct {
 	VRFRouteConfigurations []v1.VRFRouteConfiguration
 	Layer2Networks         []v1.Layer2NetworkConfiguration
 	BGPPeerings            []v1.BGPPeering
+	RoutingTables          []v1.RoutingTable
 }
 
 // vniUser is the first other object using a VNI.
@@ -66,8 +67,13 @@ func ValidateVRFRouteConfiguration(obj *v1.VRFRouteConfiguration, s *Snapshot) f
 	spec := &obj.Spec
 	p := field.NewPath("spec")
 	errs := validateVRFName(p.Child("vrf"), spec.VRF)
-	if spec.VNI != nil {
+	switch {
+	case spec.VNI != nil:
 		errs = append(errs, validateRange(p.Child("vni"), int64(*spec.VNI), v1.MinVNI, v1.MaxVNI, "VNI")...)
+	case spec.VRF != v1.DefaultVRFName && spec.VRF != v1.ClusterVRFName:
+		errs = append(errs, field.Required(p.Child("vni"), fmt.Sprintf(
+			"VRF %q needs its L3 VNI: write spec.vni (%d..%d, the same in every VRFRouteConfiguration of the VRF; "+
+				"das-schiff v0.2 read it from the node vnimap file, which the operator does not have)", spec.VRF, v1.MinVNI, v1.MaxVNI)))
 	}
 	if spec.RouteTarget != nil {
 		errs = append(errs, bgp.ValidateRouteTarget(p.Child("routeTarget"), *spec.RouteTarget, false)...)
@@ -89,10 +95,23 @@ func ValidateVRFRouteConfiguration(obj *v1.VRFRouteConfiguration, s *Snapshot) f
 		seen[pfx] = i
 	}
 	if spec.Community != nil {
-		errs = append(errs, bgp.ValidateCommunity(p.Child("community"), *spec.Community)...)
+		errs = append(errs, validateCommunities(p.Child("community"), *spec.Community)...)
 	}
 	for i, c := range spec.Communities {
-		errs = append(errs, bgp.ValidateCommunity(p.Child("communities").Index(i), c)...)
+		errs = append(errs, validateCommunities(p.Child("communities").Index(i), c)...)
+	}
+	errs = append(errs, validateNetworks(p.Child("sbrPrefixes"), spec.SBRPrefixes)...)
+	names := map[string]bool{}
+	for i, lo := range spec.Loopbacks {
+		lp := p.Child("loopbacks").Index(i)
+		errs = append(errs, validateInterfaceName(lp.Child("name"), lo.Name)...)
+		if names[lo.Name] {
+			errs = append(errs, field.Duplicate(lp.Child("name"), lo.Name))
+		}
+		names[lo.Name] = true
+		if _, ferr := parseNetwork(lp.Child("subnet"), lo.Subnet); ferr != nil {
+			errs = append(errs, ferr)
+		}
 	}
 	if spec.MTU != nil {
 		errs = append(errs, validateRange(p.Child("mtu"), int64(*spec.MTU), v1.MinMTU, v1.MaxMTU, "MTU")...)
@@ -178,22 +197,29 @@ func ValidateLayer2NetworkConfiguration(obj *v1.Layer2NetworkConfiguration, s *S
 				fmt.Sprintf("VLAN already used by Layer2NetworkConfiguration %q", o.Name)))
 		}
 	}
-	if spec.VRF != "" && spec.VRF != v1.DefaultVRFName && spec.VRF != v1.ClusterVRFName && !s.hasVRF(spec.VRF) {
-		e := field.NotFound(p.Child("vrf"), spec.VRF)
-		e.Detail = fmt.Sprintf("no VRFRouteConfiguration defines VRF %q (and it is not %q or %q)",
-			spec.VRF, v1.DefaultVRFName, v1.ClusterVRFName)
-		errs = append(errs, e)
-	}
+	// A VRF no VRFRouteConfiguration defines yet is no error: objects are applied in any order; the operator
+	// leaves the network out of the rollout until the VRF exists (controllers, Resolved condition).
 	return errs
 }
 
-func (s *Snapshot) hasVRF(name string) bool {
-	for i := range s.VRFRouteConfigurations {
-		if s.VRFRouteConfigurations[i].Spec.VRF == name {
-			return true
+// validateCommunities checks one community entry: communities separated by white space, optionally with the
+// word "additive" (FRR's "set community" syntax, which das-schiff passes through).
+func validateCommunities(path *field.Path, entry string) field.ErrorList {
+	list, _ := v1.SplitCommunities([]string{entry})
+	if len(list) == 0 {
+		return field.ErrorList{field.Invalid(path, entry, "no community: write AA:NN, A:B:C or a well-known name such as no-export")}
+	}
+	var errs field.ErrorList
+	for _, c := range list {
+		if _, err := bgp.ParseCommunity(c); err != nil {
+			msg := err.Error()
+			if c != entry {
+				msg = fmt.Sprintf("%q: %s", c, msg)
+			}
+			errs = append(errs, field.Invalid(path, entry, msg))
 		}
 	}
-	return false
+	return errs
 }
 
 // ValidateBGPPeering checks a BGPPeering; with a non-nil snapshot also that its Layer2 network exists and has
@@ -206,7 +232,7 @@ func ValidateBGPPeering(obj *v1.BGPPeering, s *Snapshot) field.ErrorList {
 	case spec.PeeringVlan == nil && spec.LoopbackPeer == nil:
 		errs = append(errs, field.Required(p.Child("peeringVlan"), "exactly one of peeringVlan and loopbackPeer must be set"))
 	case spec.PeeringVlan != nil && spec.LoopbackPeer != nil:
-		errs = append(errs, field.Invalid(p.Child("loopbackPeer"), spec.LoopbackPeer.IPAddresses, fmt.Sprintf(
+		errs = append(errs, field.Invalid(p.Child("loopbackPeer", "ips"), spec.LoopbackPeer.IPAddresses, fmt.Sprintf(
 			"exactly one of peeringVlan and loopbackPeer must be set; peeringVlan is %q", spec.PeeringVlan.Name)))
 	}
 	if spec.PeeringVlan != nil {
@@ -219,7 +245,11 @@ func ValidateBGPPeering(obj *v1.BGPPeering, s *Snapshot) field.ErrorList {
 		}
 	}
 	if spec.LoopbackPeer != nil {
-		lp := p.Child("loopbackPeer", "ipAddresses")
+		lp := p.Child("loopbackPeer", "ips")
+		if old := spec.LoopbackPeer.RenamedIPAddresses; len(old) > 0 {
+			errs = append(errs, field.Invalid(p.Child("loopbackPeer", "ipAddresses"), old,
+				"ipAddresses is now spelt ips, the name das-schiff uses: write ips"))
+		}
 		if len(spec.LoopbackPeer.IPAddresses) == 0 {
 			errs = append(errs, field.Required(lp, "at least one address"))
 		}
@@ -267,7 +297,7 @@ func ValidateBGPPeering(obj *v1.BGPPeering, s *Snapshot) field.ErrorList {
 		errs = append(errs, s.checkPeeringVlan(p.Child("peeringVlan", "name"), obj.Name, spec.PeeringVlan.Name)...)
 	}
 	if spec.LoopbackPeer != nil {
-		errs = append(errs, s.checkLoopbacks(p.Child("loopbackPeer", "ipAddresses"), obj.Name, spec.LoopbackPeer.IPAddresses)...)
+		errs = append(errs, s.checkLoopbacks(p.Child("loopbackPeer", "ips"), obj.Name, spec.LoopbackPeer.IPAddresses)...)
 	}
 	return errs
 }
@@ -280,12 +310,9 @@ func (s *Snapshot) checkPeeringVlan(path *field.Path, self, l2 string) field.Err
 			net = &s.Layer2Networks[i]
 		}
 	}
-	switch {
-	case net == nil:
-		e := field.NotFound(path, l2)
-		e.Detail = fmt.Sprintf("no Layer2NetworkConfiguration %q", l2)
-		errs = append(errs, e)
-	case len(net.Spec.AnycastGateways) == 0:
+	// A network that does not exist yet is no error (any apply order): the operator holds the peering back
+	// until it does. One that exists must have gateways.
+	if net != nil && len(net.Spec.AnycastGateways) == 0 {
 		errs = append(errs, field.Invalid(path, l2, fmt.Sprintf(
 			"Layer2NetworkConfiguration %q has no anycastGateways to derive the BGP listen range from", l2)))
 	}

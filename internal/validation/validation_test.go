@@ -150,15 +150,39 @@ func TestValidateVRFRouteConfiguration(t *testing.T) {
 			want: [][]string{{`spec.import[1].ge: Invalid value: 64`, "le 60"}}},
 		{name: "duplicate explicit seq", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) { s.Import[0].Seq = 7; s.Import[1].Seq = 7 }),
 			want: [][]string{{`spec.import[1].seq: Invalid value: 7`, "spec.import[0]"}}},
-		{name: "explicit seq collides with implicit", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) { s.Import[1].Seq = 10 }),
-			want: [][]string{{`spec.import[1].seq: Invalid value: 10`, "duplicate"}}},
+		{name: "explicit seq collides with implicit (index+1, das-schiff's numbering)", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) { s.Import[1].Seq = 1 }),
+			want: [][]string{{`spec.import[1].seq: Invalid value: 1`, "duplicate"}}},
+		{name: "das-schiff: implicit 1 then explicit 10 is no duplicate", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) { s.Import[1].Seq = 10 })},
 		{name: "bad action", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) { s.Import[0].Action = "allow" }),
 			want: [][]string{{`spec.import[0].action: Unsupported value: "allow"`}}},
 		{name: "vrf name too long", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) { s.VRF = "tenant-abcdefg" }),
 			want: [][]string{{`spec.vrf: Invalid value: "tenant-abcdefg"`, `"br.tenant-abcdefg"`, "15 bytes"}}},
 		{name: "vrf name 12 bytes ok", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) { s.VRF = "tenant-abcde" })},
 		{name: "vrf name chars", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) { s.VRF = "Tenant.A" }),
-			want: [][]string{{`spec.vrf: Invalid value: "Tenant.A"`, "lower-case"}}},
+			want: [][]string{{`spec.vrf: Invalid value: "Tenant.A"`, "letters, digits"}}},
+		{name: "upper-case vrf name (Linux and FRR take it)", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) { s.VRF = "Tenant_A" })},
+		{name: "no vni", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) { s.VNI = nil }),
+			want: [][]string{{`spec.vni: Required value`, `VRF "tenant-a" needs its L3 VNI: write spec.vni`}}},
+		{name: "no vni for cluster", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) { s.VNI = nil; s.VRF = "cluster" })},
+		{name: "multi-value and additive communities (FRR syntax)", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) {
+			s.Communities = []string{"65000:1 65000:2", "65000:3 additive"}
+			s.Community = ptr.To("65000:1 no-export additive")
+		})},
+		{name: "bad community among several", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) { s.Communities = []string{"65000:1 65536:2"} }),
+			want: [][]string{{`spec.communities[0]: Invalid value: "65000:1 65536:2"`, `"65536:2"`, "0..65535"}}},
+		{name: "only additive", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) { s.Communities = []string{"additive"} }),
+			want: [][]string{{`spec.communities[0]: Invalid value: "additive"`, "no community"}}},
+		{name: "sbr prefixes and loopbacks", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) {
+			s.SBRPrefixes = []string{"10.50.0.0/16", "fd00:50::/48"}
+			s.Loopbacks = []v1.VRFLoopback{{Name: "lo.mir", Subnet: "10.99.0.0/24"}}
+		})},
+		{name: "bad sbr prefixes", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) { s.SBRPrefixes = []string{"10.50.0.1/16", "10.0.0.0/8", "10.0.0.0/8"} }),
+			want: [][]string{{`spec.sbrPrefixes[0]: Invalid value: "10.50.0.1/16"`, "did you mean 10.50.0.0/16"}, {`spec.sbrPrefixes[2]: Duplicate value: "10.0.0.0/8"`}}},
+		{name: "bad loopbacks", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) {
+			s.Loopbacks = []v1.VRFLoopback{{Name: "lo.mirror-toolong", Subnet: "10.99.0.1/24"}, {Name: "a/b", Subnet: "10.98.0.0/24"}, {Name: "lo.x", Subnet: "10.97.0.0/24"}, {Name: "lo.x", Subnet: "10.96.0.0/24"}}
+		}),
+			want: [][]string{{`spec.loopbacks[0].name: Invalid value: "lo.mirror-toolong"`, "at most 15"}, {`spec.loopbacks[0].subnet: Invalid value: "10.99.0.1/24"`, "10.99.0.0/24"},
+				{`spec.loopbacks[1].name: Invalid value: "a/b"`}, {`spec.loopbacks[3].name: Duplicate value: "lo.x"`}}},
 		{name: "vni 0 and too big", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) { s.VNI = ptr.To[int32](16777216) }),
 			want: [][]string{{`spec.vni: Invalid value: 16777216`, "1..16777215"}}},
 		{name: "seq 65535", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) { s.Seq = 65535 }),
@@ -216,8 +240,8 @@ func TestValidateLayer2NetworkConfiguration(t *testing.T) {
 			want: [][]string{{`spec.anycastGateways[0]: Invalid value: "10.20.0.0/24"`, "10.20.0.1/24"}}},
 		{name: "gateway garbage", obj: l2("x", func(s *v1.Layer2NetworkConfigurationSpec) { s.AnycastGateways[1] = "fd00:20::1" }),
 			want: [][]string{{`spec.anycastGateways[1]: Invalid value: "fd00:20::1"`}}},
-		{name: "unknown VRF", obj: l2("x", func(s *v1.Layer2NetworkConfigurationSpec) { s.ID = 7; s.VNI = 7; s.VRF = "tenant-z" }), snap: existing(),
-			want: [][]string{{`spec.vrf: Not found: "tenant-z"`}}},
+		{name: "unknown VRF is admitted (any apply order; the operator holds the network back)", obj: l2("x", func(s *v1.Layer2NetworkConfigurationSpec) { s.ID = 7; s.VNI = 7; s.VRF = "tenant-z" }), snap: existing()},
+		{name: "upper-case VRF", obj: l2("x", func(s *v1.Layer2NetworkConfigurationSpec) { s.VRF = "Tenant_A"; s.DisableSegmentation = true })},
 		{name: "vni and vlan taken", obj: l2("x", nil), snap: existing(),
 			want: [][]string{{`spec.vni: Invalid value: 100100`, `"l2-a"`}, {`spec.id: Invalid value: 100`, `"l2-a"`}}},
 		{name: "vni taken by VRF", obj: l2("x", func(s *v1.Layer2NetworkConfigurationSpec) { s.ID = 7; s.VNI = 2001 }), snap: existing(),
@@ -251,7 +275,7 @@ func TestValidateBGPPeering(t *testing.T) {
 		{name: "both", obj: peering("x", func(s *v1.BGPPeeringSpec) {
 			s.LoopbackPeer = &v1.BGPPeeringLoopback{IPAddresses: []string{"10.30.0.1"}}
 		}),
-			want: [][]string{{`spec.loopbackPeer: Invalid value: `, "10.30.0.1", `"l2-a"`}}},
+			want: [][]string{{`spec.loopbackPeer.ips: Invalid value: `, "10.30.0.1", `"l2-a"`}}},
 		{name: "asn 0", obj: peering("x", func(s *v1.BGPPeeringSpec) { s.RemoteASN = 0 }),
 			want: [][]string{{`spec.remoteASN: Invalid value: 0`}}},
 		{name: "asn too big", obj: peering("x", func(s *v1.BGPPeeringSpec) { s.RemoteASN = 4294967295 }),
@@ -277,14 +301,17 @@ func TestValidateBGPPeering(t *testing.T) {
 			s.PeeringVlan = nil
 			s.LoopbackPeer = &v1.BGPPeeringLoopback{IPAddresses: []string{"10.30.0.1/32", "224.0.0.5", "10.30.0.2", "10.30.0.2"}}
 		}), want: [][]string{
-			{`spec.loopbackPeer.ipAddresses[0]: Invalid value: "10.30.0.1/32"`},
-			{`spec.loopbackPeer.ipAddresses[1]: Invalid value: "224.0.0.5"`},
-			{`spec.loopbackPeer.ipAddresses[3]: Duplicate value: "10.30.0.2"`},
+			{`spec.loopbackPeer.ips[0]: Invalid value: "10.30.0.1/32"`},
+			{`spec.loopbackPeer.ips[1]: Invalid value: "224.0.0.5"`},
+			{`spec.loopbackPeer.ips[3]: Duplicate value: "10.30.0.2"`},
 		}},
 		{name: "import prefix", obj: peering("x", func(s *v1.BGPPeeringSpec) { s.Export = []v1.PrefixItem{{CIDR: "10.0.0.1/24", Action: "permit"}} }),
 			want: [][]string{{`spec.export[0].cidr: Invalid value: "10.0.0.1/24": not a network address (did you mean 10.0.0.0/24?)`}}},
-		{name: "unknown layer2", obj: peering("x", func(s *v1.BGPPeeringSpec) { s.PeeringVlan.Name = "l2-z" }), snap: existing(),
-			want: [][]string{{`spec.peeringVlan.name: Not found: "l2-z"`}}},
+		{name: "unknown layer2 is admitted (any apply order; the operator holds the peering back)", obj: peering("x", func(s *v1.BGPPeeringSpec) { s.PeeringVlan.Name = "l2-z" }), snap: existing()},
+		{name: "old spelling ipAddresses", obj: peering("x", func(s *v1.BGPPeeringSpec) {
+			s.PeeringVlan = nil
+			s.LoopbackPeer = &v1.BGPPeeringLoopback{IPAddresses: []string{"10.30.0.1"}, RenamedIPAddresses: []string{"10.30.0.1"}}
+		}), want: [][]string{{`spec.loopbackPeer.ipAddresses: Invalid value: ["10.30.0.1"]`, "write ips"}}},
 		{name: "layer2 already peered", obj: peering("x", nil), snap: existing(),
 			want: [][]string{{`spec.peeringVlan.name: Invalid value: "l2-a"`, `BGPPeering "bgp-a"`}}},
 		{name: "layer2 without gateways", obj: peering("x", func(s *v1.BGPPeeringSpec) { s.PeeringVlan.Name = "l2-nogw" }),
@@ -296,7 +323,7 @@ func TestValidateBGPPeering(t *testing.T) {
 		}), snap: &Snapshot{BGPPeerings: []v1.BGPPeering{*peering("lb", func(s *v1.BGPPeeringSpec) {
 			s.PeeringVlan = nil
 			s.LoopbackPeer = &v1.BGPPeeringLoopback{IPAddresses: []string{"10.30.0.1"}}
-		})}}, want: [][]string{{`spec.loopbackPeer.ipAddresses[0]: Invalid value: "10.30.0.1"`, `BGPPeering "lb"`}}},
+		})}}, want: [][]string{{`spec.loopbackPeer.ips[0]: Invalid value: "10.30.0.1"`, `BGPPeering "lb"`}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

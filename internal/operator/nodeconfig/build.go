@@ -88,6 +88,11 @@ func Build(rev *v1.NetworkConfigRevisionSpec, node *corev1.Node, current *v1.Nod
 	errs = append(errs, peerErrs...)
 	spec.BGPPeers = peers
 
+	spec.RoutingTables = buildRoutingTables(rev.RoutingTables)
+	mirrors, mirrorErrs := buildMirrors(rev, vrfs, l2s)
+	errs = append(errs, mirrorErrs...)
+	spec.Mirrors = mirrors
+
 	spec.DataPlane = buildDataPlane(vrfs, l2s, opts)
 	if err := errors.Join(fielderr.JoinClass(ErrNodeIncomplete, nodeErrs), fielderr.Join(errs)); err != nil {
 		return v1.NodeNetworkConfigSpec{}, fmt.Errorf("node %s, revision %.12s: %w", node.Name, rev.Revision, err)
@@ -231,14 +236,27 @@ func buildVRFs(items []v1.VRFRevision, nodeLabels labels.Set, current *v1.NodeNe
 		if it.MTU != nil && *it.MTU > v.MTU {
 			v.MTU = *it.MTU // the largest wins: a smaller one would cut the other's traffic
 		}
+		communities, additive := it.AllCommunities()
 		v.Leaks = append(v.Leaks, v1.VRFLeak{
-			Source:      it.Name,
-			Seq:         it.Seq,
-			Import:      prefixItems(it.Import),
-			Export:      prefixItems(it.Export),
-			Communities: it.AllCommunities(),
+			Source:              it.Name,
+			Seq:                 it.Seq,
+			Import:              prefixItems(it.Import),
+			Export:              prefixItems(it.Export),
+			Communities:         communities,
+			AdditiveCommunities: additive,
 		})
 		v.Aggregates = append(v.Aggregates, it.Aggregate...)
+		v.SBRPrefixes = append(v.SBRPrefixes, it.SBRPrefixes...)
+		for j, lo := range it.Loopbacks {
+			k := slices.IndexFunc(v.Loopbacks, func(o v1.NodeLoopback) bool { return o.Name == lo.Name })
+			switch {
+			case k < 0:
+				v.Loopbacks = append(v.Loopbacks, v1.NodeLoopback{Name: lo.Name, Subnet: lo.Subnet})
+			case v.Loopbacks[k].Subnet != lo.Subnet:
+				errs = append(errs, field.Invalid(f.Child("loopbacks").Index(j).Child("subnet"), lo.Subnet, fmt.Sprintf(
+					"loopback %q of VRF %q has subnet %s in another configuration", lo.Name, it.VRF, v.Loopbacks[k].Subnet)))
+			}
+		}
 	}
 
 	vrfs := make([]v1.NodeVRF, 0, len(byName))
@@ -246,6 +264,9 @@ func buildVRFs(items []v1.VRFRevision, nodeLabels labels.Set, current *v1.NodeNe
 		slices.Sort(v.RouteTargets)
 		slices.Sort(v.Aggregates)
 		v.Aggregates = slices.Compact(v.Aggregates)
+		slices.Sort(v.SBRPrefixes)
+		v.SBRPrefixes = slices.Compact(v.SBRPrefixes)
+		slices.SortFunc(v.Loopbacks, func(a, b v1.NodeLoopback) int { return cmp.Compare(a.Name, b.Name) })
 		slices.SortFunc(v.Leaks, func(a, b v1.VRFLeak) int { return cmp.Or(cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.Source, b.Source)) })
 		for i := 1; i < len(v.Leaks); i++ {
 			if v.Leaks[i].Seq == v.Leaks[i-1].Seq {
@@ -324,6 +345,8 @@ func buildLayer2s(items []v1.Layer2Revision, nodeLabels labels.Set, vrfNames map
 			AnycastMAC:         it.AnycastMac,
 			AnycastGateways:    slices.Clone(it.AnycastGateways),
 			AdvertiseNeighbors: it.AdvertiseNeighbors,
+
+			DisableSegmentation: it.DisableSegmentation,
 		}
 		if it.NeighSuppression != nil {
 			l2.NeighSuppression = *it.NeighSuppression

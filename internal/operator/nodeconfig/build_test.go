@@ -203,8 +203,8 @@ func TestBuildMerge(t *testing.T) {
 		t.Errorf("aggregates = %v, want sorted without duplicates", blue.Aggregates)
 	}
 	imp := blue.Leaks[1].Import
-	if imp[0].Seq != 10 || imp[1].Seq != 5 {
-		t.Errorf("import seqs = %d,%d, want the implicit 10 and the explicit 5", imp[0].Seq, imp[1].Seq)
+	if imp[0].Seq != 1 || imp[1].Seq != 5 {
+		t.Errorf("import seqs = %d,%d, want the implicit 1 (index+1) and the explicit 5", imp[0].Seq, imp[1].Seq)
 	}
 	if blue.TableID != TableIDBase+2000 || vrfByName(spec, "cluster").TableID != MainTableID {
 		t.Errorf("table ids blue=%d cluster=%d", blue.TableID, vrfByName(spec, "cluster").TableID)

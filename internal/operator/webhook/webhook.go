@@ -37,7 +37,11 @@ import (
 // +kubebuilder:webhook:path=/validate-network-network-operator-io-v1alpha1-layer2networkconfiguration,mutating=false,failurePolicy=fail,sideEffects=None,groups=network.network-operator.io,resources=layer2networkconfigurations,verbs=create;update,versions=v1alpha1,name=layer2networkconfiguration.network-operator.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-network-network-operator-io-v1alpha1-bgppeering,mutating=false,failurePolicy=fail,sideEffects=None,groups=network.network-operator.io,resources=bgppeerings,verbs=create;update,versions=v1alpha1,name=bgppeering.network-operator.io,admissionReviewVersions=v1
 
-// +kubebuilder:rbac:groups=network.network-operator.io,resources=vrfrouteconfigurations;layer2networkconfigurations;bgppeerings,verbs=get;list;watch
+// +kubebuilder:webhook:path=/validate-network-network-operator-io-v1alpha1-routingtable,mutating=false,failurePolicy=fail,sideEffects=None,groups=network.network-operator.io,resources=routingtables,verbs=create;update,versions=v1alpha1,name=routingtable.network-operator.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-network-network-operator-io-v1alpha1-mirrortarget,mutating=false,failurePolicy=fail,sideEffects=None,groups=network.network-operator.io,resources=mirrortargets,verbs=create;update,versions=v1alpha1,name=mirrortarget.network-operator.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-network-network-operator-io-v1alpha1-mirrorselector,mutating=false,failurePolicy=fail,sideEffects=None,groups=network.network-operator.io,resources=mirrorselectors,verbs=create;update,versions=v1alpha1,name=mirrorselector.network-operator.io,admissionReviewVersions=v1
+
+// +kubebuilder:rbac:groups=network.network-operator.io,resources=vrfrouteconfigurations;layer2networkconfigurations;bgppeerings;routingtables,verbs=get;list;watch
 
 // SetupWebhooks registers the validating webhooks on the manager's webhook server. Existing objects are read
 // with the manager's API reader (not the cache): admission must see objects created a moment ago.
@@ -55,11 +59,23 @@ func SetupWebhooks(mgr ctrl.Manager) error {
 		WithValidator(&bgpValidator{reader: r}).Complete(); err != nil {
 		return fmt.Errorf("register BGPPeering webhook: %w", err)
 	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1.RoutingTable{}).
+		WithValidator(&tableValidator{reader: r}).Complete(); err != nil {
+		return fmt.Errorf("register RoutingTable webhook: %w", err)
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1.MirrorTarget{}).
+		WithValidator(checkOnly[*v1.MirrorTarget]{kind: v1.KindMirrorTarget, check: validation.ValidateMirrorTarget}).Complete(); err != nil {
+		return fmt.Errorf("register MirrorTarget webhook: %w", err)
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1.MirrorSelector{}).
+		WithValidator(checkOnly[*v1.MirrorSelector]{kind: "MirrorSelector", check: validation.ValidateMirrorSelector}).Complete(); err != nil {
+		return fmt.Errorf("register MirrorSelector webhook: %w", err)
+	}
 	return nil
 }
 
 // snapshot lists the kinds a rule needs.
-type snapshotKinds struct{ vrfs, layer2s, bgps bool }
+type snapshotKinds struct{ vrfs, layer2s, bgps, tables bool }
 
 func readSnapshot(ctx context.Context, r client.Reader, k snapshotKinds) (*validation.Snapshot, error) {
 	s := &validation.Snapshot{}
@@ -83,6 +99,13 @@ func readSnapshot(ctx context.Context, r client.Reader, k snapshotKinds) (*valid
 			return nil, fmt.Errorf("list BGPPeerings: %w", err)
 		}
 		s.BGPPeerings = l.Items
+	}
+	if k.tables {
+		var l v1.RoutingTableList
+		if err := r.List(ctx, &l); err != nil {
+			return nil, fmt.Errorf("list RoutingTables: %w", err)
+		}
+		s.RoutingTables = l.Items
 	}
 	return s, nil
 }
@@ -159,5 +182,46 @@ func (v *bgpValidator) ValidateUpdate(ctx context.Context, _, obj *v1.BGPPeering
 }
 
 func (v *bgpValidator) ValidateDelete(context.Context, *v1.BGPPeering) (admission.Warnings, error) {
+	return nil, nil
+}
+
+type tableValidator struct{ reader client.Reader }
+
+func (v *tableValidator) validate(ctx context.Context, obj *v1.RoutingTable) (admission.Warnings, error) {
+	s, err := readSnapshot(ctx, v.reader, snapshotKinds{tables: true})
+	if err != nil {
+		return nil, err
+	}
+	return nil, invalid("RoutingTable", obj.Name, validation.ValidateRoutingTable(obj, s))
+}
+
+func (v *tableValidator) ValidateCreate(ctx context.Context, obj *v1.RoutingTable) (admission.Warnings, error) {
+	return v.validate(ctx, obj)
+}
+
+func (v *tableValidator) ValidateUpdate(ctx context.Context, _, obj *v1.RoutingTable) (admission.Warnings, error) {
+	return v.validate(ctx, obj)
+}
+
+func (v *tableValidator) ValidateDelete(context.Context, *v1.RoutingTable) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// checkOnly validates a kind without cross-object rules: its references may be applied later (the operator
+// holds it back until they exist).
+type checkOnly[T client.Object] struct {
+	kind  string
+	check func(T) field.ErrorList
+}
+
+func (c checkOnly[T]) ValidateCreate(_ context.Context, obj T) (admission.Warnings, error) {
+	return nil, invalid(c.kind, obj.GetName(), c.check(obj))
+}
+
+func (c checkOnly[T]) ValidateUpdate(_ context.Context, _, obj T) (admission.Warnings, error) {
+	return nil, invalid(c.kind, obj.GetName(), c.check(obj))
+}
+
+func (c checkOnly[T]) ValidateDelete(context.Context, T) (admission.Warnings, error) {
 	return nil, nil
 }
