@@ -176,7 +176,9 @@ func TestValidateVRFRouteConfiguration(t *testing.T) {
 			s.SBRPrefixes = []string{"10.50.0.0/16", "fd00:50::/48"}
 			s.Loopbacks = []v1.VRFLoopback{{Name: "lo.mir", Subnet: "10.99.0.0/24"}}
 		})},
-		{name: "bad sbr prefixes", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) { s.SBRPrefixes = []string{"10.50.0.1/16", "10.0.0.0/8", "10.0.0.0/8"} }),
+		{name: "bad sbr prefixes", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) {
+			s.SBRPrefixes = []string{"10.50.0.1/16", "10.0.0.0/8", "10.0.0.0/8"}
+		}),
 			want: [][]string{{`spec.sbrPrefixes[0]: Invalid value: "10.50.0.1/16"`, "did you mean 10.50.0.0/16"}, {`spec.sbrPrefixes[2]: Duplicate value: "10.0.0.0/8"`}}},
 		{name: "bad loopbacks", obj: vrf("x", func(s *v1.VRFRouteConfigurationSpec) {
 			s.Loopbacks = []v1.VRFLoopback{{Name: "lo.mirror-toolong", Subnet: "10.99.0.1/24"}, {Name: "a/b", Subnet: "10.98.0.0/24"}, {Name: "lo.x", Subnet: "10.97.0.0/24"}, {Name: "lo.x", Subnet: "10.96.0.0/24"}}

@@ -109,6 +109,9 @@ func resetCluster(t testing.TB) {
 		{&v1.VRFRouteConfiguration{}, &v1.VRFRouteConfigurationList{}},
 		{&v1.Layer2NetworkConfiguration{}, &v1.Layer2NetworkConfigurationList{}},
 		{&v1.BGPPeering{}, &v1.BGPPeeringList{}},
+		{&v1.RoutingTable{}, &v1.RoutingTableList{}},
+		{&v1.MirrorTarget{}, &v1.MirrorTargetList{}},
+		{&v1.MirrorSelector{}, &v1.MirrorSelectorList{}},
 		{&v1.NodeNetworkConfig{}, &v1.NodeNetworkConfigList{}},
 		{&v1.NetworkConfigRevision{}, &v1.NetworkConfigRevisionList{}},
 		{&corev1.Node{}, &corev1.NodeList{}},
@@ -138,6 +141,12 @@ func mustItems(l client.ObjectList) []any {
 	case *v1.Layer2NetworkConfigurationList:
 		return anySlice(l.Items)
 	case *v1.BGPPeeringList:
+		return anySlice(l.Items)
+	case *v1.RoutingTableList:
+		return anySlice(l.Items)
+	case *v1.MirrorTargetList:
+		return anySlice(l.Items)
+	case *v1.MirrorSelectorList:
 		return anySlice(l.Items)
 	case *v1.NodeNetworkConfigList:
 		return anySlice(l.Items)
