@@ -264,6 +264,8 @@ func TestFRRFlagErrors(t *testing.T) {
 		{"unknown mode", []string{"--frr", "restart"}, "", app.ExitUsage, `--frr "restart": want reload, systemd or none`},
 		{"base config without FRR", []string{"--frr", "none", "--frr-base-config", "base.conf"}, "", app.ExitUsage,
 			"--frr-base-config needs --frr reload or systemd"},
+		{"management VRFs without base config", []string{"--frr-management-vrfs", "mgmt_vrf"}, "", app.ExitUsage,
+			"--frr-management-vrfs needs --frr-base-config"},
 		{"missing base config", []string{"--frr-base-config", filepath.Join(dir, "nosuch.conf")}, "", app.ExitFailed,
 			"--frr-base-config: open " + filepath.Join(dir, "nosuch.conf")},
 		{"no system bus", []string{"--frr", "systemd"}, "unix:path=" + filepath.Join(dir, "nobus"), app.ExitFailed,
