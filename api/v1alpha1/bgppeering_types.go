@@ -55,7 +55,7 @@ type BGPPeeringLoopback struct {
 // or to fixed loopback addresses. Exactly one of PeeringVlan and LoopbackPeer is set.
 // JSON-compatible with das-schiff network-operator's BGPPeering (the plain-text password is replaced by
 // PasswordSecretRef).
-// +kubebuilder:validation:XValidation:rule="has(self.peeringVlan) != has(self.loopbackPeer)",messageExpression="has(self.peeringVlan) ? 'exactly one of peeringVlan and loopbackPeer must be set, got both: peeringVlan ' + self.peeringVlan.name + ', loopbackPeer ' + (has(self.loopbackPeer.ips) ? self.loopbackPeer.ips.join(', ') : ”) : 'exactly one of peeringVlan and loopbackPeer must be set, got neither'"
+// +kubebuilder:validation:XValidation:rule="has(self.peeringVlan) != has(self.loopbackPeer)",messageExpression="has(self.peeringVlan) ? 'exactly one of peeringVlan and loopbackPeer must be set, got both: peeringVlan ' + self.peeringVlan.name + ', loopbackPeer ' + (has(self.loopbackPeer.ips) ? self.loopbackPeer.ips.join(', ') : 'none') : 'exactly one of peeringVlan and loopbackPeer must be set, got neither'"
 // +kubebuilder:validation:XValidation:rule="!has(self.holdTime) || !has(self.keepaliveTime) || !self.holdTime.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || !self.keepaliveTime.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self.keepaliveTime) <= duration(self.holdTime)",fieldPath=".keepaliveTime",messageExpression="'keepaliveTime ' + self.keepaliveTime + ' is longer than holdTime ' + self.holdTime"
 type BGPPeeringSpec struct {
 	// PeeringVlan: workloads on this Layer2 network may open sessions from any address of its subnets.

@@ -469,8 +469,16 @@ func TestInvalidContentFailsBeforeAnyNode(t *testing.T) {
 	opts.MaxUnavailable = intstr.FromInt32(2)
 	op, ag, a := startRollout(t, 4, opts, seededAgents(9))
 
+	// VRF green exists but is selected on no node (a Layer2 with a VRF no VRFRouteConfiguration defines is held
+	// back instead, see TestApplyOrder), so a network routed in it cannot be built for any node.
+	green := vrfConfig("green", "green", 3010, 10)
+	green.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"no-such-label": "x"}}
+	if err := env.Client.Create(context.Background(), green); err != nil {
+		t.Fatal(err)
+	}
+	a = waitPhase(t, 30*time.Second, waitRevision(t, a.Spec.Sequence+1).Name, v1.RevisionDone)
 	l2 := &v1.Layer2NetworkConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "web"}}
-	l2.Spec.ID, l2.Spec.VNI, l2.Spec.VRF = 10, 5010, "green" // no VRFRouteConfiguration configures green
+	l2.Spec.ID, l2.Spec.VNI, l2.Spec.VRF = 10, 5010, "green"
 	if err := env.Client.Create(context.Background(), l2); err != nil {
 		t.Fatal(err)
 	}

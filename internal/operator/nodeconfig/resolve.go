@@ -1,8 +1,10 @@
 package nodeconfig
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 )
@@ -29,19 +31,7 @@ func HoldBack(rev *v1.NetworkConfigRevisionSpec) []Held {
 		}
 	}
 	slices.SortFunc(held, func(a, b Held) int {
-		if a.Kind != b.Kind {
-			if a.Kind < b.Kind {
-				return -1
-			}
-			return 1
-		}
-		if a.Name < b.Name {
-			return -1
-		}
-		if a.Name > b.Name {
-			return 1
-		}
-		return 0
+		return cmp.Or(strings.Compare(a.Kind, b.Kind), strings.Compare(a.Name, b.Name))
 	})
 	return held
 }
