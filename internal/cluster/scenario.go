@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -32,7 +31,7 @@ type Results struct {
 	// VRFDevices says whether the kernel has VRF devices; VRFReason why not.
 	VRFDevices bool
 	VRFReason  string
-	// WebhookDenial is the API server's answer to an invalid resource (a network in a VRF that does not exist).
+	// WebhookDenial is the API server's answer to an invalid resource (a gateway that is its network's address).
 	WebhookDenial string
 	// Underlay is the rollout of the operator's first revision (underlay only); UnderlayUp the time from the
 	// operator's start until every BGP session of the route reflector was Established.
@@ -109,7 +108,7 @@ func (c *Cluster) showWebhook(ctx context.Context, p *printer, res *Results) err
 	if res.WebhookDenial, err = c.checkWebhook(ctx); err != nil {
 		return err
 	}
-	p.line("  layer2networkconfiguration/demo-invalid (vrf no-such-vrf) -> %s", res.WebhookDenial)
+	p.line("  layer2networkconfiguration/demo-invalid (anycast gateway %s) -> %s", DemoInvalidGateway, res.WebhookDenial)
 	return nil
 }
 
@@ -380,17 +379,20 @@ func (c *Cluster) nodeNames() []string {
 	return out
 }
 
-// checkWebhook sends an invalid Layer2NetworkConfiguration (dry run) and returns the API server's refusal,
-// which only the operator's webhook can give (the CRD schema accepts it).
+// checkWebhook sends an invalid Layer2NetworkConfiguration (dry run: a gateway written as its network's address)
+// and returns the API server's refusal, which only the operator's webhook can give (the CRD schema accepts it).
+// DemoInvalidGateway is the anycast gateway the demo's webhook check sends: a network address, not a host's.
+const DemoInvalidGateway = "10.40.0.0/24"
+
 func (c *Cluster) checkWebhook(ctx context.Context) (string, error) {
 	bad := &v1.Layer2NetworkConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: "demo-invalid"},
-		Spec: v1.Layer2NetworkConfigurationSpec{ID: 4000, VNI: 4000, VRF: "no-such-vrf", MTU: 1500,
-			AnycastMac: "02:00:00:00:0f:a0", AnycastGateways: []string{"10.40.0.1/24"}},
+		Spec: v1.Layer2NetworkConfigurationSpec{ID: 4000, VNI: 4000, MTU: 1500,
+			AnycastMac: "02:00:00:00:0f:a0", AnycastGateways: []string{DemoInvalidGateway}},
 	}
 	err := c.client.Create(ctx, bad, client.DryRunAll)
 	if err == nil {
-		return "", errors.New("the API server accepted a network in a VRF that does not exist: is the webhook installed?")
+		return "", fmt.Errorf("the API server accepted the gateway %s, a network address: is the webhook installed?", DemoInvalidGateway)
 	}
 	if !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) && !strings.Contains(err.Error(), "denied the request") {
 		return "", fmt.Errorf("webhook check: %w", err)

@@ -94,8 +94,9 @@ func checkScenario(t *testing.T, c *cluster.Cluster, res *cluster.Results) {
 	small := c.SmallMTUNode().Name
 
 	t.Run("webhook", func(t *testing.T) {
-		if !strings.Contains(res.WebhookDenial, "denied the request") || !strings.Contains(res.WebhookDenial, "no-such-vrf") {
-			t.Errorf("webhook denial %q: want the webhook refusing VRF no-such-vrf", res.WebhookDenial)
+		if !strings.Contains(res.WebhookDenial, "denied the request") || !strings.Contains(res.WebhookDenial, cluster.DemoInvalidGateway) ||
+			!strings.Contains(res.WebhookDenial, "10.40.0.1/24") {
+			t.Errorf("webhook denial %q: want the webhook refusing gateway %s, suggesting 10.40.0.1/24", res.WebhookDenial, cluster.DemoInvalidGateway)
 		}
 	})
 	t.Run("kernel", func(t *testing.T) {
