@@ -73,6 +73,7 @@ func BuildDesired(spec *v1alpha1.NodeNetworkConfigSpec, settings Settings, f Fea
 		}
 	}
 	b.addRules()
+	b.noteRouterSBR(spec, vrfs)
 	for _, v := range vrfs {
 		if st, ok := b.vrfs[v.Name]; ok {
 			b.d.VRFs = append(b.d.VRFs, *st)
@@ -92,6 +93,13 @@ type builder struct {
 	vnis      map[int32]string  // vni -> owner
 	tables    map[uint32]string // table -> owner
 	mtus      map[string]int    // VRF -> MTU of its links (for the veth pair)
+	sbr       []sbrPrefix       // source-based routing prefixes so far, for overlaps between VRFs
+}
+
+// sbrPrefix is a source-based routing prefix of the field owner in the VRF's sbrPrefixes (path vrf).
+type sbrPrefix struct {
+	prefix     netip.Prefix
+	vrf, owner string
 }
 
 // invalid is the problem of one field: a *field.Error matching fielderr.ErrInvalid.
@@ -171,7 +179,11 @@ func (b *builder) addVRF(v v1alpha1.NodeVRF) error {
 		return invalid(owner.Child("name"), v.Name, "contains '/', ':' or white space")
 	}
 	if v.Name == v1alpha1.DefaultVRFName {
-		// The node's main table: nothing to create.
+		// The node's main table: nothing to create. Source-based routing into main is what happens without it.
+		if len(v.SBRPrefixes) > 0 {
+			b.d.Notes = append(b.d.Notes, fmt.Sprintf("%s: the default VRF routes by the main table: no source rules for %s",
+				owner.Child("sbrPrefixes"), strings.Join(v.SBRPrefixes, ", ")))
+		}
 		return nil
 	}
 	if _, dup := b.vrfs[v.Name]; dup {
@@ -193,6 +205,9 @@ func (b *builder) addVRF(v v1alpha1.NodeVRF) error {
 		return err
 	}
 	st := &VRFState{Name: v.Name, Table: table, Mode: VRFModeDevice}
+	if st.SBR, err = b.sbrPrefixes(v.SBRPrefixes, owner.Child("sbrPrefixes")); err != nil {
+		return err
+	}
 	if b.tableOnly {
 		st.Mode = VRFModeTableOnly
 		reason := "settings force table-only"
@@ -231,6 +246,36 @@ func (b *builder) addVRF(v v1alpha1.NodeVRF) error {
 	b.vrfs[v.Name] = st
 	b.mtus[v.Name] = mtu
 	return nil
+}
+
+// sbrPrefixes checks a VRF's source-based routing prefixes: CIDRs given by their network address, sorted. A
+// prefix may overlap others of the same VRF, but not one of another VRF: the kernel tries rules of one priority
+// in the order they were added, not by prefix length, so which VRF such a source reaches would be arbitrary.
+func (b *builder) sbrPrefixes(prefixes []string, path *field.Path) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for i, s := range prefixes {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return nil, invalid(path.Index(i), s, "not a CIDR prefix")
+		}
+		if p.Addr().Is4In6() {
+			return nil, invalid(path.Index(i), s, "an IPv4-mapped IPv6 prefix: give the IPv4 prefix")
+		}
+		if p.Masked() != p {
+			return nil, invalid(path.Index(i), s, "not a network address (the prefix is %s)", p.Masked())
+		}
+		for _, have := range b.sbr {
+			if have.prefix.Overlaps(p) && have.vrf != path.String() {
+				return nil, invalid(path.Index(i), s, "overlaps %s of %s: a source may be routed by one VRF only", have.prefix, have.owner)
+			}
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+			b.sbr = append(b.sbr, sbrPrefix{prefix: p, vrf: path.String(), owner: path.Index(i).String()})
+		}
+	}
+	slices.SortFunc(out, func(a, c netip.Prefix) int { return strings.Compare(a.String(), c.String()) })
+	return out, nil
 }
 
 func (b *builder) addVeth(vrf string) error {
@@ -408,7 +453,7 @@ func (b *builder) addGatewayRoutes(st *VRFState, br string, addrs []Address) {
 }
 
 // addRules routes traffic entering or leaving a table-only VRF's links through the VRF's table (a VRF device
-// does this with the kernel's l3mdev rule).
+// does this with the kernel's l3mdev rule), and traffic from a VRF's source-based routing prefixes.
 func (b *builder) addRules() {
 	names := make([]string, 0, len(b.vrfs))
 	for n := range b.vrfs {
@@ -417,6 +462,12 @@ func (b *builder) addRules() {
 	slices.Sort(names)
 	for _, n := range names {
 		st := b.vrfs[n]
+		// Source-based routing, in both modes: after the l3mdev rule (1000) and the table-only VRFs' interface
+		// rules (RulePriority), so traffic of a VRF's own interfaces stays in that VRF whatever its source; the
+		// rules catch the rest (the default VRF's traffic) before the main table.
+		for _, p := range st.SBR {
+			b.d.Rules = append(b.d.Rules, RuleSpec{Priority: b.s.RulePriority + 1, Family: familyOf(p.Addr()), Src: p, Table: st.Table})
+		}
 		if st.Mode != VRFModeTableOnly {
 			continue
 		}
@@ -434,6 +485,40 @@ func (b *builder) addRules() {
 				Src: netip.PrefixFrom(gw, gw.BitLen()), Table: st.Table})
 		}
 	}
+}
+
+// noteRouterSBR notes where the eBPF router and source-based routing disagree. The router looks routes up in the
+// table of the ingress interface's VRF (bpf_fib_lookup with BPF_FIB_LOOKUP_DIRECT|TBID: no policy rules), so a
+// packet from a VRF's sbrPrefixes that enters a routed interface of another VRF is routed by that VRF's table,
+// where the kernel would have applied the source rule. The router has no per-source table to pass such packets
+// to the kernel yet; until it has, the plan names the interfaces concerned.
+func (b *builder) noteRouterSBR(spec *v1alpha1.NodeNetworkConfigSpec, vrfs []v1alpha1.NodeVRF) {
+	for _, v := range vrfs {
+		st, ok := b.vrfs[v.Name]
+		if !ok || len(st.SBR) == 0 {
+			continue
+		}
+		var routed []string
+		for _, in := range spec.DataPlane.Interfaces {
+			if (in.Mode == "" || in.Mode == v1alpha1.ModeRoute) && in.VRF != v.Name {
+				name := in.Name
+				if in.VLAN != 0 {
+					name += " vlan " + strconv.Itoa(int(in.VLAN))
+				}
+				routed = append(routed, fmt.Sprintf("%s (vrf %s)", name, noneIfEmpty(in.VRF)))
+			}
+		}
+		if len(routed) == 0 {
+			continue
+		}
+		b.d.Notes = append(b.d.Notes, fmt.Sprintf("vrf %s: source-based routing (%s) is kernel rules; the eBPF router "+
+			"routes packets entering %s by the ingress VRF's table, without them", v.Name, joinPrefixes(st.SBR),
+			strings.Join(routed, ", ")))
+	}
+}
+
+func joinPrefixes(ps []netip.Prefix) string {
+	return strings.Join(mapStrings(ps, netip.Prefix.String), ", ")
 }
 
 func familyOf(a netip.Addr) int {

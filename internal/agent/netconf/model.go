@@ -242,6 +242,8 @@ type VRFState struct {
 	// Gateways are the VRF's own addresses on its members (anycast gateways). A table-only VRF needs a
 	// source rule for each, so replies and ICMP errors the node sends from them are routed in its table.
 	Gateways []netip.Addr
+	// SBR are the source prefixes whose traffic (outside any VRF's interfaces) is routed by the table, sorted.
+	SBR []netip.Prefix
 }
 
 // Unsupported is an object the spec asks for that this kernel cannot create.

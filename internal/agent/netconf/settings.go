@@ -87,7 +87,8 @@ type Settings struct {
 	Names Names
 	// RouteProtocol tags owned routes and rules; 0: DefaultRouteProtocol.
 	RouteProtocol uint8
-	// RulePriority of owned rules; 0: DefaultRulePriority.
+	// RulePriority of owned rules; 0: DefaultRulePriority. Source-based routing rules (NodeVRF.SBRPrefixes) take
+	// RulePriority+1, after the table-only VRFs' interface rules.
 	RulePriority int
 	// VRFMode forces device or table-only VRFs; "" or auto: detect.
 	VRFMode VRFMode
@@ -130,8 +131,9 @@ func (s Settings) withDefaults() (Settings, error) {
 	if s.DefaultMTU < minLinkMTU || s.DefaultMTU > maxLinkMTU {
 		return s, invalid(field.NewPath("settings", "defaultMTU"), s.DefaultMTU, "must be within %d..%d", minLinkMTU, maxLinkMTU)
 	}
-	if s.RulePriority < 1 || s.RulePriority >= 32766 {
-		return s, invalid(field.NewPath("settings", "rulePriority"), s.RulePriority, "must be within 1..32765 (before the main table rule)")
+	if s.RulePriority < 1 || s.RulePriority >= 32765 {
+		return s, invalid(field.NewPath("settings", "rulePriority"), s.RulePriority,
+			"must be within 1..32764 (it and the source-based routing rules at +1 before the main table rule)")
 	}
 	return s, nil
 }
