@@ -1,7 +1,9 @@
 package netconf
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"slices"
@@ -57,6 +59,13 @@ func BuildDesired(spec *v1alpha1.NodeNetworkConfigSpec, settings Settings, f Fea
 	slices.SortFunc(vrfs, func(a, c v1alpha1.NodeVRF) int { return strings.Compare(a.Name, c.Name) })
 	for _, v := range vrfs {
 		if err := b.addVRF(v); err != nil {
+			return nil, err
+		}
+	}
+	rts := slices.Clone(spec.RoutingTables)
+	slices.SortStableFunc(rts, func(a, c v1alpha1.NodeRoutingTable) int { return cmp.Compare(a.TableID, c.TableID) })
+	for _, rt := range rts {
+		if err := b.addRoutingTable(rt); err != nil {
 			return nil, err
 		}
 	}
@@ -210,11 +219,7 @@ func (b *builder) addVRF(v v1alpha1.NodeVRF) error {
 	}
 	if b.tableOnly {
 		st.Mode = VRFModeTableOnly
-		reason := "settings force table-only"
-		if !b.f.VRF {
-			reason = b.f.VRFReason
-		}
-		b.d.Notes = append(b.d.Notes, fmt.Sprintf("vrf %s: table-only (%s); the eBPF router routes by table %d", v.Name, reason, table))
+		b.d.Notes = append(b.d.Notes, fmt.Sprintf("vrf %s: table-only (%s); the eBPF router routes by table %d", v.Name, b.tableOnlyReason(), table))
 	} else {
 		st.Device = b.s.Names.VRF + v.Name
 		if err := b.claim(st.Device, owner); err != nil {
@@ -276,6 +281,51 @@ func (b *builder) sbrPrefixes(prefixes []string, path *field.Path) ([]netip.Pref
 	}
 	slices.SortFunc(out, func(a, c netip.Prefix) int { return strings.Compare(a.String(), c.String()) })
 	return out, nil
+}
+
+// RoutingTablePrefix starts the name of a routing table's VRF: "taas.<tableID>" (das-schiff's RoutingTable).
+const RoutingTablePrefix = "taas."
+
+// addRoutingTable adds the VRF of a host routing table (RoutingTable): a VRF device on the table, which FRR
+// redistributes into BGP and imports into the cluster VRF. The table's routes are its owner's (host processes):
+// netconf adds none, not even the unreachable default of tenant VRFs, so the table keeps working as it did. On a
+// kernel without VRF devices there is nothing to create.
+func (b *builder) addRoutingTable(rt v1alpha1.NodeRoutingTable) error {
+	owner := field.NewPath("routingTables").Key(strconv.FormatInt(rt.TableID, 10))
+	if rt.TableID < 1 || rt.TableID > math.MaxUint32 {
+		return invalid(owner.Child("tableID"), rt.TableID, "must be within 1..%d", uint32(math.MaxUint32))
+	}
+	if name, ok := reservedTables[int32(min(rt.TableID, math.MaxInt32))]; ok {
+		return invalid(owner.Child("tableID"), rt.TableID, "the kernel's %s table", name)
+	}
+	if want := RoutingTablePrefix + strconv.FormatInt(rt.TableID, 10); rt.Name != want {
+		return invalid(owner.Child("name"), rt.Name, "must be %s (the VRF of table %d)", want, rt.TableID)
+	}
+	table := uint32(rt.TableID)
+	if prev, dup := b.tables[table]; dup {
+		return invalid(owner.Child("tableID"), rt.TableID, "already used by %s", prev)
+	}
+	b.tables[table] = owner.String()
+	st := VRFState{Name: rt.Name, Table: table, Mode: VRFModeDevice, Device: rt.Name}
+	if b.tableOnly {
+		st.Mode, st.Device = VRFModeTableOnly, ""
+		b.d.Notes = append(b.d.Notes, fmt.Sprintf("routing table %s: table-only (%s); table %d exists without it", rt.Name,
+			b.tableOnlyReason(), table))
+	} else {
+		if err := b.claim(rt.Name, owner.Child("name")); err != nil {
+			return err
+		}
+		b.addLink(LinkSpec{Name: rt.Name, Kind: KindVRF, Alias: Alias(RoleRoutingTable, rt.Name), VRF: rt.Name, Table: table})
+	}
+	b.d.RoutingTables = append(b.d.RoutingTables, st)
+	return nil
+}
+
+func (b *builder) tableOnlyReason() string {
+	if !b.f.VRF {
+		return b.f.VRFReason
+	}
+	return "settings force table-only"
 }
 
 func (b *builder) addVeth(vrf string) error {

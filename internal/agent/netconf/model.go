@@ -31,6 +31,8 @@ const (
 	RoleVethDefault = "veth-default"
 	RoleVethVRF     = "veth-vrf"
 	RoleVLAN        = "vlan"
+	// RoleRoutingTable is the VRF device of a routing table (NodeRoutingTable).
+	RoleRoutingTable = "routingtable"
 )
 
 // Alias is the ownership mark of a link with that role for that object name.
@@ -276,12 +278,15 @@ func (c Conflict) Err() error { return fmt.Errorf("link %s: %w (%s)", c.Name, Er
 
 // Desired is everything netconf wants in the kernel, in creation order.
 type Desired struct {
-	VRFs        []VRFState
-	Links       []LinkSpec
-	Routes      []RouteSpec
-	Rules       []RuleSpec
-	Unsupported []Unsupported
-	Notes       []string
+	VRFs []VRFState
+	// RoutingTables are the VRFs of host routing tables (NodeRoutingTable), sorted by table; not the eBPF
+	// router's.
+	RoutingTables []VRFState
+	Links         []LinkSpec
+	Routes        []RouteSpec
+	Rules         []RuleSpec
+	Unsupported   []Unsupported
+	Notes         []string
 	// RouteProtocol tags the routes and rules.
 	RouteProtocol uint8
 }
