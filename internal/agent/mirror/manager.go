@@ -125,7 +125,11 @@ func (m *Manager) Plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, nd *
 	m.mu.Lock()
 	for _, t := range tunnels {
 		if err := m.unsupported[t.Kind]; err != nil {
-			probs = append(probs, Problem{Mirror: "target " + t.Target, Err: err})
+			for _, mi := range spec.Mirrors {
+				if mi.Target.Name == t.Target {
+					probs = append(probs, Problem{Mirror: mi.Name, Err: fmt.Errorf("target %s: %w", t.Target, err)})
+				}
+			}
 			continue
 		}
 		keep = append(keep, t)
