@@ -175,6 +175,8 @@ func (c *createLink) apply(a *applier) error {
 		l = &netlink.Vrf{LinkAttrs: attrs, Table: s.Table}
 	case KindBridge:
 		l = &netlink.Bridge{LinkAttrs: attrs}
+	case KindDummy:
+		l = &netlink.Dummy{LinkAttrs: attrs}
 	case KindVXLAN:
 		v := s.VXLAN
 		if v == nil {
@@ -206,6 +208,8 @@ func (c *createLink) apply(a *applier) error {
 				return fmt.Errorf("%w: %w", ErrVRFNotSupported, err)
 			case KindVLAN:
 				return fmt.Errorf("%w: %w", ErrVLANNotSupported, err)
+			case KindDummy:
+				return fmt.Errorf("%w: %w", ErrDummyNotSupported, err)
 			}
 		}
 		return err
@@ -381,6 +385,15 @@ func (d *delRoute) apply(a *applier) error {
 		Family:   d.Route.family(),
 		Protocol: netlink.RouteProtocol(a.proto),
 		Priority: int(d.Route.Metric),
+	}
+	// The kernel matches type and scope when given, and netlink gives unicast and universe by default: a local
+	// route is only found with its own type, and any scope with "nowhere" (what ip route del sends).
+	nr.Scope = netlink.SCOPE_NOWHERE
+	switch d.Route.Type {
+	case RouteLocal:
+		nr.Type = unix.RTN_LOCAL
+	case RouteUnreachable:
+		nr.Type = unix.RTN_UNREACHABLE
 	}
 	err := a.h.RouteDel(nr)
 	if errors.Is(err, unix.ESRCH) {

@@ -188,7 +188,11 @@ func (b *builder) addVRF(v v1alpha1.NodeVRF) error {
 		return invalid(owner.Child("name"), v.Name, "contains '/', ':' or white space")
 	}
 	if v.Name == v1alpha1.DefaultVRFName {
-		// The node's main table: nothing to create. Source-based routing into main is what happens without it.
+		// The node's main table: nothing to create but its loopbacks (the kernel routes their addresses in
+		// main). Source-based routing into main is what happens without it.
+		if err := b.addLoopbacks(v, owner, nil); err != nil {
+			return err
+		}
 		if len(v.SBRPrefixes) > 0 {
 			b.d.Notes = append(b.d.Notes, fmt.Sprintf("%s: the default VRF routes by the main table: no source rules for %s",
 				owner.Child("sbrPrefixes"), strings.Join(v.SBRPrefixes, ", ")))
@@ -250,6 +254,60 @@ func (b *builder) addVRF(v v1alpha1.NodeVRF) error {
 	}
 	b.vrfs[v.Name] = st
 	b.mtus[v.Name] = mtu
+	return b.addLoopbacks(v, owner, st)
+}
+
+// addLoopbacks adds a VRF's loopbacks (st nil: the default VRF): a dummy device in the VRF with the node's
+// address, or, on a kernel without dummies, an empty bridge (no ports, so no traffic; it carries the address the
+// same way). In a table-only VRF the address gets no prefix route; the VRF's table gets its local (and
+// connected) route, and a source rule sends what the node sends from it through the table, as for gateways.
+// A loopback without address (the operator does not allocate per-node addresses yet) is created without one,
+// with a note, so the address is only added when it comes.
+func (b *builder) addLoopbacks(v v1alpha1.NodeVRF, owner *field.Path, st *VRFState) error {
+	kind := KindDummy
+	if !b.f.Dummy && len(v.Loopbacks) > 0 {
+		kind = KindBridge
+		b.d.Notes = append(b.d.Notes, fmt.Sprintf("%s: empty bridges stand in for dummy devices (%s)", owner.Child("loopbacks"), b.f.DummyReason))
+	}
+	tableOnly := st != nil && st.Mode == VRFModeTableOnly
+	for _, lb := range v.Loopbacks {
+		path := owner.Child("loopbacks").Key(lb.Name)
+		if lb.Name == "" || lb.Name == "lo" || strings.ContainsAny(lb.Name, "/: \t\n") {
+			return invalid(path.Child("name"), lb.Name, "empty, the kernel's lo, or contains '/', ':' or white space")
+		}
+		subnet, err := netip.ParsePrefix(lb.Subnet)
+		if err != nil || subnet.Addr().Is4In6() || subnet.Masked() != subnet {
+			return invalid(path.Child("subnet"), lb.Subnet, "not a CIDR given by its network address")
+		}
+		l := LinkSpec{Name: lb.Name, Kind: kind, Alias: Alias(RoleLoopback, v.Name+"/"+lb.Name), VRF: v.Name}
+		if err := b.claim(lb.Name, path.Child("name")); err != nil {
+			return err
+		}
+		if st != nil {
+			l.Master = st.Device
+		}
+		if lb.Address == "" {
+			b.d.Notes = append(b.d.Notes, fmt.Sprintf("%s: empty (no per-node address allocated yet): %s is created without one",
+				path.Child("address"), lb.Name))
+		} else {
+			a, err := netip.ParsePrefix(lb.Address)
+			if err != nil || a.Addr().Is4In6() {
+				return invalid(path.Child("address"), lb.Address, "not an address with prefix length")
+			}
+			if !subnet.Contains(a.Addr()) || a.Bits() < subnet.Bits() {
+				return invalid(path.Child("address"), lb.Address, "not inside subnet %s", subnet)
+			}
+			l.Addrs = []Address{{Prefix: a, NoPrefixRoute: tableOnly}}
+		}
+		b.addLink(l)
+		if st == nil {
+			continue
+		}
+		st.Members = append(st.Members, l.Name)
+		if tableOnly {
+			b.addGatewayRoutes(st, l.Name, l.Addrs)
+		}
+	}
 	return nil
 }
 
@@ -482,7 +540,7 @@ func (b *builder) addLayer2Links(l v1alpha1.NodeLayer2, owner *field.Path, st *V
 }
 
 // addGatewayRoutes adds to a table-only VRF's table what a VRF device would have put there: the connected
-// route and the local route of each gateway address on bridge br. The eBPF router needs the local routes to
+// route and the local route of each gateway (or loopback) address on link br. The eBPF router needs the local routes to
 // hand traffic for the gateway to the kernel.
 func (b *builder) addGatewayRoutes(st *VRFState, br string, addrs []Address) {
 	for _, a := range addrs {

@@ -12,6 +12,8 @@ var (
 	ErrVRFNotSupported = fmt.Errorf("vrf devices: %w", ErrNotSupported)
 	// ErrVLANNotSupported: the kernel cannot create 802.1Q VLAN devices.
 	ErrVLANNotSupported = fmt.Errorf("802.1Q vlan devices: %w", ErrNotSupported)
+	// ErrDummyNotSupported: the kernel cannot create dummy devices (loopbacks get an empty bridge instead).
+	ErrDummyNotSupported = fmt.Errorf("dummy devices: %w", ErrNotSupported)
 	// ErrConflict: a link that is not netconf's holds a name netconf needs.
 	ErrConflict = errors.New("name held by a link netconf does not own")
 	// ErrNotOwned: an apply step found a link it was about to change or delete no longer owned by netconf.

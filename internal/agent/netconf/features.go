@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -15,13 +16,16 @@ import (
 type Features struct {
 	VRF  bool // VRF devices can be created
 	VLAN bool // 802.1Q VLAN devices can be created
-	// VRFReason and VLANReason say why a feature is missing ("" when present).
-	VRFReason  string
-	VLANReason string
+	// Dummy devices can be created (loopbacks; without them an empty bridge stands in).
+	Dummy bool
+	// VRFReason, VLANReason and DummyReason say why a feature is missing ("" when present).
+	VRFReason   string
+	VLANReason  string
+	DummyReason string
 }
 
 // Probe detects the kernel's link kinds without creating anything: it asks for a link of the kind with an
-// argument the kind's driver rejects (a VRF with table 0, a VLAN without a parent). A kernel without the driver
+// argument the kind's driver rejects (a VRF with table 0, a VLAN without a parent, a dummy with a 5-byte MAC). A kernel without the driver
 // answers EOPNOTSUPP ("Unknown device type") before any argument is looked at; one with it answers EINVAL.
 func Probe(ctx context.Context, h *netlink.Handle) (Features, error) {
 	var f Features
@@ -46,6 +50,16 @@ func Probe(ctx context.Context, h *netlink.Handle) (Features, error) {
 		f.VLANReason = vlanErr.Error()
 	default:
 		return f, vlanErr
+	}
+	dummyErr := probeKind(ctx, h, &netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: "nop-dm" + suffix,
+		HardwareAddr: net.HardwareAddr{2, 0, 0, 0, 0}}})
+	switch {
+	case dummyErr == nil:
+		f.Dummy = true
+	case errors.Is(dummyErr, ErrNotSupported):
+		f.DummyReason = dummyErr.Error()
+	default:
+		return f, dummyErr
 	}
 	return f, nil
 }
@@ -81,6 +95,8 @@ func probeKind(ctx context.Context, h *netlink.Handle, l netlink.Link) error {
 			sentinel = ErrVRFNotSupported
 		case "vlan":
 			sentinel = ErrVLANNotSupported
+		case "dummy":
+			sentinel = ErrDummyNotSupported
 		}
 		return fmt.Errorf("%w (creating a %s link: %v)", sentinel, kind, err)
 	default:

@@ -10,8 +10,9 @@ import (
 
 // Kernel feature sets the planner tests run against.
 var (
-	noVRFKernel = netconf.Features{VRFReason: "test kernel has no VRF devices", VLANReason: "test kernel has no 802.1Q"}
-	fullKernel  = netconf.Features{VRF: true, VLAN: true}
+	noVRFKernel = netconf.Features{VRFReason: "test kernel has no VRF devices", VLANReason: "test kernel has no 802.1Q",
+		DummyReason: "test kernel has no dummy devices"}
+	fullKernel = netconf.Features{VRF: true, VLAN: true, Dummy: true}
 )
 
 func testSettings() netconf.Settings {

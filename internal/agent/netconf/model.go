@@ -19,6 +19,7 @@ const (
 	KindVXLAN  LinkKind = "vxlan"
 	KindVeth   LinkKind = "veth"
 	KindVLAN   LinkKind = "vlan"
+	KindDummy  LinkKind = "dummy"
 )
 
 // Roles name what a link is for; they form the middle of the alias.
@@ -33,6 +34,8 @@ const (
 	RoleVLAN        = "vlan"
 	// RoleRoutingTable is the VRF device of a routing table (NodeRoutingTable).
 	RoleRoutingTable = "routingtable"
+	// RoleLoopback is a VRF's loopback (NodeLoopback): a dummy, or an empty bridge where there are no dummies.
+	RoleLoopback = "loopback"
 )
 
 // Alias is the ownership mark of a link with that role for that object name.
