@@ -41,6 +41,7 @@ import (
 	"github.com/network-operator/network-operator/internal/agent/kube"
 	"github.com/network-operator/network-operator/internal/agent/laststate"
 	"github.com/network-operator/network-operator/internal/agent/metrics"
+	"github.com/network-operator/network-operator/internal/agent/mirror"
 	"github.com/network-operator/network-operator/internal/agent/netconf"
 	"github.com/network-operator/network-operator/internal/agent/nodefile"
 	"github.com/network-operator/network-operator/internal/agent/reconcile"
@@ -267,7 +268,8 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 	logger.Info("eBPF router loaded", "pinDir", f.pinDir, "created", rep.Created, "reused", rep.Reused,
 		"adopted", rep.Adopted, "migrated", rep.Migrated)
 
-	eo := reconcile.Options{Netlink: nc, Dataplane: dp, Links: links, Store: store, Metrics: m, Logger: logger, RenderFRR: render}
+	eo := reconcile.Options{Netlink: nc, Dataplane: dp, Links: links, Store: store, Metrics: m, Logger: logger, RenderFRR: render,
+		Mirror: mirror.New(links, ns)}
 	var rewrite *standalone.Rewrite
 	if f.configFile != "" {
 		rewrite = &standalone.Rewrite{} // the file's FRR replacements (das-schiff)
@@ -348,7 +350,8 @@ func dryRun(ctx context.Context, f *flags, stdout io.Writer, nc *netconf.Manager
 		return err
 	}
 	defer view.Close()
-	eo := reconcile.Options{Netlink: nc, Dataplane: view, Links: links, Store: store, RenderFRR: rewrite.Render(render)}
+	eo := reconcile.Options{Netlink: nc, Dataplane: view, Links: links, Store: store, RenderFRR: rewrite.Render(render),
+		Mirror: mirror.New(links, ns)}
 	if reloader != nil {
 		eo.FRR, eo.FRRStatus = reloader, reloader.Target()
 	}

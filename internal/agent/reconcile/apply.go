@@ -55,6 +55,7 @@ func (e *Engine) apply(ctx context.Context, p *Plan) error {
 		{StepVRFs, netlinkPhase(netconf.PhaseVRFs)},
 		{StepFRR, func() error { return e.applyFRR(ctx, p) }},
 		{StepInterfaces, netlinkPhase(netconf.PhaseInterfaces)},
+		{StepMirror, func() error { return e.applyMirror(ctx, p) }},
 		{StepAttach, func() error {
 			st, err := e.o.Dataplane.Ensure(ctx, p.Attach.Attach)
 			e.setAttachStatus(st)
@@ -70,6 +71,28 @@ func (e *Engine) apply(ctx context.Context, p *Plan) error {
 		}
 	}
 	return nil
+}
+
+// applyMirror plans the mirrors again against the node (the interfaces now exist, re-created ones lost their
+// filters) and applies that. A mirror the kernel cannot carry (no GRE) is logged, not an error.
+func (e *Engine) applyMirror(ctx context.Context, p *Plan) error {
+	if e.o.Mirror == nil {
+		return nil
+	}
+	mp, err := e.o.Mirror.Plan(ctx, p.Spec, p.Netlink.Desired)
+	if err != nil {
+		return err
+	}
+	res, err := e.o.Mirror.Apply(ctx, mp)
+	if res != nil {
+		for _, pr := range res.Problems {
+			e.log.Warn("mirror not applied", "mirror", pr.Mirror, "err", pr.Err)
+		}
+	}
+	if err == nil && !mp.Empty() {
+		e.log.Info("mirrors applied", "steps", len(mp.Steps()))
+	}
+	return err
 }
 
 func (e *Engine) applyFRR(ctx context.Context, p *Plan) error {

@@ -33,6 +33,7 @@ import (
 	"github.com/network-operator/network-operator/internal/agent/frrconfig"
 	"github.com/network-operator/network-operator/internal/agent/laststate"
 	"github.com/network-operator/network-operator/internal/agent/metrics"
+	"github.com/network-operator/network-operator/internal/agent/mirror"
 	"github.com/network-operator/network-operator/internal/agent/netconf"
 	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/loader"
@@ -74,6 +75,12 @@ type Dataplane interface {
 	Attachments() []loader.Attachment
 }
 
+// Mirror plans and applies the spec's mirrors (*mirror.Manager) given netconf's objects of the spec.
+type Mirror interface {
+	Plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, nd *netconf.Desired) (*mirror.Plan, error)
+	Apply(ctx context.Context, p *mirror.Plan) (*mirror.Result, error)
+}
+
 // Options configure an Engine.
 type Options struct {
 	Netlink   Netlink
@@ -84,6 +91,8 @@ type Options struct {
 	// RenderFRR turns the translated config into frr.conf; nil is frr.Render (the whole file). The agent's
 	// --frr-base-config renders into the host's own base config instead (frr.RenderBrownfield).
 	RenderFRR func(cfg *frr.NodeConfig) ([]byte, error)
+	// Mirror applies the spec's mirrors; nil: mirrors are not applied.
+	Mirror Mirror
 	// Links resolves interface names in the node's namespace.
 	Links Links
 	Store *laststate.Store

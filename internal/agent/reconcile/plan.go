@@ -11,6 +11,7 @@ import (
 	"github.com/network-operator/network-operator/internal/agent/bpftables"
 	"github.com/network-operator/network-operator/internal/agent/dataplane"
 	"github.com/network-operator/network-operator/internal/agent/frrconfig"
+	"github.com/network-operator/network-operator/internal/agent/mirror"
 	"github.com/network-operator/network-operator/internal/agent/netconf"
 	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/maps"
@@ -21,6 +22,7 @@ const (
 	StepVRFs       = "vrfs"
 	StepFRR        = "frr"
 	StepInterfaces = "interfaces"
+	StepMirror     = "mirror"
 	StepAttach     = "attach"
 	StepMaps       = "maps"
 	StepDetach     = "detach"
@@ -39,6 +41,9 @@ type Plan struct {
 	// executes exactly these steps.
 	Attach dataplane.AttachPlan
 	Tables TablesStep
+	// Mirror is the mirrors' part (nil: not applied); the apply plans it again against the node after the
+	// interfaces exist.
+	Mirror *mirror.Plan
 }
 
 // FRRStep is the FRR part of a plan.
@@ -66,7 +71,7 @@ type TablesStep struct {
 
 // Empty reports whether applying the plan would change nothing.
 func (p *Plan) Empty() bool {
-	return p.Netlink.Empty() && !p.FRR.Changed && p.Attach.Empty() && p.Tables.NoOp
+	return p.Netlink.Empty() && !p.FRR.Changed && p.Attach.Empty() && p.Tables.NoOp && (p.Mirror == nil || p.Mirror.Empty())
 }
 
 // String prints the plan as numbered steps in apply order (what --dry-run shows).
@@ -97,6 +102,11 @@ func (p *Plan) String() string {
 	}
 	for _, a := range p.Netlink.PhaseActions(netconf.PhaseInterfaces) {
 		line(StepInterfaces, "%s", a)
+	}
+	if p.Mirror != nil {
+		for _, s := range p.Mirror.Steps() {
+			line(StepMirror, "%s", s)
+		}
 	}
 	for _, a := range p.Attach.Attach {
 		switch a.Action {
@@ -132,6 +142,11 @@ func (p *Plan) String() string {
 	}
 	for _, u := range p.Netlink.Unsupported {
 		fmt.Fprintf(&b, "unsupported: %s\n", u)
+	}
+	if p.Mirror != nil {
+		for _, pr := range p.Mirror.Problems {
+			fmt.Fprintf(&b, "unsupported: %s\n", pr)
+		}
 	}
 	for _, note := range p.Netlink.Notes {
 		fmt.Fprintf(&b, "note: %s\n", note)
@@ -177,6 +192,11 @@ func (e *Engine) plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passw
 	}
 	if err := e.planTables(ctx, p); err != nil {
 		return p, fail("bpf tables", err)
+	}
+	if e.o.Mirror != nil {
+		if p.Mirror, err = e.o.Mirror.Plan(ctx, spec, p.Netlink.Desired); err != nil {
+			return p, fail("mirror", err)
+		}
 	}
 	return p, nil
 }

@@ -1,0 +1,71 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/agent/mirror"
+	"github.com/network-operator/network-operator/internal/agent/netconf"
+)
+
+// fakeMirror plans one filter per mirror of the spec, as long as the node does not have it yet.
+type fakeMirror struct {
+	w    *world
+	have map[string]bool
+}
+
+func (f *fakeMirror) Plan(_ context.Context, spec *v1.NodeNetworkConfigSpec, _ *netconf.Desired) (*mirror.Plan, error) {
+	p := &mirror.Plan{}
+	for _, m := range spec.Mirrors {
+		if !f.have[m.Name] {
+			p.AddRules = append(p.AddRules, mirror.Rule{Mirror: m.Name, Interface: "vx." + m.VRF, Family: 4, TargetDevice: "gm.t"})
+		}
+		p.Problems = append(p.Problems, mirror.Problem{Mirror: m.Name, Err: fmt.Errorf("ipv6 half: %w", mirror.ErrNotSupported)})
+	}
+	return p, nil
+}
+
+func (f *fakeMirror) Apply(_ context.Context, p *mirror.Plan) (*mirror.Result, error) {
+	for _, r := range p.AddRules {
+		f.w.logf("mirror %s", r.Mirror)
+		f.have[r.Mirror] = true
+	}
+	return &mirror.Result{Problems: p.Problems}, nil
+}
+
+// Mirrors are applied after the interfaces exist and before the router attaches; the dry-run plan lists them
+// and names what is left out; a kernel without GRE does not fail the apply.
+func TestMirrorStep(t *testing.T) {
+	r := newRig(t, t.TempDir())
+	r.e.o.Mirror = &fakeMirror{w: r.w, have: map[string]bool{}}
+	s := spec("r1", "red")
+	s.Mirrors = []v1.NodeMirror{{Name: "m1", VRF: "red", Direction: v1.MirrorIngress}}
+	p, err := r.e.Plan(context.Background(), s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	str := p.String()
+	if !strings.Contains(str, "mirror     add filter: mirror m1: vx.red egress ipv4 [all] -> gm.t") ||
+		!strings.Contains(str, "unsupported: mirror m1: ipv6 half: not supported by this kernel") {
+		t.Fatalf("plan:\n%s", str)
+	}
+	out, log := r.reconcile(s)
+	if !out.Applied() {
+		t.Fatalf("outcome %s: %v", out.Result, out.Err)
+	}
+	want := []string{"netlink vrfs", "frr reload", "netlink interfaces", "mirror m1", "attach br.red", "attach eth0"}
+	if !slices.Equal(log[:len(want)], want) {
+		t.Fatalf("steps\n got %q\nwant %q prefix", log, want)
+	}
+	if out, log := r.reconcile(s); out.Result != "unchanged" || slices.Contains(log, "mirror m1") {
+		t.Fatalf("second reconcile: %s %q", out.Result, log)
+	}
+	if !errors.Is(p.Mirror.Problems[0].Err, mirror.ErrNotSupported) {
+		t.Fatal("problem lost its cause")
+	}
+}
