@@ -13,6 +13,7 @@ import (
 	"github.com/network-operator/network-operator/internal/agent/cleanup"
 	"github.com/network-operator/network-operator/internal/agent/dpctl"
 	"github.com/network-operator/network-operator/internal/agent/laststate"
+	"github.com/network-operator/network-operator/internal/agent/mirror"
 	"github.com/network-operator/network-operator/internal/agent/netconf"
 	"github.com/network-operator/network-operator/pkg/loader"
 )
@@ -53,7 +54,7 @@ func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "network-agent cleanup:", err)
 		return ExitFailed
 	}
-	o := cleanup.Options{Netlink: nc, PinDir: *pinDir, Files: []string{*stateFile, *frrStateDir},
+	o := cleanup.Options{Netlink: nc, Mirror: mirror.New(links, ns), PinDir: *pinDir, Files: []string{*stateFile, *frrStateDir},
 		Uninstall: func(ctx context.Context, dir string) error {
 			return dpctl.Run(ctx, []string{"uninstall", "--pin-dir", dir}, io.Discard, stderr)
 		}}

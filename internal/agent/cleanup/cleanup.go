@@ -3,8 +3,8 @@
 // state files, and, for a host FRR, the configuration the agent rendered. Foreign objects stay: only what carries
 // our marks is touched.
 //
-// It plans first (netconf's removals, the pin directory, the files) and prints the plan; Apply then removes
-// exactly that, in the order the kernel needs (detach before deleting the devices).
+// It plans first (netconf's removals, the mirror filters and tunnels, the pin directory, the files) and prints
+// the plan; Apply then removes exactly that, in the order the kernel needs (detach before deleting the devices).
 package cleanup
 
 import (
@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/agent/mirror"
 	"github.com/network-operator/network-operator/internal/agent/netconf"
 )
 
@@ -23,6 +24,8 @@ import (
 type Options struct {
 	// Netlink manages the node's namespace.
 	Netlink *netconf.Manager
+	// Mirror manages the traffic-mirroring filters and tunnels (nil: not cleaned).
+	Mirror *mirror.Manager
 	// PinDir is the router's bpffs directory; Uninstall detaches and removes it (nil: not cleaned).
 	PinDir    string
 	Uninstall func(ctx context.Context, pinDir string) error
@@ -35,20 +38,26 @@ type Options struct {
 // Plan is what Apply removes.
 type Plan struct {
 	Netlink *netconf.Plan
-	PinDir  string // "" when absent
+	Mirror  *mirror.Plan // nil without Options.Mirror
+	PinDir  string       // "" when absent
 	Files   []string
 	FRR     bool
 }
 
 // Empty reports whether there is nothing of ours left.
 func (p *Plan) Empty() bool {
-	return p.Netlink.Empty() && p.PinDir == "" && len(p.Files) == 0 && !p.FRR
+	return p.Netlink.Empty() && (p.Mirror == nil || p.Mirror.Empty()) && p.PinDir == "" && len(p.Files) == 0 && !p.FRR
 }
 
 func (p *Plan) String() string {
 	var b strings.Builder
 	if p.PinDir != "" {
 		fmt.Fprintf(&b, "detach the eBPF router everywhere and remove %s\n", p.PinDir)
+	}
+	if p.Mirror != nil {
+		for _, st := range p.Mirror.Steps() {
+			fmt.Fprintf(&b, "mirror: %s\n", st)
+		}
 	}
 	for _, ph := range []netconf.Phase{netconf.PhaseVRFs, netconf.PhaseInterfaces, netconf.PhaseRemovals} {
 		for _, a := range p.Netlink.PhaseActions(ph) {
@@ -75,6 +84,12 @@ func PlanCleanup(ctx context.Context, o Options) (*Plan, error) {
 		return nil, fmt.Errorf("plan the netlink removals: %w", err)
 	}
 	p := &Plan{Netlink: np, FRR: o.ResetFRR != nil}
+	if o.Mirror != nil {
+		// No tunnels and no rules wanted: the removal of every filter and tunnel the agent marked as its own.
+		if p.Mirror, err = o.Mirror.PlanFor(ctx, nil, nil); err != nil {
+			return nil, fmt.Errorf("plan the mirror removals: %w", err)
+		}
+	}
 	if o.PinDir != "" {
 		if _, err := os.Stat(o.PinDir); err == nil {
 			p.PinDir = o.PinDir
@@ -104,6 +119,14 @@ func Apply(ctx context.Context, o Options, p *Plan, out io.Writer) error {
 		fmt.Fprintf(out, "eBPF router: detached, %s removed\n", p.PinDir)
 	}
 	var errs []error
+	// Mirror filters before the devices they sit on and mirror into.
+	if p.Mirror != nil && !p.Mirror.Empty() {
+		if _, err := o.Mirror.Apply(ctx, p.Mirror); err != nil {
+			errs = append(errs, fmt.Errorf("mirror removals: %w", err))
+		} else {
+			fmt.Fprintf(out, "mirror: %d filters and %d tunnels of ours removed\n", len(p.Mirror.DelRules), len(p.Mirror.DelTunnels))
+		}
+	}
 	for _, ph := range []netconf.Phase{netconf.PhaseVRFs, netconf.PhaseInterfaces, netconf.PhaseRemovals} {
 		if len(p.Netlink.PhaseActions(ph)) == 0 {
 			continue

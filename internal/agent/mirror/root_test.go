@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/agent/cleanup"
 	"github.com/network-operator/network-operator/internal/agent/mirror"
 	"github.com/network-operator/network-operator/internal/agent/netconf"
 	"github.com/network-operator/network-operator/internal/lab"
@@ -327,5 +328,42 @@ func addForeign(t *testing.T, ns *lab.Netns, dev string) {
 		Parent: core.BuildHandle(tc.HandleRoot, tc.HandleMinIngress), Info: 0x7000<<16 | uint32(htons(unix.ETH_P_ALL))},
 		Attribute: tc.Attribute{Kind: "u32", U32: &tc.U32{Sel: &tc.U32Sel{Flags: 1, NKeys: 1, Keys: []tc.U32Key{{}}}, ClassID: &classID}}}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCleanupRemovesMirrors: `network-agent cleanup` (the uninstall) removes our mirror filters and keeps a
+// foreign one.
+func TestCleanupRemovesMirrors(t *testing.T) {
+	testreq.Root(t)
+	l := newLab(t)
+	node := l.NS("node")
+	m := mirror.New(node.Handle(), node.NsHandle())
+	addForeign(t, node, "src")
+	spec := &v1.NodeNetworkConfigSpec{Mirrors: []v1.NodeMirror{{Name: "all", Layer2: "l2a", Direction: v1.MirrorIngress,
+		Target: v1.NodeMirrorTarget{Name: "collector", Type: v1.MirrorTargetL2GRE, DestinationIP: "192.0.2.9"}}}}
+	rules, _ := mirror.Rules(spec, desiredWithSource(), map[string]string{"collector": "tgt"})
+	apply(t, m, rules)
+	nc, err := netconf.New(node.Handle(), netconf.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	o := cleanup.Options{Netlink: nc, Mirror: m}
+	plan, err := cleanup.PlanCleanup(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Empty() || len(plan.Mirror.DelRules) != len(rules) || !strings.Contains(plan.String(), "mirror: delete filter") {
+		t.Fatalf("cleanup plan does not remove our %d filters:\n%s", len(rules), plan)
+	}
+	var out strings.Builder
+	if err := cleanup.Apply(ctx, o, plan, &out); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := cleanup.PlanCleanup(ctx, o); err != nil || !after.Empty() {
+		t.Fatalf("after cleanup (%v):\n%s", err, after)
+	}
+	if n := filters(t, node, "src"); n == 0 {
+		t.Fatal("cleanup removed the foreign filter")
 	}
 }
