@@ -84,7 +84,8 @@ var baseResidue = []string{
 // TestReloadTransitions walks one router through golden configs with the
 // production path (validate, frr-reload.py, converge). Removing a VRF that
 // leaks into the cluster VRF needs a second frr-reload.py pass: it deletes
-// "router bgp X vrf Y" before the "import vrf Y" lines that keep it alive.
+// "router bgp X vrf Y" before the "import vrf Y" lines that keep it alive; the same holds for a routing table's
+// instance.
 func TestReloadTransitions(t *testing.T) {
 	frrtest.Require(t)
 	t.Parallel() // independent namespaces and FRR instances; mostly waiting on FRR
@@ -93,7 +94,7 @@ func TestReloadTransitions(t *testing.T) {
 	rel := reloaderFor(t, router)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	for _, name := range []string{"underlay-only", "full", "leak-ipv6", "underlay-only"} {
+	for _, name := range []string{"underlay-only", "full", "leak-ipv6", "routing-table-leak", "underlay-only"} {
 		res, err := rel.Apply(ctx, goldenFile(t, name))
 		if err != nil {
 			t.Fatalf("apply %s: %v", name, err)
@@ -107,8 +108,8 @@ func TestReloadTransitions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if name == "underlay-only" && strings.Contains(string(running), "vrf tenant") {
-			t.Errorf("%s: tenant VRF left behind:\n%s", name, running)
+		if name == "underlay-only" && (strings.Contains(string(running), "vrf tenant") || strings.Contains(string(running), "vrf taas")) {
+			t.Errorf("%s: tenant VRF or routing table left behind:\n%s", name, running)
 		}
 	}
 }

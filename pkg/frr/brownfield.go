@@ -233,6 +233,11 @@ func (b *baseConfig) conflicts(v *view, cfg *NodeConfig) []string {
 		}
 		vniUse("VRF "+vrf.Name, vrf.VNI)
 	}
+	for _, rt := range cfg.RoutingTables {
+		if n, ok := b.vrfs[rt.Name]; ok {
+			errs = append(errs, fmt.Sprintf("routing table %s: the base already defines its VRF (%s)", rt.Name, b.at(n)))
+		}
+	}
 	for _, p := range v.Cluster.Peerings {
 		for _, name := range append([]string{p.Name}, p.Neighbors...) {
 			if n, ok := b.neighbors[name]; ok {
@@ -258,9 +263,12 @@ func (v *view) lostWithout(sections map[string]string) map[string]string {
 		}
 		return kind + " " + strings.Join(list, ", ")
 	}
-	var vrfs, cluster, rms, pls []string
+	var vrfs, tables, cluster, rms, pls []string
 	for _, vrf := range v.VRFs {
 		vrfs = append(vrfs, vrf.Name)
+	}
+	for _, t := range v.Tables {
+		tables = append(tables, t.Name)
 	}
 	for _, p := range v.Cluster.Peerings {
 		cluster = append(cluster, p.Name)
@@ -307,7 +315,11 @@ func (v *view) lostWithout(sections map[string]string) map[string]string {
 				lost[name] = "the RD and route targets of " + names("L2VNI", l2) + " would be lost (the hint goes inside address-family l2vpn evpn of the default router bgp)"
 			}
 		case SectionBGP:
-			lost[name] = "the BGP instance of " + names("VRF", vrfs) + " would be lost (the hint goes at the top level, after the router bgp blocks)"
+			what := names("VRF", vrfs)
+			if len(tables) > 0 {
+				what = strings.TrimPrefix(what+", "+names("routing table", tables), ", ")
+			}
+			lost[name] = "the BGP instance of " + what + " would be lost (the hint goes at the top level, after the router bgp blocks)"
 		case SectionPrefixLists:
 			lost[name] = names("prefix-list", pls) + " would be lost (the hint goes at the top level)"
 		case SectionRouteMaps:

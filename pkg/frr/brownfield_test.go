@@ -83,6 +83,17 @@ func TestBrownfieldDasSchiffHints(t *testing.T) {
 		Import: []PrefixItem{{CIDR: pfx("fd00:1::/48"), Action: Permit}}}}}}
 	brownfieldErr(t, Brownfield{Base: []byte(sixHints)}, v6,
 		"missing hint #++{{.NeighborsV6}}: the default BGP instance's ipv6 unicast lines of vr.red, import vrf route-map rm6_cluster_import would be lost")
+
+	// A routing table is imported in both families: das-schiff's six hints lose its IPv6 routes.
+	tables := cfg
+	tables.RoutingTables = []RoutingTable{{Name: "taas.100", TableID: 100}}
+	brownfieldErr(t, Brownfield{Base: []byte(sixHints)}, tables,
+		"missing hint #++{{.NeighborsV6}}: the default BGP instance's ipv6 unicast lines of taas.100, import vrf route-map rm6_cluster_import would be lost")
+	brownfieldErr(t, Brownfield{Base: []byte(strings.Replace(sixHints, "#++{{.BGP}}\n", "", 1))}, tables,
+		"missing hint #++{{.BGP}}: the BGP instance of VRF vr.red, routing table taas.100 would be lost")
+	tables.VRFs = nil
+	brownfieldErr(t, Brownfield{Base: []byte(strings.Replace(sixHints, "#++{{.BGP}}\n", "", 1))}, tables,
+		"missing hint #++{{.BGP}}: the BGP instance of routing table taas.100 would be lost")
 }
 
 func TestBrownfieldDefaultVRF(t *testing.T) {
@@ -175,6 +186,8 @@ func TestBrownfieldConflicts(t *testing.T) {
 			"VRF vr.red: VNI 300 is already an L2VNI of the base (base line 21: vni 300)"},
 		{"VRF of the base", func(c *NodeConfig) { c.VRFs = []VRF{{Name: "mgmt_vrf", VNI: 5001}} },
 			"VRF mgmt_vrf: the base already defines it (base line 1: vrf mgmt_vrf)"},
+		{"routing table VRF of the base", func(c *NodeConfig) { c.RoutingTables = []RoutingTable{{Name: "mgmt_vrf", TableID: 100}} },
+			"routing table mgmt_vrf: the base already defines its VRF (base line 1: vrf mgmt_vrf)"},
 		{"neighbour of the base", func(c *NodeConfig) {
 			c.Peerings = []Peering{{Name: "fabric", Neighbors: []netip.Addr{addr("10.9.0.1")}, RemoteASN: 64512}}
 		}, "peering fabric: neighbor fabric is already in the base's default BGP instance (base line 9: neighbor fabric peer-group)"},

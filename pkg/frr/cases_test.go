@@ -133,10 +133,25 @@ func goldenCases() []goldenCase {
 				SessionOptions: SessionOptions{BFD: true},
 				Import:         []PrefixItem{{CIDR: pfx("10.1.0.0/16"), LE: 32, Action: Permit}},
 			}}}},
+		{name: "routing-table", cfg: NodeConfig{Underlay: fabricUnderlay(), RoutingTables: []RoutingTable{
+			{Name: "taas.200", TableID: 200}, {Name: "taas.10", TableID: 10},
+		}}},
+		{name: "routing-table-leak", cfg: NodeConfig{Underlay: fabricUnderlay(),
+			VRFs: []VRF{{Name: "tenant1", VNI: 5001, RouteConfigs: []RouteConfig{{Seq: 10,
+				Import: []PrefixItem{{CIDR: pfx("10.1.0.0/16"), LE: 32, Action: Permit}},
+				Export: []PrefixItem{{CIDR: pfx("10.250.0.0/16"), LE: 32, Action: Permit}},
+			}}}},
+			RoutingTables: []RoutingTable{{Name: "taas.100", TableID: 100}},
+		}},
 		{name: "full", cfg: fullConfig()},
 		{name: "brownfield-hints", base: "hints.conf", cfg: brownfieldConfig()},
 		{name: "brownfield-dasschiff-readme", base: "dasschiff-readme.conf", mgmt: []string{"mgmt_vrf"}, cfg: dasSchiffConfig(65000, "10.0.0.1", "mgmt_vrf")},
 		{name: "brownfield-dasschiff-testdata", base: "dasschiff-testdata.conf", mgmt: []string{"om_refm2m"}, cfg: dasSchiffConfig(64510, "198.51.100.0", "om_refm2m")},
+		{name: "brownfield-routing-table", base: "hints.conf", cfg: func() NodeConfig {
+			c := brownfieldConfig()
+			c.RoutingTables = []RoutingTable{{Name: "taas.100", TableID: 100}}
+			return c
+		}()},
 		{name: "brownfield-partial", base: "partial.conf", cfg: NodeConfig{
 			Underlay: Underlay{ASN: 65000, RouterID: addr("10.0.0.1")},
 			VRFs:     []VRF{{Name: "tenant1", VNI: 5001}},

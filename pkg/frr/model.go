@@ -9,7 +9,8 @@ import (
 
 // NodeConfig is the FRR-relevant part of one node's desired state. It mirrors
 // what a NodeNetworkConfig carries (underlay, Layer2 networks, VRF route
-// configurations, BGP peerings) without depending on the API types.
+// configurations, routing tables, BGP peerings) without depending on the API
+// types.
 type NodeConfig struct {
 	// DisableIPForwarding and DisableIPv6Forwarding render "no ip[v6]
 	// forwarding". Otherwise FRR's datacenter default applies: zebra turns
@@ -18,10 +19,11 @@ type NodeConfig struct {
 	DisableIPForwarding   bool
 	DisableIPv6Forwarding bool
 
-	Underlay Underlay
-	L2VNIs   []L2VNI
-	VRFs     []VRF
-	Peerings []Peering
+	Underlay      Underlay
+	L2VNIs        []L2VNI
+	VRFs          []VRF
+	RoutingTables []RoutingTable
+	Peerings      []Peering
 }
 
 // Underlay is the node's default-VRF BGP instance towards the fabric.
@@ -112,6 +114,18 @@ type VRF struct {
 	// SummaryOnly suppresses the more specific routes.
 	Aggregates  []netip.Prefix
 	SummaryOnly bool
+}
+
+// RoutingTable is a host routing table exported to the cluster VRF (das-schiff's RoutingTable, "TaaS"): a VRF
+// device on kernel table TableID, whose BGP instance redistributes the table's kernel routes in both address
+// families; the cluster VRF imports all of them, through an entry of its import route-map like a tenant VRF's.
+// It has no L3VNI: its routes reach the fabric only as the cluster VRF's.
+type RoutingTable struct {
+	// Name is the VRF device name, "taas.<TableID>" by das-schiff's convention.
+	Name string
+	// TableID is the kernel table of the VRF device. FRR finds the table through the device, so it is checked
+	// (a valid, unreserved table of its own) but not rendered.
+	TableID uint32
 }
 
 // RouteConfig is one VRFRouteConfiguration: prefixes leaked in both directions

@@ -158,6 +158,7 @@ type view struct {
 	HasIPv6     bool
 	L2VNIs      []l2vniView
 	VRFs        []vrfView
+	Tables      []tableView
 	Cluster     instanceView
 	PrefixLists []prefixListView
 	RouteMaps   []routeMapView
@@ -237,6 +238,12 @@ type vrfView struct {
 	AFs       []afView
 }
 
+// tableView is a routing table's BGP instance: no L3VNI, its kernel routes redistributed.
+type tableView struct {
+	Name string
+	AFs  []afView
+}
+
 type prefixListView struct {
 	Family  string // "ip" or "ipv6"
 	Name    string
@@ -286,6 +293,10 @@ func buildView(cfg *NodeConfig) *view {
 	clusterImport := [2]routeMapView{{Name: "rm_cluster_import"}, {Name: "rm6_cluster_import"}}
 	for i, vrf := range sortedBy(cfg.VRFs, func(a, b VRF) int { return strings.Compare(a.Name, b.Name) }) {
 		v.VRFs = append(v.VRFs, v.vrf(uint32(i+1), &vrf, peerings, &clusterImport))
+	}
+	// The routing tables' entries follow the tenant VRFs', in table order.
+	for i, rt := range sortedBy(cfg.RoutingTables, func(a, b RoutingTable) int { return cmpU32(a.TableID, b.TableID) }) {
+		v.Tables = append(v.Tables, v.routingTable(uint32(len(cfg.VRFs)+i+1), &rt, &clusterImport))
 	}
 	for fi, rm := range clusterImport {
 		if len(rm.Entries) == 0 {
@@ -383,6 +394,22 @@ func (v *view) vrf(clusterSeq uint32, vrf *VRF, peerings []Peering, clusterImpor
 		}
 	}
 	return vv
+}
+
+// routingTable resolves a routing table's BGP instance, which redistributes the table's kernel routes (as
+// das-schiff did), and imports all of them into the cluster VRF: its entry clusterSeq in the cluster's import
+// maps permits what comes from the table's VRF.
+func (v *view) routingTable(clusterSeq uint32, rt *RoutingTable, clusterImport *[2]routeMapView) tableView {
+	tv := tableView{Name: rt.Name}
+	for fi, fam := range [2]int{4, 6} {
+		tv.AFs = append(tv.AFs, afView{Family: []string{"ipv4", "ipv6"}[fi], Redistribute: []string{"kernel"}})
+		clusterImport[fi].Entries = append(clusterImport[fi].Entries, routeMapEntryView{
+			Action: Permit, Seq: clusterSeq, MatchSourceVRF: rt.Name,
+		})
+		cluster := clusterAF(&v.Cluster, fam)
+		cluster.ImportVRFs = append(cluster.ImportVRFs, rt.Name)
+	}
+	return tv
 }
 
 // leaking adds the prefix-lists and route-maps of a VRF's route configs in one family. The export map (cluster

@@ -63,6 +63,8 @@ func shuffled(c NodeConfig) NodeConfig {
 	slices.Reverse(c.Peerings)
 	c.VRFs = slices.Clone(c.VRFs)
 	slices.Reverse(c.VRFs)
+	c.RoutingTables = slices.Clone(c.RoutingTables)
+	slices.Reverse(c.RoutingTables)
 	for i := range c.VRFs {
 		c.VRFs[i].RouteConfigs = slices.Clone(c.VRFs[i].RouteConfigs)
 		slices.Reverse(c.VRFs[i].RouteConfigs)

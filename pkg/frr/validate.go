@@ -110,6 +110,8 @@ func (c *NodeConfig) validate(brownfield bool) error {
 		}
 	}
 
+	v.routingTables(c.RoutingTables, vrfNames)
+
 	peerNames := map[string]bool{}
 	for _, pg := range c.Underlay.PeerGroups {
 		peerNames[pg.Name] = true
@@ -132,6 +134,42 @@ func (c *NodeConfig) validate(brownfield bool) error {
 		v.prefixItems(f.Child("export"), p.Export, family)
 	}
 	return fielderr.Join(v.errs)
+}
+
+// kernelTables are the kernel's reserved routing tables; none of them can be a routing table's VRF table.
+var kernelTables = map[uint32]string{253: "default", 254: "main", 255: "local"}
+
+// routingTables checks the routing tables' VRF names (valid, not the cluster VRF, unique among them and the
+// tenant VRFs) and kernel tables (set, not reserved, unique).
+func (v *validator) routingTables(tables []RoutingTable, vrfNames map[string]bool) {
+	names := map[string]string{}
+	ids := map[uint32]string{}
+	for i := range tables {
+		rt := &tables[i]
+		f := field.NewPath("routingTables").Index(i)
+		switch {
+		case rt.Name == "" || len(rt.Name) > MaxInterfaceNameLen || !vrfNameRe.MatchString(rt.Name):
+			v.add(f.Child("name"), rt.Name, "must be 1..%d characters of letters, digits, '_', '-', '.', starting with a letter", MaxInterfaceNameLen)
+		case rt.Name == "default":
+			v.add(f.Child("name"), rt.Name, "is the cluster VRF; a routing table needs a VRF of its own")
+		case vrfNames[rt.Name]:
+			v.add(f.Child("name"), rt.Name, "already a VRF in vrfs")
+		case names[rt.Name] != "":
+			v.add(f.Child("name"), rt.Name, "already used by %s", names[rt.Name])
+		default:
+			names[rt.Name] = f.String()
+		}
+		switch kernel, reserved := kernelTables[rt.TableID]; {
+		case rt.TableID == 0:
+			v.add(f.Child("tableID"), rt.TableID, "must be 1..%d", uint32(1<<32-1))
+		case reserved:
+			v.add(f.Child("tableID"), rt.TableID, "is the kernel's %s table", kernel)
+		case ids[rt.TableID] != "":
+			v.add(f.Child("tableID"), rt.TableID, "already used by %s", ids[rt.TableID])
+		default:
+			ids[rt.TableID] = f.String()
+		}
+	}
 }
 
 func (v *validator) underlay(u *Underlay, brownfield bool) {

@@ -64,6 +64,22 @@ func TestValidateNamesFieldAndValue(t *testing.T) {
 		{"hold without keepalive", func(c *NodeConfig) { c.Peerings[0].KeepaliveTime = 0 }, `peerings[0].holdTime: Invalid value: "30s": holdTime and keepaliveTime must be set together`},
 		{"keepalive not below hold", func(c *NodeConfig) { c.Peerings[0].KeepaliveTime = 30 * time.Second }, `peerings[0].keepaliveTime: Invalid value: "30s": must be below holdTime 30s`},
 		{"fractional timers", func(c *NodeConfig) { c.Peerings[0].HoldTime = 1500 * time.Millisecond }, `timers must be whole seconds`},
+		{"routing table without table", func(c *NodeConfig) { c.RoutingTables = []RoutingTable{{Name: "taas.0"}} },
+			`routingTables[0].tableID: Invalid value: 0: must be 1..4294967295`},
+		{"routing table on main", func(c *NodeConfig) { c.RoutingTables = []RoutingTable{{Name: "taas.254", TableID: 254}} },
+			`routingTables[0].tableID: Invalid value: 254: is the kernel's main table`},
+		{"routing table twice", func(c *NodeConfig) {
+			c.RoutingTables = []RoutingTable{{Name: "taas.100", TableID: 100}, {Name: "taas.101", TableID: 100}}
+		}, `routingTables[1].tableID: Invalid value: 100: already used by routingTables[0]`},
+		{"routing table name twice", func(c *NodeConfig) {
+			c.RoutingTables = []RoutingTable{{Name: "taas.100", TableID: 100}, {Name: "taas.100", TableID: 101}}
+		}, `routingTables[1].name: Invalid value: "taas.100": already used by routingTables[0]`},
+		{"routing table named like a VRF", func(c *NodeConfig) { c.RoutingTables = []RoutingTable{{Name: "tenant1", TableID: 100}} },
+			`routingTables[0].name: Invalid value: "tenant1": already a VRF in vrfs`},
+		{"routing table named default", func(c *NodeConfig) { c.RoutingTables = []RoutingTable{{Name: "default", TableID: 100}} },
+			`routingTables[0].name: Invalid value: "default": is the cluster VRF`},
+		{"routing table name too long", func(c *NodeConfig) { c.RoutingTables = []RoutingTable{{Name: "taas.1234567890123", TableID: 100}} },
+			`routingTables[0].name: Invalid value: "taas.1234567890123": must be 1..15 characters`},
 		{"password with space", func(c *NodeConfig) { c.Peerings[0].Password = "not secret" }, `peerings[0].password: Invalid value: "<redacted>": must be at most 80 characters without whitespace`},
 	}
 	for _, c := range cases {

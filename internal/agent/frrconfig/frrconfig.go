@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -67,6 +68,14 @@ func NodeConfig(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords P
 		if ok {
 			vrfNames[spec.VRFs[i].Name] = vrf.Name
 			cfg.VRFs = append(cfg.VRFs, vrf)
+		}
+	}
+
+	for i := range spec.RoutingTables {
+		rt, ferrs := routingTable(field.NewPath("routingTables").Index(i), &spec.RoutingTables[i])
+		errs = append(errs, ferrs...)
+		if len(ferrs) == 0 {
+			cfg.RoutingTables = append(cfg.RoutingTables, rt)
 		}
 	}
 
@@ -178,6 +187,25 @@ func tenantVRF(f *field.Path, vrf *v1.NodeVRF) (out frr.VRF, ok bool, errs field
 		out.Aggregates = append(out.Aggregates, p.Masked())
 	}
 	return out, true, errs
+}
+
+// routingTable translates a host routing table (RoutingTable): its VRF "taas.<tableID>", whose kernel routes FRR
+// redistributes and imports into the cluster VRF. The table must be a kernel table but none of the kernel's own,
+// and the name the one netconf gives the table's VRF device (pkg/frr checks that tables and names are unique).
+func routingTable(f *field.Path, rt *v1.NodeRoutingTable) (frr.RoutingTable, field.ErrorList) {
+	switch {
+	case rt.TableID < 1 || rt.TableID > math.MaxUint32:
+		return frr.RoutingTable{}, field.ErrorList{field.Invalid(f.Child("tableID"), rt.TableID,
+			fmt.Sprintf("table id must be within 1..%d", uint32(math.MaxUint32)))}
+	case rt.TableID >= v1.DefaultTableID && rt.TableID <= v1.LocalTableID:
+		return frr.RoutingTable{}, field.ErrorList{field.Invalid(f.Child("tableID"), rt.TableID,
+			"is a table of the kernel (253 default, 254 main, 255 local)")}
+	}
+	if want := (v1.RoutingTableSpec{TableID: rt.TableID}).VRFName(); rt.Name != want {
+		return frr.RoutingTable{}, field.ErrorList{field.Invalid(f.Child("name"), rt.Name,
+			fmt.Sprintf("must be %s (the VRF of table %d)", want, rt.TableID))}
+	}
+	return frr.RoutingTable{Name: rt.Name, TableID: uint32(rt.TableID)}, nil
 }
 
 // leak translates one VRFRouteConfiguration's route-map entry; nil when its sequence is out of range.
@@ -422,6 +450,9 @@ func Describe(c *frr.NodeConfig) string {
 	var vrfs []string
 	for _, v := range c.VRFs {
 		vrfs = append(vrfs, fmt.Sprintf("%s(vni %d)", v.Name, v.VNI))
+	}
+	for _, rt := range c.RoutingTables {
+		vrfs = append(vrfs, fmt.Sprintf("%s(table %d)", rt.Name, rt.TableID))
 	}
 	return fmt.Sprintf("asn %d, %d underlay neighbours, %d L2VNIs, VRFs [%s], %d peer groups", c.Underlay.ASN,
 		len(c.Underlay.Neighbors), len(c.L2VNIs), strings.Join(vrfs, " "), len(c.Peerings))

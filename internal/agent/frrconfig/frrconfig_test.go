@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +108,26 @@ func TestNodeConfig(t *testing.T) {
 				t.Errorf("session %+v", v4.SessionOptions)
 			}
 		}},
+		{"routing tables", func(s *v1.NodeNetworkConfigSpec) {
+			s.RoutingTables = []v1.NodeRoutingTable{{Name: "taas.100", TableID: 100}, {Name: "taas.7", TableID: 7}}
+		}, func(t *testing.T, c *frr.NodeConfig) {
+			want := []frr.RoutingTable{{Name: "taas.100", TableID: 100}, {Name: "taas.7", TableID: 7}}
+			if !slices.Equal(c.RoutingTables, want) {
+				t.Errorf("routing tables %+v, want %+v", c.RoutingTables, want)
+			}
+			if d := Describe(c); !strings.Contains(d, "taas.100(table 100) taas.7(table 7)") {
+				t.Errorf("Describe: %s", d)
+			}
+			out, err := frr.Render(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range []string{"router bgp 65001 vrf taas.7\n", "  import vrf taas.100\n", " match source-vrf taas.7\n"} {
+				if !strings.Contains(string(out), line) {
+					t.Errorf("rendered config lacks %q", line)
+				}
+			}
+		}},
 		{"cluster VRF peering goes to the default instance", func(s *v1.NodeNetworkConfigSpec) {
 			s.BGPPeers = []v1.NodeBGPPeer{{Name: "calico", VRF: "cluster", RemoteASN: 64512, ListenRanges: []string{"10.244.0.0/16"}}}
 		}, func(t *testing.T, c *frr.NodeConfig) {
@@ -193,6 +214,15 @@ func TestNodeConfigErrors(t *testing.T) {
 			s.BGPPeers = []v1.NodeBGPPeer{{Name: "p", RemoteASN: 1, Addresses: []string{"10.0.0.1"},
 				PasswordSecretRef: &v1.SecretKeyReference{Namespace: "a", Name: "b", Key: "c"}}}
 		}, []string{`bgpPeers[0].passwordSecretRef: Invalid value: "a/b": cannot be read: no Secret access in this mode`}},
+		{"routing table name", func(s *v1.NodeNetworkConfigSpec) {
+			s.RoutingTables = []v1.NodeRoutingTable{{Name: "taas.100", TableID: 100}, {Name: "tbl.101", TableID: 101}}
+		}, []string{`routingTables[1].name: Invalid value: "tbl.101": must be taas.101 (the VRF of table 101)`}},
+		{"routing table id", func(s *v1.NodeNetworkConfigSpec) {
+			s.RoutingTables = []v1.NodeRoutingTable{{Name: "taas.0", TableID: 0}}
+		}, []string{"routingTables[0].tableID: Invalid value: 0: table id must be within 1..4294967295"}},
+		{"routing table on a kernel table", func(s *v1.NodeNetworkConfigSpec) {
+			s.RoutingTables = []v1.NodeRoutingTable{{Name: "taas.255", TableID: 255}}
+		}, []string{"routingTables[0].tableID: Invalid value: 255: is a table of the kernel"}},
 		{"peer without addresses", func(s *v1.NodeNetworkConfigSpec) {
 			s.BGPPeers = []v1.NodeBGPPeer{{Name: "p", RemoteASN: 1}}
 		}, []string{"neither listenRanges nor addresses"}},
