@@ -40,6 +40,9 @@ const (
 const (
 	// ReasonInvalidForNode: the revision's content cannot be built into a node's configuration.
 	ReasonInvalidForNode = "InvalidForNode"
+	// ReasonLoopbackSubnetExhausted: a VRFRouteConfiguration loopback's subnet has fewer host addresses than
+	// nodes that need one (the failed node is the first left without address).
+	ReasonLoopbackSubnetExhausted = "LoopbackSubnetExhausted"
 )
 
 // The controllers work on all objects at once, so each has a single work item.

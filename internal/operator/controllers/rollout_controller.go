@@ -129,22 +129,19 @@ func (r *RolloutReconciler) rollOut(ctx context.Context, tgt *v1.NetworkConfigRe
 
 	// Every node's desired spec for the target: to write it, and to notice a node whose spec for the
 	// same revision is out of date (its labels or annotations changed).
-	desired := make(map[string]v1.NodeNetworkConfigSpec, len(nodes))
+	names := slices.Sorted(maps.Keys(nodes))
+	built := make(map[string]*v1.NodeNetworkConfigSpec, len(nodes))
+	current := make(map[string]*v1.NodeNetworkConfigSpec, len(nncs))
 	held := map[string]error{}
 	var invalid []rollout.Failure
-	states := make([]rollout.NodeState, 0, len(nodes))
-	for _, name := range slices.Sorted(maps.Keys(nodes)) {
-		node, nnc := nodes[name], nncs[name]
-		var current *v1.NodeNetworkConfigSpec
-		if nnc != nil {
-			current = &nnc.Spec
+	for _, name := range names {
+		if nnc := nncs[name]; nnc != nil {
+			current[name] = &nnc.Spec
 		}
-		spec, err := nodeconfig.Build(&tgt.Spec, node, current, r.Opts.NodeConfig)
-		stale := false
+		spec, err := nodeconfig.Build(&tgt.Spec, nodes[name], current[name], r.Opts.NodeConfig)
 		switch {
 		case err == nil:
-			desired[name] = spec
-			stale = nnc != nil && nnc.Spec.Revision == tgt.Spec.Revision && !sameSpec(&nnc.Spec, &spec)
+			built[name] = &spec
 		case errors.Is(err, fielderr.ErrInvalid) && !settled:
 			invalid = append(invalid, rollout.Failure{Node: name, Reason: ReasonInvalidForNode, Message: err.Error()})
 		default:
@@ -152,7 +149,32 @@ func (r *RolloutReconciler) rollOut(ctx context.Context, tgt *v1.NetworkConfigRe
 			// fit it: hold it back and say why, without failing the revision for everyone else.
 			held[name] = err
 		}
-		s := nodeState(node, nnc, r.Opts.TopologyLabel, stale)
+	}
+	// Loopback addresses are planned over all nodes at once, from the addresses the nodes carry now.
+	shortages, err := nodeconfig.AssignLoopbackAddresses(&tgt.Spec, built, current)
+	if err != nil {
+		return reconcile.Result{}, false, fmt.Errorf("loopback addresses for revision %s: %w", tgt.Name, err)
+	}
+	for _, s := range shortages {
+		if !settled {
+			invalid = append(invalid, rollout.Failure{Node: s.Unaddressed[0], Reason: ReasonLoopbackSubnetExhausted, Message: s.Error()})
+			continue
+		}
+		for _, name := range s.Unaddressed { // joined a finished rollout: wait for a free address
+			held[name] = s
+			delete(built, name)
+		}
+	}
+	desired := make(map[string]v1.NodeNetworkConfigSpec, len(built))
+	states := make([]rollout.NodeState, 0, len(nodes))
+	for _, name := range names {
+		nnc := nncs[name]
+		stale := false
+		if spec := built[name]; spec != nil {
+			desired[name] = *spec
+			stale = nnc != nil && nnc.Spec.Revision == tgt.Spec.Revision && !sameSpec(&nnc.Spec, spec)
+		}
+		s := nodeState(nodes[name], nnc, r.Opts.TopologyLabel, stale)
 		s.Held = held[name] != nil
 		states = append(states, s)
 	}

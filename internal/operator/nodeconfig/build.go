@@ -250,6 +250,8 @@ func buildVRFs(items []v1.VRFRevision, nodeLabels labels.Set, current *v1.NodeNe
 		for j, lo := range it.Loopbacks {
 			k := slices.IndexFunc(v.Loopbacks, func(o v1.NodeLoopback) bool { return o.Name == lo.Name })
 			switch {
+			case !validSubnet(lo.Subnet):
+				errs = append(errs, field.Invalid(f.Child("loopbacks").Index(j).Child("subnet"), lo.Subnet, "not a CIDR given by its network address"))
 			case k < 0:
 				v.Loopbacks = append(v.Loopbacks, v1.NodeLoopback{Name: lo.Name, Subnet: lo.Subnet})
 			case v.Loopbacks[k].Subnet != lo.Subnet:
@@ -281,6 +283,12 @@ func buildVRFs(items []v1.VRFRevision, nodeLabels labels.Set, current *v1.NodeNe
 	}
 	slices.SortFunc(vrfs, func(a, b v1.NodeVRF) int { return cmp.Compare(a.Name, b.Name) })
 	return vrfs, errs
+}
+
+// validSubnet reports whether s is a CIDR given by its network address (as validation requires of loopback subnets).
+func validSubnet(s string) bool {
+	p, err := netip.ParsePrefix(s)
+	return err == nil && p.Masked() == p
 }
 
 // assignVRFIDs keeps the ids of the current spec and gives new VRFs the lowest free ids in (VNI, name) order.

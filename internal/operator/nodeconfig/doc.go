@@ -18,6 +18,10 @@
 // has in the node's current spec; VRFs new to the node take the lowest free ids in (VNI, name) order.
 // Adding or removing a VRF never renumbers another one, so its counters and map entries stay put.
 //
+// Loopback addresses are the one part planned over all nodes at once: Build leaves loopbacks[].address empty,
+// and AssignLoopbackAddresses fills it in the specs of every node of the revision (PlanLoopbackAddresses, also
+// pure: a node keeps its address, the others take the lowest free host address in node name order).
+//
 // Underlay (fabric side), from operator flags and Node annotations:
 //
 //	ASN:          annotation network.network-operator.io/asn, else Options.Underlay.ASN
