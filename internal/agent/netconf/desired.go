@@ -261,7 +261,7 @@ func (b *builder) addVRF(v v1alpha1.NodeVRF) error {
 // address, or, on a kernel without dummies, an empty bridge (no ports, so no traffic; it carries the address the
 // same way). In a table-only VRF the address gets no prefix route; the VRF's table gets its local (and
 // connected) route, and a source rule sends what the node sends from it through the table, as for gateways.
-// A loopback without address (the operator does not allocate per-node addresses yet) is created without one,
+// A loopback without address (a standalone file without one, or an operator before address allocation) is created without one,
 // with a note, so the address is only added when it comes.
 func (b *builder) addLoopbacks(v v1alpha1.NodeVRF, owner *field.Path, st *VRFState) error {
 	kind := KindDummy
@@ -287,7 +287,7 @@ func (b *builder) addLoopbacks(v v1alpha1.NodeVRF, owner *field.Path, st *VRFSta
 			l.Master = st.Device
 		}
 		if lb.Address == "" {
-			b.d.Notes = append(b.d.Notes, fmt.Sprintf("%s: empty (no per-node address allocated yet): %s is created without one",
+			b.d.Notes = append(b.d.Notes, fmt.Sprintf("%s: empty (no address given): %s is created without one",
 				path.Child("address"), lb.Name))
 		} else {
 			a, err := netip.ParsePrefix(lb.Address)

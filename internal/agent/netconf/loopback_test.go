@@ -54,7 +54,7 @@ func TestLoopbackPlan(t *testing.T) {
 	})
 	for _, want := range []string{
 		"vrfs[blue].loopbacks: empty bridges stand in for dummy devices (test kernel has no dummy devices)",
-		"vrfs[blue].loopbacks[lo.empty].address: empty (no per-node address allocated yet): lo.empty is created without one",
+		"vrfs[blue].loopbacks[lo.empty].address: empty (no address given): lo.empty is created without one",
 	} {
 		if !slices.Contains(p.Notes, want) {
 			t.Errorf("notes %q lack %q", p.Notes, want)
