@@ -201,3 +201,16 @@ func BenchmarkRouterFibLocal(b *testing.B) {
 		b.Run(h.String(), func(b *testing.B) { l.bench(b, h, l.in, frame, h.passCode()) })
 	}
 }
+
+// BenchmarkRouterFibSBR: as BenchmarkRouterFibIPv4/IPv6, on a VLAN of the VRF routing by main, from a source-based
+// routing prefix: one LPM lookup in sbr_table picks table 100 (the other fib benchmarks skip it by the VRF flag).
+func BenchmarkRouterFibSBR(b *testing.B) {
+	l := newLab(b)
+	p4 := tagged(from(ip4(addrRoute, protoTCP), addrSBR), vlanMain)
+	p6 := tagged(from(ip6(route6, protoTCP), sbr6), vlanMain)
+	p4.TTL, p6.TTL = 255, 255
+	for _, h := range hooks {
+		b.Run(h.String()+"-ipv4", func(b *testing.B) { l.bench(b, h, l.in, p4.bytes(), h.redirectCode()) })
+		b.Run(h.String()+"-ipv6", func(b *testing.B) { l.bench(b, h, l.in, p6.bytes(), h.redirectCode()) })
+	}
+}

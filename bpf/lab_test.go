@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/network-operator/network-operator/bpf"
+	"github.com/network-operator/network-operator/bpf/limits"
 	"github.com/network-operator/network-operator/internal/namedns"
 	"github.com/network-operator/network-operator/internal/netnsrun"
 	"github.com/network-operator/network-operator/internal/testreq"
@@ -33,7 +34,8 @@ import (
 //	rpeer (veth)                 ingress of redirect mode with bpf_redirect_peer -> rout
 //
 // Routing table 100 (VRF 1 and 2) holds the routes below; VRF 3 uses table 999,
-// which does not exist.
+// which does not exist; VRF 4 routes by main (only rout's connected routes),
+// and traffic from VRF 1's sbr prefixes (addrSBR, sbr6) entering it by table 100.
 var (
 	macIn      = [6]byte{0x02, 0, 0, 0, 0x01, 0x01}
 	macOut     = [6]byte{0x02, 0, 0, 0, 0x01, 0x02}
@@ -55,6 +57,8 @@ var (
 	addrLocal  = netip.MustParseAddr("10.1.0.1")  // local route in table 100
 	addrNoRt   = netip.MustParseAddr("192.0.2.1") // no route in table 100
 	client6    = netip.MustParseAddr("fd00:a::1")
+	addrSBR    = netip.MustParseAddr("10.0.5.1")  // in VRF 1's sbr prefix 10.0.5.0/24
+	sbr6       = netip.MustParseAddr("fd00:5::1") // in VRF 1's sbr prefix fd00:5::/64
 	route6     = netip.MustParseAddr("fd00:2::5")
 	noNbr6     = netip.MustParseAddr("fd00:3::5")
 	mtu6       = netip.MustParseAddr("fd00:4::5") // via fd00:1::2, route mtu 1280 (locked)
@@ -78,6 +82,7 @@ const (
 	vlanNoCounter    = 403 // raw entry (TestRouterVRFWithoutCounter only): VRF id without counter
 	vlanPass         = 500 // VRF 1, pass
 	vlanNoTable      = 700 // VRF 3 (table 999 does not exist), route
+	vlanMain         = 600 // VRF 4 (the main table: source-based routing applies), route
 	vlanUnknown      = 999 // not in iface_table
 	vrfNoVRF         = 44
 )
@@ -297,6 +302,7 @@ func (l *lab) applyTables() error {
 			{ID: 1, TableID: tableID, VNI: 1001},
 			{ID: 2, TableID: tableID, LookupIfindex: uint32(l.nof)},
 			{ID: 3, TableID: 999},
+			{ID: 4, TableID: limits.MainTableID},
 		},
 		Interfaces: []maps.Interface{
 			{Ifindex: uint32(l.in), VLAN: vlanUntagged, VRF: 1, Mode: maps.ModeRoute},
@@ -306,6 +312,7 @@ func (l *lab) applyTables() error {
 			{Ifindex: uint32(l.in), VLAN: vlanFwdOffStrict, VRF: 2, Mode: maps.ModeRoute, Strict: true},
 			{Ifindex: uint32(l.in), VLAN: vlanPass, VRF: 1, Mode: maps.ModePass},
 			{Ifindex: uint32(l.in), VLAN: vlanNoTable, VRF: 3, Mode: maps.ModeRoute},
+			{Ifindex: uint32(l.in), VLAN: vlanMain, VRF: 4, Mode: maps.ModeRoute},
 			{Ifindex: uint32(l.red), VRF: 1, Mode: maps.ModeRedirect},
 			{Ifindex: uint32(l.peer), VRF: 1, Mode: maps.ModeRedirect},
 			{Ifindex: uint32(l.red), VLAN: vlanRoute, VRF: 1, Mode: maps.ModeRedirect},
@@ -314,6 +321,10 @@ func (l *lab) applyTables() error {
 		Redirects: []maps.Redirect{
 			{Ifindex: uint32(l.red), EgressIfindex: uint32(l.out), SrcMAC: macRedSrc, DstMAC: macRedDst},
 			{Ifindex: uint32(l.peer), EgressIfindex: uint32(l.out), Peer: true},
+		},
+		SBR: []maps.SBR{
+			{Prefix: netip.PrefixFrom(addrSBR, 24).Masked(), VRF: 1},
+			{Prefix: netip.PrefixFrom(sbr6, 64).Masked(), VRF: 1},
 		},
 	}
 	if _, err := l.set.Apply(context.Background(), l.tables, "bpf-test"); err != nil {
@@ -477,7 +488,7 @@ func kernelRejects(h hook, frame []byte) bool {
 }
 
 // countedVRFs are all VRF buckets the lab's packets can land in.
-var countedVRFs = []uint32{0, 1, 2, 3, vrfNoVRF}
+var countedVRFs = []uint32{0, 1, 2, 3, 4, vrfNoVRF}
 
 // delta runs fn and returns the single (vrf, reason) whose counter moved, with
 // the bytes counted; it fails unless exactly one packet was counted.

@@ -2,6 +2,9 @@ package bpf_test
 
 import (
 	"encoding/binary"
+	"net/netip"
+
+	"github.com/network-operator/network-operator/bpf/limits"
 
 	"github.com/network-operator/network-operator/pkg/maps"
 )
@@ -67,7 +70,35 @@ func (l *lab) model(h hook, ifindex int, frame []byte) (vrf uint32, reason maps.
 	default:
 		return vrf, maps.ReasonPassedNotIP, true
 	}
+	if !final && route {
+		vrf = l.sbrVRF(vrf, proto, l3)
+	}
 	return vrf, reason, final
+}
+
+// sbrVRF is the VRF a routed packet is counted under: the VRF of the source-based routing prefix that holds its
+// source (longest match) when the interface's VRF routes by the main table, else the interface's.
+func (l *lab) sbrVRF(vrf uint32, proto uint16, l3 []byte) uint32 {
+	main := false
+	for _, v := range l.tables.VRFs {
+		main = main || (v.ID == vrf && v.TableID == limits.MainTableID)
+	}
+	if !main {
+		return vrf
+	}
+	var src netip.Addr
+	if proto == etherTypeIPv4 {
+		src = netip.AddrFrom4([4]byte(l3[12:16]))
+	} else {
+		src = netip.AddrFrom16([16]byte(l3[8:24]))
+	}
+	best := -1
+	for _, e := range l.tables.SBR {
+		if e.Prefix.Contains(src) && e.Prefix.Bits() > best {
+			best, vrf = e.Prefix.Bits(), e.VRF
+		}
+	}
+	return vrf
 }
 
 func (l *lab) devMAC(ifindex int) [6]byte {

@@ -7,7 +7,9 @@
  *
  * Per packet: read the live table slot from `version` once, look up the ingress
  * {ifindex, vlan} in iface_table, then either
- *   route mode:    bpf_fib_lookup in the VRF's kernel table and redirect, or
+ *   route mode:    bpf_fib_lookup in the VRF's kernel table and redirect (in
+ *                  the table of a source-based routing VRF instead when the
+ *                  source is in sbr_table and the VRF has VRF_F_SBR), or
  *   redirect mode: redirect to the egress interface from redirect_table.
  * Everything the program does not forward goes to the kernel unchanged. Every
  * exit is counted exactly once in vrf_counters (by VRF and reason), except for
@@ -50,6 +52,15 @@ struct {
 	__type(value, struct redirect_value);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } redirect_table SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, SBR_TABLE_SIZE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sbr_key);
+	__type(value, struct sbr_value);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sbr_table SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -217,13 +228,39 @@ static __always_inline int rewrite(void *ctx, const int hook, const struct pkt *
 	return 0;
 }
 
+/*
+ * Source-based routing: the table of the sbr VRF whose prefix holds the
+ * source, as the kernel's "from <prefix> lookup <table>" rule; the packet is
+ * then counted under that VRF. The forwarding check stays the ingress
+ * interface's (fib.ifindex), as in the kernel.
+ */
+static __always_inline void sbr_lookup(struct bpf_fib_lookup *fib, __u32 slot, __u32 *vrf_out)
+{
+	struct sbr_key sk = { .prefixlen = 32 + 128, .slot = slot };
+	struct sbr_value *sv;
+
+	if (fib->family == AF_INET) {
+		sk.addr[10] = 0xff;
+		sk.addr[11] = 0xff;
+		__builtin_memcpy(&sk.addr[12], &fib->ipv4_src, 4);
+	} else {
+		__builtin_memcpy(sk.addr, fib->ipv6_src, 16);
+	}
+	sv = bpf_map_lookup_elem(&sbr_table, &sk);
+	if (!sv)
+		return;
+	fib->tbid = sv->table_id;
+	*vrf_out = sv->vrf_id;
+}
+
 static __always_inline __u32 fwd_route(void *ctx, const int hook, const struct pkt *p,
 				       void *l3, void *data_end, __u32 vrf_id, __u32 slot,
-				       int strict, long *ret)
+				       int strict, __u32 *vrf_out, long *ret)
 {
 	struct vrf_key vk = { .slot = slot, .vrf_id = vrf_id };
 	struct vrf_value *vv = bpf_map_lookup_elem(&vrf_table, &vk);
 	struct bpf_fib_lookup fib = {};
+	__u32 vflags;
 	long rc;
 
 	if (!vv)
@@ -231,6 +268,7 @@ static __always_inline __u32 fwd_route(void *ctx, const int hook, const struct p
 
 	fib.ifindex = vv->lookup_ifindex ? vv->lookup_ifindex : p->ifindex;
 	fib.tbid = vv->table_id;
+	vflags = vv->flags;
 
 	if (p->proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *iph = l3;
@@ -271,6 +309,10 @@ static __always_inline __u32 fwd_route(void *ctx, const int hook, const struct p
 			fib.dport = ports[1];
 		}
 	}
+
+	/* One flag test when no source-based routing applies. */
+	if (vflags & VRF_F_SBR)
+		sbr_lookup(&fib, slot, vrf_out);
 
 	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), BPF_FIB_LOOKUP_DIRECT | BPF_FIB_LOOKUP_TBID);
 	switch (rc) {
@@ -540,7 +582,7 @@ static __always_inline __u32 decide(void *ctx, const int hook, __u32 *vrf_out, _
 		return reason;
 
 	if (route)
-		return fwd_route(ctx, hook, &p, data + p.l3off, data_end, vrf_id, slot, strict, ret);
+		return fwd_route(ctx, hook, &p, data + p.l3off, data_end, vrf_id, slot, strict, vrf_out, ret);
 	return fwd_redirect(ctx, hook, &p, slot, strict, ret);
 }
 

@@ -19,6 +19,10 @@
 #define IFACE_TABLE_SIZE 8192
 #define VRF_TABLE_SIZE 8192
 #define REDIRECT_TABLE_SIZE 8192
+/* LPM trie of source-based routing prefixes, both generations. */
+#define SBR_TABLE_SIZE 8192
+/* The kernel's main routing table (RT_TABLE_MAIN): see VRF_F_SBR. */
+#define MAIN_TABLE_ID 254
 #define REVISION_LEN 64
 #define TABLES_HASH_LEN 32
 
@@ -73,10 +77,11 @@ enum redirect_flags : __u32 {
 /*
  * Why a packet left the program the way it did. Every packet is counted exactly
  * once, under the VRF of its ingress interface (0 when the interface is
- * unknown). Values are stable: slots index vrf_stats, and metrics and dumps
- * name them. A new reason takes the next free slot (REASON_MAX) with its
- * class, and REASON_MAX moves up by one; slots are never reused or reordered
- * (bpf/limits_test.go checks they are 0..REASON_MAX-1, each once).
+ * unknown), or under the VRF whose table source-based routing chose. Values
+ * are stable: slots index vrf_stats, and metrics and dumps name them. A new
+ * reason takes the next free slot (REASON_MAX) with its class, and REASON_MAX
+ * moves up by one; slots are never reused or reordered (bpf/limits_test.go
+ * checks they are 0..REASON_MAX-1, each once).
  */
 enum reason : __u32 {
 	/* Forwarded. */
@@ -137,6 +142,16 @@ struct iface_value {
 	__u16 pad;
 };
 
+enum vrf_flags : __u32 {
+	/* Source-based routing applies to this VRF's interfaces: sbr_table has
+	 * entries, and the VRF routes by the main table (MAIN_TABLE_ID). The
+	 * kernel's "from <prefix> lookup <table>" rules sit after the l3mdev
+	 * rule and the table-only VRFs' interface rules and before main, so
+	 * they catch only traffic the main table would route. pkg/maps sets it;
+	 * without it the program never looks at sbr_table. */
+	VRF_F_SBR = 1 << 0,
+};
+
 struct vrf_key {
 	__u32 slot;
 	__u32 vrf_id;
@@ -146,7 +161,25 @@ struct vrf_value {
 	__u32 table_id;       /* kernel routing table for bpf_fib_lookup */
 	__u32 vni;            /* L3 VNI (informational for the data path) */
 	__u32 lookup_ifindex; /* device whose forwarding flag counts; 0 = ingress */
-	__u32 flags;          /* reserved, 0 */
+	enum vrf_flags flags;
+};
+
+/*
+ * sbr_table (LPM trie): traffic from a source prefix is routed in a VRF's
+ * table. The trie matches prefixlen bits of everything after prefixlen: the
+ * 32 bits of slot always (so the prefix length of an entry is 32 + its
+ * address bits), then the address, IPv4 as IPv4-mapped IPv6 (::ffff:a.b.c.d,
+ * 96 more bits), so one lookup serves both families.
+ */
+struct sbr_key {
+	__u32 prefixlen;
+	__u32 slot;
+	__u8 addr[16];
+};
+
+struct sbr_value {
+	__u32 vrf_id;   /* VRF the prefix belongs to: counted under it */
+	__u32 table_id; /* that VRF's vrf_value.table_id, so no second lookup */
 };
 
 struct redirect_key {

@@ -105,6 +105,19 @@ type RouterRedirectValue struct {
 	Dmac          [6]uint8
 }
 
+type RouterSbrKey struct {
+	_         structs.HostLayout
+	Prefixlen uint32
+	Slot      uint32
+	Addr      [16]uint8
+}
+
+type RouterSbrValue struct {
+	_       structs.HostLayout
+	VrfId   uint32
+	TableId uint32
+}
+
 type RouterVersionInfo struct {
 	_          structs.HostLayout
 	Generation uint64
@@ -113,6 +126,12 @@ type RouterVersionInfo struct {
 	TablesHash [32]uint8
 	Revision   [64]int8
 }
+
+type RouterVrfFlags uint32
+
+const (
+	RouterVrfFlagsVRF_F_SBR RouterVrfFlags = 1
+)
 
 type RouterVrfKey struct {
 	_     structs.HostLayout
@@ -130,7 +149,7 @@ type RouterVrfValue struct {
 	TableId       uint32
 	Vni           uint32
 	LookupIfindex uint32
-	Flags         uint32
+	Flags         RouterVrfFlags
 }
 
 // Names of all BPF objects in the ELF.
@@ -139,6 +158,7 @@ type RouterVrfValue struct {
 const (
 	RouterMapIfaceTable    = "iface_table"
 	RouterMapRedirectTable = "redirect_table"
+	RouterMapSbrTable      = "sbr_table"
 	RouterMapVersion       = "version"
 	RouterMapVrfCounters   = "vrf_counters"
 	RouterMapVrfTable      = "vrf_table"
@@ -198,6 +218,7 @@ type RouterProgramSpecs struct {
 type RouterMapSpecs struct {
 	IfaceTable    *ebpf.MapSpec `ebpf:"iface_table"`
 	RedirectTable *ebpf.MapSpec `ebpf:"redirect_table"`
+	SbrTable      *ebpf.MapSpec `ebpf:"sbr_table"`
 	Version       *ebpf.MapSpec `ebpf:"version"`
 	VrfCounters   *ebpf.MapSpec `ebpf:"vrf_counters"`
 	VrfTable      *ebpf.MapSpec `ebpf:"vrf_table"`
@@ -231,6 +252,7 @@ func (o *RouterObjects) Close() error {
 type RouterMaps struct {
 	IfaceTable    *ebpf.Map `ebpf:"iface_table"`
 	RedirectTable *ebpf.Map `ebpf:"redirect_table"`
+	SbrTable      *ebpf.Map `ebpf:"sbr_table"`
 	Version       *ebpf.Map `ebpf:"version"`
 	VrfCounters   *ebpf.Map `ebpf:"vrf_counters"`
 	VrfTable      *ebpf.Map `ebpf:"vrf_table"`
@@ -240,6 +262,7 @@ func (m *RouterMaps) Close() error {
 	return _RouterClose(
 		m.IfaceTable,
 		m.RedirectTable,
+		m.SbrTable,
 		m.Version,
 		m.VrfCounters,
 		m.VrfTable,

@@ -31,6 +31,8 @@ func ip6(dst netip.Addr, proto uint8) packet {
 
 func with(p packet, f func(*packet)) packet { f(&p); return p }
 
+func from(p packet, src netip.Addr) packet { p.Src = src; return p }
+
 func tagged(p packet, vlan uint16) packet {
 	p.Tagged, p.VLAN = true, vlan
 	return p
@@ -242,6 +244,32 @@ func routerCases() []routerCase {
 			}, vrf: 1, reason: maps.ReasonPassedMalformed},
 		{name: "short vlan tag", pkt: tagged(ip4(addrRoute, protoTCP), vlanStrict),
 			raw: func(b []byte) []byte { return b[:16] }, vrf: 1, reason: maps.ReasonPassedMalformed},
+
+		// Source-based routing: on an interface of the VRF routing by main (4), traffic from VRF 1's sbr
+		// prefixes is looked up in VRF 1's table (100) and counted under VRF 1, as the kernel's
+		// "from <prefix> lookup 100" rule would; other sources stay in main, which has no route there.
+		{name: "sbr ipv4 source in main vrf", pkt: tagged(from(ip4(addrRoute, protoTCP), addrSBR), vlanMain), vrf: 1,
+			reason: maps.ReasonForwardedFib, out: routed},
+		{name: "sbr ipv6 source in main vrf", pkt: tagged(from(ip6(route6, protoUDP), sbr6), vlanMain), vrf: 1,
+			reason: maps.ReasonForwardedFib, out: routed},
+		{name: "sbr ipv4 no neighbour", pkt: tagged(from(ip4(addrNoNbr, protoUDP), addrSBR), vlanMain), vrf: 1,
+			reason: maps.ReasonForwardedNeigh, out: neighRouted, xdp: r(maps.ReasonPassedNoNeigh)},
+		{name: "sbr source to a local address of table 100", pkt: tagged(from(ip4(addrLocal, protoTCP), addrSBR), vlanMain),
+			vrf: 1, reason: maps.ReasonPassedNotFwded},
+		{name: "other ipv4 source in main vrf", pkt: tagged(ip4(addrRoute, protoTCP), vlanMain), vrf: 4,
+			reason: maps.ReasonPassedNotFwded},
+		{name: "other ipv6 source in main vrf", pkt: tagged(ip6(route6, protoTCP), vlanMain), vrf: 4,
+			reason: maps.ReasonPassedNotFwded},
+		{name: "sbr source next to the prefix", pkt: tagged(from(ip4(addrRoute, protoTCP), netip.MustParseAddr("10.0.6.1")), vlanMain),
+			vrf: 4, reason: maps.ReasonPassedNotFwded},
+		{name: "sbr source ttl 1 stays in the interface vrf", pkt: tagged(from(with(ip4(addrRoute, protoTCP), func(p *packet) { p.TTL = 1 }), addrSBR), vlanMain),
+			vrf: 4, reason: maps.ReasonPassedTTL},
+		// The interfaces of other VRFs route by their own table whatever the source (the kernel's l3mdev and
+		// interface rules come first).
+		{name: "sbr source in its own vrf", pkt: tagged(from(ip4(addrRoute, protoTCP), addrSBR), vlanRoute), vrf: 1,
+			reason: maps.ReasonForwardedFib, out: routed},
+		{name: "sbr source in a vrf with its own table", pkt: tagged(from(ip4(addrRoute, protoTCP), addrSBR), vlanNoTable), vrf: 3,
+			reason: maps.ReasonPassedNotFwded},
 
 		// Redirect mode.
 		{name: "redirect ipv4", ingress: "rred", pkt: with(ip4(addrRoute, protoTCP), func(p *packet) { p.DstMAC = macRed }),

@@ -12,6 +12,10 @@ const (
 	VRFTableSize = 8192 // VRF_TABLE_SIZE
 	// RedirectTableSize is max_entries of redirect_table (two generations during an Apply).
 	RedirectTableSize = 8192 // REDIRECT_TABLE_SIZE
+	// SBRTableSize is max_entries of sbr_table (two generations during an Apply).
+	SBRTableSize = 8192 // SBR_TABLE_SIZE
+	// MainTableID is the kernel's main routing table: source-based routing applies to the interfaces of VRFs that route by it.
+	MainTableID = 254 // MAIN_TABLE_ID
 	// RevisionLen is the size of version_info.revision.
 	RevisionLen = 64 // REVISION_LEN
 	// TablesHashLen is the size of version_info.tables_hash.

@@ -70,6 +70,7 @@ func FromCollection(coll *ebpf.Collection) (*Set, error) {
 		IfaceTable:    coll.Maps[MapIfaceTable],
 		VrfTable:      coll.Maps[MapVRFTable],
 		RedirectTable: coll.Maps[MapRedirectTable],
+		SbrTable:      coll.Maps[MapSBRTable],
 		VrfCounters:   coll.Maps[MapVRFCounters],
 		Version:       coll.Maps[MapVersion],
 	}
@@ -85,6 +86,7 @@ func OpenPinned(dir string) (*Set, error) {
 		MapIfaceTable:    &s.maps.IfaceTable,
 		MapVRFTable:      &s.maps.VrfTable,
 		MapRedirectTable: &s.maps.RedirectTable,
+		MapSBRTable:      &s.maps.SbrTable,
 		MapVRFCounters:   &s.maps.VrfCounters,
 		MapVersion:       &s.maps.Version,
 	}
@@ -125,7 +127,7 @@ func checkMaps(m *bpf.RouterMaps) error {
 	}
 	have := map[string]*ebpf.Map{
 		MapIfaceTable: m.IfaceTable, MapVRFTable: m.VrfTable, MapRedirectTable: m.RedirectTable,
-		MapVRFCounters: m.VrfCounters, MapVersion: m.Version,
+		MapSBRTable: m.SbrTable, MapVRFCounters: m.VrfCounters, MapVersion: m.Version,
 	}
 	for _, name := range MapNames {
 		got, want := have[name], spec.Maps[name]
@@ -199,6 +201,8 @@ type slotEntries struct {
 	vrfVals      []VRFValue
 	redirectKeys []RedirectKey
 	redirectVals []RedirectValue
+	sbrKeys      []SBRKey
+	sbrVals      []SBRValue
 }
 
 func (e *slotEntries) tables() Tables {
@@ -212,6 +216,9 @@ func (e *slotEntries) tables() Tables {
 	for i, k := range e.redirectKeys {
 		t.Redirects = append(t.Redirects, redirectFrom(k, e.redirectVals[i]))
 	}
+	for i, k := range e.sbrKeys {
+		t.SBR = append(t.SBR, sbrFrom(k, e.sbrVals[i]))
+	}
 	return t.Normalize()
 }
 
@@ -221,9 +228,15 @@ func entriesOf(t Tables, slot uint32) *slotEntries {
 		k, v := in.entry(slot)
 		e.ifaceKeys, e.ifaceVals = append(e.ifaceKeys, k), append(e.ifaceVals, v)
 	}
+	tables := make(map[uint32]uint32, len(t.VRFs))
 	for _, vrf := range t.VRFs {
-		k, v := vrf.entry(slot)
+		k, v := vrf.entry(slot, len(t.SBR) > 0)
 		e.vrfKeys, e.vrfVals = append(e.vrfKeys, k), append(e.vrfVals, v)
+		tables[vrf.ID] = vrf.TableID
+	}
+	for _, sbr := range t.SBR {
+		k, v := sbr.entry(slot, tables[sbr.VRF])
+		e.sbrKeys, e.sbrVals = append(e.sbrKeys, k), append(e.sbrVals, v)
 	}
 	for _, r := range t.Redirects {
 		k, v := r.entry(slot)
@@ -232,7 +245,7 @@ func entriesOf(t Tables, slot uint32) *slotEntries {
 	return e
 }
 
-// readSlots reads all three tables and splits them by slot.
+// readSlots reads all four tables and splits them by slot.
 func (s *Set) readSlots() ([2]*slotEntries, error) {
 	out := [2]*slotEntries{{}, {}}
 	ik, iv, err := readAll[IfaceKey, IfaceValue](s.maps.IfaceTable)
@@ -268,6 +281,17 @@ func (s *Set) readSlots() ([2]*slotEntries, error) {
 		e := out[k.Slot]
 		e.redirectKeys, e.redirectVals = append(e.redirectKeys, k), append(e.redirectVals, rv[i])
 	}
+	sk, sv, err := readAll[SBRKey, SBRValue](s.maps.SbrTable)
+	if err != nil {
+		return out, fmt.Errorf("read %s: %w", MapSBRTable, err)
+	}
+	for i, k := range sk {
+		if k.Slot > 1 {
+			continue
+		}
+		e := out[k.Slot]
+		e.sbrKeys, e.sbrVals = append(e.sbrKeys, k), append(e.sbrVals, sv[i])
+	}
 	return out, nil
 }
 
@@ -281,6 +305,9 @@ func (s *Set) writeEntries(e *slotEntries) error {
 	if err := writeAll(s.maps.RedirectTable, e.redirectKeys, e.redirectVals); err != nil {
 		return fmt.Errorf("write %s: %w", MapRedirectTable, err)
 	}
+	if err := writeAll(s.maps.SbrTable, e.sbrKeys, e.sbrVals); err != nil {
+		return fmt.Errorf("write %s: %w", MapSBRTable, err)
+	}
 	return nil
 }
 
@@ -289,6 +316,7 @@ func (s *Set) deleteEntries(e *slotEntries) error {
 		wrapIf(deleteAll(s.maps.IfaceTable, e.ifaceKeys), "delete from "+MapIfaceTable),
 		wrapIf(deleteAll(s.maps.VrfTable, e.vrfKeys), "delete from "+MapVRFTable),
 		wrapIf(deleteAll(s.maps.RedirectTable, e.redirectKeys), "delete from "+MapRedirectTable),
+		wrapIf(deleteAll(s.maps.SbrTable, e.sbrKeys), "delete from "+MapSBRTable),
 	)
 }
 
@@ -323,9 +351,9 @@ func (r Report) String() string {
 	if r.NoOp {
 		return fmt.Sprintf("generation %d (%q) unchanged, %v", r.Generation, r.Revision, r.Duration)
 	}
-	return fmt.Sprintf("generation %d (%q) slot %d: interfaces %s vrfs %s redirects %s in %v "+
+	return fmt.Sprintf("generation %d (%q) slot %d: interfaces %s vrfs %s redirects %s sbr %s in %v "+
 		"(read %v write %v flip %v grace %v cleanup %v)", r.Generation, r.Revision, r.Slot,
-		r.Changes.Interfaces, r.Changes.VRFs, r.Changes.Redirects, r.Duration,
+		r.Changes.Interfaces, r.Changes.VRFs, r.Changes.Redirects, r.Changes.SBR, r.Duration,
 		r.Phases.Read, r.Phases.Write, r.Phases.Flip, r.Phases.Grace, r.Phases.Cleanup)
 }
 
@@ -500,7 +528,7 @@ func (s *Set) retire(rep *Report, cur liveState, ver VersionInfo) error {
 func otherSlot(slot uint32) uint32 { return 1 - slot }
 
 func (e *slotEntries) empty() bool {
-	return len(e.ifaceKeys) == 0 && len(e.vrfKeys) == 0 && len(e.redirectKeys) == 0
+	return len(e.ifaceKeys) == 0 && len(e.vrfKeys) == 0 && len(e.redirectKeys) == 0 && len(e.sbrKeys) == 0
 }
 
 func (s *Set) rollback(written *slotEntries, cause error) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,7 +45,7 @@ func newMaps(t testing.TB, pinDir string, mutate func(map[string]*ebpf.MapSpec))
 	}
 	var m bpf.RouterMaps
 	ptrs := map[string]**ebpf.Map{MapIfaceTable: &m.IfaceTable, MapVRFTable: &m.VrfTable,
-		MapRedirectTable: &m.RedirectTable, MapVRFCounters: &m.VrfCounters, MapVersion: &m.Version}
+		MapRedirectTable: &m.RedirectTable, MapSBRTable: &m.SbrTable, MapVRFCounters: &m.VrfCounters, MapVersion: &m.Version}
 	for _, name := range MapNames {
 		mp, err := ebpf.NewMapWithOptions(specs[name], ebpf.MapOptions{PinPath: pinDir})
 		if errors.Is(err, ebpf.ErrNotSupported) {
@@ -72,7 +73,7 @@ func newSet(t testing.TB, m *bpf.RouterMaps) *Set {
 	return s
 }
 
-// rawSlots counts the entries per slot in all three tables.
+// rawSlots counts the entries per slot in all four tables.
 func rawSlots(t *testing.T, s *Set) [2]int {
 	t.Helper()
 	slots, err := s.readSlots()
@@ -81,7 +82,7 @@ func rawSlots(t *testing.T, s *Set) [2]int {
 	}
 	var n [2]int
 	for i, e := range slots {
-		n[i] = len(e.ifaceKeys) + len(e.vrfKeys) + len(e.redirectKeys)
+		n[i] = len(e.ifaceKeys) + len(e.vrfKeys) + len(e.redirectKeys) + len(e.sbrKeys)
 	}
 	return n
 }
@@ -389,7 +390,7 @@ func TestReadLiveTornRead(t *testing.T) {
 			}
 		}, true},
 		{"live slot does not hold what version says", func(t *testing.T, m *bpf.RouterMaps, s *Set) {
-			k, v := validTables().VRFs[0].entry(1)
+			k, v := validTables().VRFs[0].entry(1, false)
 			v.Vni = 7
 			if err := m.VrfTable.Update(k, v, ebpf.UpdateAny); err != nil {
 				t.Fatal(err)
@@ -476,12 +477,13 @@ func TestBpftoolShowsFieldNames(t *testing.T) {
 	testreq.Need(t, "a writable bpffs at /sys/fs/bpf", err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	s := newSet(t, newMaps(t, dir, nil))
-	if _, err := s.Apply(context.Background(), validTables(), "bpftool"); err != nil {
+	if _, err := s.Apply(context.Background(), sbrTables(), "bpftool"); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
 		MapIfaceTable:    {`"slot"`, `"ifindex"`, `"vlan"`, `"vrf_id"`, `"mode": "IFACE_MODE_ROUTE"`, `"flags"`},
-		MapVRFTable:      {`"vrf_id"`, `"table_id": 100`, `"vni": 1000`, `"lookup_ifindex": 7`},
+		MapVRFTable:      {`"vrf_id"`, `"table_id": 100`, `"vni": 1000`, `"lookup_ifindex": 7`, `"flags": "VRF_F_SBR"`},
+		MapSBRTable:      {`"prefixlen": 152`, `"slot": 1`, `"addr": [`, `"vrf_id": 2`, `"table_id": 200`},
 		MapRedirectTable: {`"egress_ifindex": 6`, `"flags": "REDIRECT_F_REWRITE_MAC"`, `"smac"`, `"dmac"`},
 		MapVersion:       {`"generation": 1`, `"slot": 1`, `"revision": "bpftool"`, `"tables_hash"`},
 	}
@@ -502,7 +504,7 @@ func TestFromCollection(t *testing.T) {
 	m := newMaps(t, "", nil)
 	coll := &ebpf.Collection{Maps: map[string]*ebpf.Map{
 		MapIfaceTable: m.IfaceTable, MapVRFTable: m.VrfTable, MapRedirectTable: m.RedirectTable,
-		MapVRFCounters: m.VrfCounters, MapVersion: m.Version,
+		MapSBRTable: m.SbrTable, MapVRFCounters: m.VrfCounters, MapVersion: m.Version,
 	}}
 	s, err := FromCollection(coll)
 	if err != nil {
@@ -566,5 +568,71 @@ func TestApplyCacheSeesOtherWriters(t *testing.T) {
 	}
 	if n := rawSlots(t, first); n[0]+n[1] != 7 {
 		t.Fatalf("entries per slot %v, want 7 in total", n)
+	}
+}
+
+// TestApplySBR: sbr entries are part of the generation; the VRFs routing by main get VRF_F_SBR while there are
+// any, and lose it with the last one.
+func TestApplySBR(t *testing.T) {
+	s := newSet(t, newMaps(t, "", nil))
+	ctx := context.Background()
+	a := sbrTables()
+	rep, err := s.Apply(ctx, a, "sbr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Change{Added: len(a.SBR)}); rep.Changes.SBR != want {
+		t.Fatalf("apply: sbr changes %s, want %s", rep.Changes.SBR, want)
+	}
+	if snap := mustDump(t, s); !snap.Tables.Equal(a) || snap.Version.TablesHash != a.Hash() {
+		t.Fatalf("dump %+v, want %+v", snap.Tables, a)
+	}
+	flags := func() map[uint32]uint32 {
+		t.Helper()
+		slots, err := s.readSlots()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := slots[rep.Slot]
+		got := map[uint32]uint32{}
+		for i, k := range e.vrfKeys {
+			got[k.VrfId] = uint32(e.vrfVals[i].Flags)
+		}
+		for i, k := range e.sbrKeys {
+			if p, _ := k.Prefix(); e.sbrVals[i].TableId != map[uint32]uint32{1: 100, 2: 200}[e.sbrVals[i].VrfId] {
+				t.Errorf("sbr %s: %s, want the table of its VRF", p, e.sbrVals[i])
+			}
+		}
+		return got
+	}
+	if got := flags(); got[1] != 0 || got[2] != 0 || got[3] != VRFFlagSBR {
+		t.Errorf("vrf flags %v: want sbr on VRF 3 (main table) only", got)
+	}
+
+	// A longest match inside one VRF, and an entry moved to another VRF.
+	b := sbrTables()
+	b.SBR[2].VRF, b.SBR[3].VRF = 1, 1
+	b.SBR = append(b.SBR, SBR{Prefix: netip.MustParsePrefix("10.50.0.128/25"), VRF: 1})
+	if rep, err = s.Apply(ctx, b, "sbr-b"); err != nil {
+		t.Fatal(err)
+	}
+	if want := (Change{Added: 1, Changed: 2}); rep.Changes.SBR != want {
+		t.Fatalf("second apply: sbr changes %s, want %s", rep.Changes.SBR, want)
+	}
+	if snap := mustDump(t, s); !snap.Tables.Equal(b) {
+		t.Fatalf("dump %+v, want %+v", snap.Tables.SBR, b.SBR)
+	}
+
+	c := sbrTables()
+	c.SBR = nil
+	if rep, err = s.Apply(ctx, c, "no-sbr"); err != nil {
+		t.Fatal(err)
+	}
+	if got := flags(); got[3] != 0 {
+		t.Errorf("vrf flags %v after the last sbr entry went: want none", got)
+	}
+	n := rawSlots(t, s)
+	if n[rep.Slot] != len(c.Interfaces)+len(c.VRFs)+len(c.Redirects) || n[otherSlot(rep.Slot)] != 0 {
+		t.Errorf("entries per slot %v after removing sbr (live slot %d)", n, rep.Slot)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"net/netip"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -20,6 +21,16 @@ type Tables struct {
 	Interfaces []Interface `json:"interfaces,omitempty"`
 	VRFs       []VRF       `json:"vrfs,omitempty"`
 	Redirects  []Redirect  `json:"redirects,omitempty"`
+	// SBR are the source-based routing prefixes (sbr_table): on the interfaces of VRFs that route by the main
+	// table, traffic from a prefix is routed in its VRF's table, as the kernel's "from <prefix> lookup <table>"
+	// rules do.
+	SBR []SBR `json:"sbr,omitempty"`
+}
+
+// SBR is one sbr_table entry: traffic from Prefix is routed by VRF's table.
+type SBR struct {
+	Prefix netip.Prefix `json:"prefix"` // IPv4 or IPv6, the network address
+	VRF    uint32       `json:"vrf"`
 }
 
 // Interface is one iface_table entry: packets arriving on {Ifindex, VLAN}.
@@ -67,7 +78,7 @@ func (i Interface) Key() InterfaceKey { return InterfaceKey{i.Ifindex, i.VLAN} }
 // errors name the source's fields and values instead of the tables' ifindexes.
 type Origin interface {
 	// Field returns the path and value to report for field (its JSON name in Tables, "" for the whole entry) of
-	// entry i of table ("vrfs", "interfaces" or "redirects"; i is -1 for the table itself) whose value is value.
+	// entry i of table ("vrfs", "interfaces", "redirects" or "sbr"; i is -1 for the table itself) whose value is value.
 	Field(table string, i int, field string, value any) (*field.Path, any)
 }
 
@@ -99,6 +110,7 @@ func (t Tables) ValidateFrom(origin Origin) error {
 	vrfAt := v.vrfs(t.VRFs)
 	redirectAt := v.redirects(t.Redirects)
 	v.interfaces(t.Interfaces, vrfAt, redirectAt)
+	v.sbr(t.SBR, t.VRFs, vrfAt)
 	return fielderr.Join(v.errs)
 }
 
@@ -223,8 +235,48 @@ func (v *tableValidator) interfaces(ifaces []Interface, vrfAt, redirectAt map[ui
 	v.tooMany(tbl, len(ifaces))
 }
 
-// MaxEntries is the largest number of entries per table: the hash maps hold two generations during an Apply.
-const MaxEntries = min(limits.IfaceTableSize, limits.VRFTableSize, limits.RedirectTableSize) / 2
+func (v *tableValidator) sbr(sbr []SBR, vrfs []VRF, vrfAt map[uint32]int) {
+	const tbl = "sbr"
+	for i, e := range sbr {
+		p := e.Prefix
+		switch {
+		case !p.IsValid():
+			v.bad(tbl, i, "prefix", p.String(), "not a CIDR prefix")
+		case p.Addr().Zone() != "":
+			v.bad(tbl, i, "prefix", p.String(), "has a zone")
+		case p.Addr().Is4In6():
+			v.bad(tbl, i, "prefix", p.String(), "an IPv4-mapped IPv6 prefix: give the IPv4 prefix")
+		case p != p.Masked():
+			v.bad(tbl, i, "prefix", p.String(), "not a network address (the prefix is %s)", p.Masked())
+		default:
+			for j, o := range sbr[:i] {
+				if !o.Prefix.IsValid() || o.Prefix != o.Prefix.Masked() || !o.Prefix.Overlaps(p) {
+					continue
+				}
+				if o.Prefix == p {
+					v.bad(tbl, i, "prefix", p.String(), "duplicate of %s", v.at(tbl, j))
+					break
+				}
+				if o.VRF != e.VRF {
+					// The kernel's rules of both VRFs would share one priority: the order between them
+					// is the kernel's, not the longest match.
+					v.bad(tbl, i, "prefix", p.String(), "overlaps %s of %s, another VRF", o.Prefix, v.at(tbl, j))
+					break
+				}
+			}
+		}
+		if at, ok := vrfAt[e.VRF]; !ok || e.VRF == 0 {
+			v.bad(tbl, i, "vrf", e.VRF, "not in vrfs")
+		} else if vrfs[at].TableID == limits.MainTableID {
+			v.bad(tbl, i, "vrf", e.VRF, "routes by the main table (%d), where traffic without a rule goes anyway",
+				limits.MainTableID)
+		}
+	}
+	v.tooMany(tbl, len(sbr))
+}
+
+// MaxEntries is the largest number of entries per table: the maps hold two generations during an Apply.
+const MaxEntries = min(limits.IfaceTableSize, limits.VRFTableSize, limits.RedirectTableSize, limits.SBRTableSize) / 2
 
 // Normalize returns a copy with every table sorted by key.
 func (t Tables) Normalize() Tables {
@@ -232,12 +284,17 @@ func (t Tables) Normalize() Tables {
 		Interfaces: slices.Clone(t.Interfaces),
 		VRFs:       slices.Clone(t.VRFs),
 		Redirects:  slices.Clone(t.Redirects),
+		SBR:        slices.Clone(t.SBR),
 	}
 	slices.SortFunc(n.Interfaces, func(a, b Interface) int {
 		return cmp.Or(cmp.Compare(a.Ifindex, b.Ifindex), cmp.Compare(a.VLAN, b.VLAN))
 	})
 	slices.SortFunc(n.VRFs, func(a, b VRF) int { return cmp.Compare(a.ID, b.ID) })
 	slices.SortFunc(n.Redirects, func(a, b Redirect) int { return cmp.Compare(a.Ifindex, b.Ifindex) })
+	slices.SortFunc(n.SBR, func(a, b SBR) int {
+		return cmp.Or(a.Prefix.Addr().Compare(b.Prefix.Addr()), cmp.Compare(a.Prefix.Bits(), b.Prefix.Bits()),
+			cmp.Compare(a.VRF, b.VRF))
+	})
 	return n
 }
 
@@ -278,6 +335,18 @@ func (t Tables) Hash() [32]byte {
 		b = append(b, r.SrcMAC[:]...)
 		b = append(b, r.DstMAC[:]...)
 	}
+	// Only when there are any: tables without sbr entries hash as before sbr_table existed, so an upgrade
+	// finds the live generation unchanged.
+	if len(n.SBR) > 0 {
+		b = append(b, "sbr\x00"...)
+		put32(uint32(len(n.SBR)))
+		for _, e := range n.SBR {
+			k, _ := e.entry(0, 0)
+			put32(k.Prefixlen)
+			b = append(b, k.Addr[:]...)
+			put32(e.VRF)
+		}
+	}
 	h.Write(b)
 	return [32]byte(h.Sum(nil))
 }
@@ -286,7 +355,7 @@ func (t Tables) Hash() [32]byte {
 func (t Tables) Equal(o Tables) bool {
 	a, b := t.Normalize(), o.Normalize()
 	return slices.Equal(a.Interfaces, b.Interfaces) && slices.Equal(a.VRFs, b.VRFs) &&
-		slices.Equal(a.Redirects, b.Redirects)
+		slices.Equal(a.Redirects, b.Redirects) && slices.Equal(a.SBR, b.SBR)
 }
 
 // Change counts the difference of one table between two generations.
@@ -326,10 +395,13 @@ type Diff struct {
 	Interfaces Change `json:"interfaces"`
 	VRFs       Change `json:"vrfs"`
 	Redirects  Change `json:"redirects"`
+	SBR        Change `json:"sbr"`
 }
 
 // Zero reports whether the tables are equal.
-func (d Diff) Zero() bool { return d.Interfaces.Zero() && d.VRFs.Zero() && d.Redirects.Zero() }
+func (d Diff) Zero() bool {
+	return d.Interfaces.Zero() && d.VRFs.Zero() && d.Redirects.Zero() && d.SBR.Zero()
+}
 
 // DiffTables compares two tables entry by entry.
 func DiffTables(old, new Tables) Diff {
@@ -337,6 +409,7 @@ func DiffTables(old, new Tables) Diff {
 		Interfaces: diff(old.Interfaces, new.Interfaces, Interface.Key),
 		VRFs:       diff(old.VRFs, new.VRFs, func(v VRF) uint32 { return v.ID }),
 		Redirects:  diff(old.Redirects, new.Redirects, func(r Redirect) uint32 { return r.Ifindex }),
+		SBR:        diff(old.SBR, new.SBR, func(e SBR) netip.Prefix { return e.Prefix }),
 	}
 }
 
@@ -355,8 +428,14 @@ func interfaceFrom(k IfaceKey, v IfaceValue) Interface {
 		Strict: uint8(v.Flags)&IfaceFlagStrict != 0}
 }
 
-func (v VRF) entry(slot uint32) (VRFKey, VRFValue) {
-	return VRFKey{Slot: slot, VrfId: v.ID}, VRFValue{TableId: v.TableID, Vni: v.VNI, LookupIfindex: v.LookupIfindex}
+// entry of the VRF; sbr: the tables have sbr entries (VRFs routing by main then get VRF_F_SBR).
+func (v VRF) entry(slot uint32, sbr bool) (VRFKey, VRFValue) {
+	var flags uint32
+	if sbr && v.TableID == limits.MainTableID {
+		flags |= VRFFlagSBR
+	}
+	return VRFKey{Slot: slot, VrfId: v.ID}, VRFValue{TableId: v.TableID, Vni: v.VNI, LookupIfindex: v.LookupIfindex,
+		Flags: bpfVRFFlags(flags)}
 }
 
 func vrfFrom(k VRFKey, v VRFValue) VRF {
@@ -381,4 +460,18 @@ func redirectFrom(k RedirectKey, v RedirectValue) Redirect {
 		r.SrcMAC, r.DstMAC = v.Smac, v.Dmac
 	}
 	return r
+}
+
+// entry of the prefix; table is its VRF's table.
+func (e SBR) entry(slot, table uint32) (SBRKey, SBRValue) {
+	k := SBRKey{Slot: slot, Prefixlen: uint32(sbrKeyBits + e.Prefix.Bits()), Addr: e.Prefix.Addr().As16()}
+	if e.Prefix.Addr().Is4() {
+		k.Prefixlen += sbrV4Bits
+	}
+	return k, SBRValue{VrfId: e.VRF, TableId: table}
+}
+
+func sbrFrom(k SBRKey, v SBRValue) SBR {
+	p, _ := k.Prefix()
+	return SBR{Prefix: p, VRF: v.VrfId}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -29,6 +30,85 @@ func validTables() Tables {
 			{Ifindex: 5, EgressIfindex: 6, SrcMAC: MAC{2, 0, 0, 0, 0, 1}, DstMAC: MAC{2, 0, 0, 0, 0, 2}},
 			{Ifindex: 9, EgressIfindex: 10, Peer: true},
 		},
+	}
+}
+
+// sbrTables are validTables with a VRF routing by main (3) and source-based routing prefixes of VRFs 1 and 2.
+func sbrTables() Tables {
+	t := validTables()
+	t.VRFs = append(t.VRFs, VRF{ID: 3, TableID: 254})
+	t.Interfaces = append(t.Interfaces, Interface{Ifindex: 3, VLAN: 20, VRF: 3, Mode: ModeRoute})
+	t.SBR = []SBR{
+		{Prefix: netip.MustParsePrefix("10.50.0.0/24"), VRF: 1},
+		{Prefix: netip.MustParsePrefix("fd00:50::/64"), VRF: 1},
+		{Prefix: netip.MustParsePrefix("10.60.0.0/16"), VRF: 2},
+		{Prefix: netip.MustParsePrefix("10.60.7.0/24"), VRF: 2}, // inside 10.60.0.0/16, same VRF: fine
+	}
+	return t
+}
+
+func TestValidateSBR(t *testing.T) {
+	if err := sbrTables().Validate(); err != nil {
+		t.Fatalf("valid tables: %v", err)
+	}
+	tests := []struct {
+		name   string
+		mutate func(*Tables)
+		want   []string
+	}{
+		{"host bits", func(t *Tables) { t.SBR[0].Prefix = netip.MustParsePrefix("10.50.0.1/24") },
+			[]string{`sbr[0].prefix: Invalid value: "10.50.0.1/24": not a network address (the prefix is 10.50.0.0/24)`}},
+		{"no prefix", func(t *Tables) { t.SBR[1].Prefix = netip.Prefix{} }, []string{`sbr[1].prefix: Invalid value: "invalid Prefix": not a CIDR prefix`}},
+		{"ipv4-mapped", func(t *Tables) { t.SBR[1].Prefix = netip.MustParsePrefix("::ffff:10.70.0.0/112") },
+			[]string{`sbr[1].prefix: Invalid value: "::ffff:10.70.0.0/112": an IPv4-mapped IPv6 prefix`}},
+		{"duplicate", func(t *Tables) { t.SBR[3].Prefix = netip.MustParsePrefix("10.60.0.0/16") },
+			[]string{`sbr[3].prefix: Invalid value: "10.60.0.0/16": duplicate of sbr[2]`}},
+		{"overlap of two vrfs", func(t *Tables) { t.SBR[2].Prefix = netip.MustParsePrefix("10.0.0.0/8") },
+			[]string{`sbr[2].prefix: Invalid value: "10.0.0.0/8": overlaps 10.50.0.0/24 of sbr[0], another VRF`}},
+		{"unknown vrf", func(t *Tables) { t.SBR[0].VRF = 9 }, []string{"sbr[0].vrf: Invalid value: 9: not in vrfs"}},
+		{"vrf 0", func(t *Tables) { t.SBR[0].VRF = 0 }, []string{"sbr[0].vrf: Invalid value: 0: not in vrfs"}},
+		{"vrf of the main table", func(t *Tables) { t.SBR[1].VRF = 3 },
+			[]string{"sbr[1].vrf: Invalid value: 3: routes by the main table (254)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tables := sbrTables()
+			tt.mutate(&tables)
+			err := tables.Validate()
+			if err == nil || !errors.Is(err, fielderr.ErrInvalid) {
+				t.Fatalf("Validate = %v, want ErrInvalid", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			if n := len(strings.Split(err.Error(), "\n")); n != len(tt.want) {
+				t.Errorf("got %d errors, want %d: %v", n, len(tt.want), err)
+			}
+		})
+	}
+}
+
+func TestSBRKeys(t *testing.T) {
+	for _, tc := range []struct {
+		prefix string
+		bits   uint32
+	}{{"10.50.0.0/24", 32 + 96 + 24}, {"0.0.0.0/0", 32 + 96}, {"fd00:50::/64", 32 + 64}, {"::/0", 32}} {
+		e := SBR{Prefix: netip.MustParsePrefix(tc.prefix), VRF: 4}
+		k, v := e.entry(1, 100)
+		if k.Prefixlen != tc.bits || k.Slot != 1 || v.VrfId != 4 || v.TableId != 100 {
+			t.Errorf("%s: key %+v value %+v, want prefixlen %d", tc.prefix, k, v, tc.bits)
+		}
+		if back := sbrFrom(k, v); back != e {
+			t.Errorf("%s: read back as %+v", tc.prefix, back)
+		}
+		if want := fmt.Sprintf("{slot 1 from %s}", tc.prefix); k.String() != want {
+			t.Errorf("key String %q, want %q", k, want)
+		}
+	}
+	if s := (VRFValue{TableId: 254, Flags: bpf.RouterVrfFlagsVRF_F_SBR}).String(); !strings.Contains(s, " sbr}") {
+		t.Errorf("VRFValue String %q lacks the sbr flag", s)
 	}
 }
 
@@ -140,7 +220,7 @@ func TestHashIsOrderIndependentAndContentSensitive(t *testing.T) {
 	if a.Hash() != b.Hash() || !a.Equal(b) {
 		t.Fatal("reordered tables hash or compare differently")
 	}
-	if (Tables{}).Hash() != (Tables{Interfaces: []Interface{}}).Hash() {
+	if (Tables{}).Hash() != (Tables{Interfaces: []Interface{}, SBR: []SBR{}}).Hash() {
 		t.Error("nil and empty tables hash differently")
 	}
 	mutations := []func(*Tables){
@@ -151,6 +231,9 @@ func TestHashIsOrderIndependentAndContentSensitive(t *testing.T) {
 		func(t *Tables) { t.Redirects[0].DstMAC[5]++ },
 		func(t *Tables) { t.Redirects[1].Peer = false },
 		func(t *Tables) { t.Redirects = t.Redirects[:1] },
+		func(t *Tables) { t.SBR = sbrTables().SBR },
+		func(t *Tables) { t.SBR = sbrTables().SBR[1:] },
+		func(t *Tables) { t.SBR = sbrTables().SBR; t.SBR[0].VRF = 2 },
 	}
 	seen := map[[32]byte]int{a.Hash(): -1}
 	for i, m := range mutations {
@@ -246,7 +329,7 @@ func TestLimitsFitTheProgram(t *testing.T) {
 	if got := spec.Maps[MapVRFCounters].MaxEntries; got != MaxVRFs {
 		t.Errorf("%s has %d entries, MaxVRFs is %d", MapVRFCounters, got, MaxVRFs)
 	}
-	for _, m := range []string{MapIfaceTable, MapVRFTable, MapRedirectTable} {
+	for _, m := range []string{MapIfaceTable, MapVRFTable, MapRedirectTable, MapSBRTable} {
 		if got := spec.Maps[m].MaxEntries; got < 2*MaxEntries {
 			t.Errorf("%s has %d entries, two generations of MaxEntries need %d", m, got, 2*MaxEntries)
 		}

@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/netip"
 	"strings"
 
 	"github.com/network-operator/network-operator/bpf"
@@ -23,12 +24,13 @@ const (
 	MapIfaceTable    = bpf.RouterMapIfaceTable
 	MapVRFTable      = bpf.RouterMapVrfTable
 	MapRedirectTable = bpf.RouterMapRedirectTable
+	MapSBRTable      = bpf.RouterMapSbrTable
 	MapVRFCounters   = bpf.RouterMapVrfCounters
 	MapVersion       = bpf.RouterMapVersion
 )
 
 // MapNames lists every map of the router, in a fixed order.
-var MapNames = [...]string{MapIfaceTable, MapVRFTable, MapRedirectTable, MapVRFCounters, MapVersion}
+var MapNames = [...]string{MapIfaceTable, MapVRFTable, MapRedirectTable, MapSBRTable, MapVRFCounters, MapVersion}
 
 // MaxVRFs bounds VRF ids (exclusive): vrf_counters is an array of this size (MAX_VRFS in bpf/router.h).
 const MaxVRFs = limits.MaxVRFs
@@ -124,6 +126,8 @@ type (
 	VRFValue      bpf.RouterVrfValue
 	RedirectKey   bpf.RouterRedirectKey
 	RedirectValue bpf.RouterRedirectValue
+	SBRKey        bpf.RouterSbrKey
+	SBRValue      bpf.RouterSbrValue
 	VersionInfo   bpf.RouterVersionInfo
 	VRFStats      bpf.RouterVrfStats
 )
@@ -131,6 +135,7 @@ type (
 // Flag bits, as in bpf/router.h.
 const (
 	IfaceFlagStrict        = uint8(bpf.RouterIfaceFlagsIFACE_F_STRICT)
+	VRFFlagSBR             = uint32(bpf.RouterVrfFlagsVRF_F_SBR)
 	RedirectFlagPeer       = uint32(bpf.RouterRedirectFlagsREDIRECT_F_PEER)
 	RedirectFlagRewriteMAC = uint32(bpf.RouterRedirectFlagsREDIRECT_F_REWRITE_MAC)
 )
@@ -150,8 +155,46 @@ func (v IfaceValue) String() string {
 func (k VRFKey) String() string { return fmt.Sprintf("{slot %d vrf %d}", k.Slot, k.VrfId) }
 
 func (v VRFValue) String() string {
-	return fmt.Sprintf("{table %d vni %d lookup-ifindex %d flags %#x}", v.TableId, v.Vni, v.LookupIfindex, v.Flags)
+	s := fmt.Sprintf("{table %d vni %d lookup-ifindex %d", v.TableId, v.Vni, v.LookupIfindex)
+	flags := uint32(v.Flags)
+	if flags&VRFFlagSBR != 0 {
+		s += " sbr"
+		flags &^= VRFFlagSBR
+	}
+	if flags != 0 {
+		s += fmt.Sprintf(" flags %#x", flags)
+	}
+	return s + "}"
 }
+
+// sbrKeyBits is the prefix length of an sbr_table key beyond the address: its slot.
+const sbrKeyBits = 32
+
+// sbrV4Bits is what an IPv4 prefix's length grows by in an sbr_table key: it is stored IPv4-mapped.
+const sbrV4Bits = 96
+
+// Prefix is the source prefix of the key; ok is false for a key no entry of this package has (a prefix length
+// that does not cover the slot, or an IPv4-mapped prefix shorter than the mapping).
+func (k SBRKey) Prefix() (p netip.Prefix, ok bool) {
+	bits := int(k.Prefixlen) - sbrKeyBits
+	if bits < 0 || bits > 128 {
+		return netip.Prefix{}, false
+	}
+	a := netip.AddrFrom16(k.Addr)
+	if a.Is4In6() && bits >= sbrV4Bits {
+		return netip.PrefixFrom(a.Unmap(), bits-sbrV4Bits), true
+	}
+	return netip.PrefixFrom(a, bits), !a.Is4In6()
+}
+
+func (k SBRKey) String() string {
+	if p, ok := k.Prefix(); ok {
+		return fmt.Sprintf("{slot %d from %s}", k.Slot, p)
+	}
+	return fmt.Sprintf("{slot %d prefixlen %d addr %s}", k.Slot, k.Prefixlen, netip.AddrFrom16(k.Addr))
+}
+
+func (v SBRValue) String() string { return fmt.Sprintf("{vrf %d table %d}", v.VrfId, v.TableId) }
 
 func (k RedirectKey) String() string { return fmt.Sprintf("{slot %d ifindex %d}", k.Slot, k.Ifindex) }
 
@@ -199,3 +242,4 @@ func (c Counter) Add(o Counter) Counter { return Counter{c.Packets + o.Packets, 
 func bpfMode(m Mode) bpf.RouterIfaceMode                { return bpf.RouterIfaceMode(m) }
 func bpfIfaceFlags(f uint8) bpf.RouterIfaceFlags        { return bpf.RouterIfaceFlags(f) }
 func bpfRedirectFlags(f uint32) bpf.RouterRedirectFlags { return bpf.RouterRedirectFlags(f) }
+func bpfVRFFlags(f uint32) bpf.RouterVrfFlags           { return bpf.RouterVrfFlags(f) }

@@ -24,6 +24,8 @@ var limits = []limit{
 	{"IFACE_TABLE_SIZE", "IfaceTableSize", "IfaceTableSize is max_entries of iface_table (two generations during an Apply)."},
 	{"VRF_TABLE_SIZE", "VRFTableSize", "VRFTableSize is max_entries of vrf_table (two generations during an Apply)."},
 	{"REDIRECT_TABLE_SIZE", "RedirectTableSize", "RedirectTableSize is max_entries of redirect_table (two generations during an Apply)."},
+	{"SBR_TABLE_SIZE", "SBRTableSize", "SBRTableSize is max_entries of sbr_table (two generations during an Apply)."},
+	{"MAIN_TABLE_ID", "MainTableID", "MainTableID is the kernel's main routing table: source-based routing applies to the interfaces of VRFs that route by it."},
 	{"REVISION_LEN", "RevisionLen", "RevisionLen is the size of version_info.revision."},
 	{"TABLES_HASH_LEN", "TablesHashLen", "TablesHashLen is the size of version_info.tables_hash."},
 	{"REASON_SLOTS", "ReasonSlots", "ReasonSlots is the number of counters per VRF in vrf_counters (vrf_stats.reasons): more than there are reasons, so that a new reason changes no map."},
