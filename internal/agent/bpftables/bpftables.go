@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -30,10 +31,11 @@ type Desired struct {
 	VRFs       []VRF
 	Interfaces []Interface
 	Redirects  []Redirect
+	SBR        []SBRPrefix
 	// Errs are the source's own problems found while building Desired (e.g. an unknown mode name); Resolve
 	// reports them with its own.
 	Errs field.ErrorList
-	// Tables names each whole table ("vrfs", "interfaces", "redirects") in the source, for errors about a
+	// Tables names each whole table ("vrfs", "interfaces", "redirects", "sbr") in the source, for errors about a
 	// table's size; missing: the table's own name.
 	Tables map[string]*field.Path
 }
@@ -63,6 +65,16 @@ type Interface struct {
 
 // InterfacePaths are the source paths of an interface's fields.
 type InterfacePaths struct{ Entry, Name, VLAN, VRF, Mode *field.Path }
+
+// SBRPrefix is an sbr_table entry by name: traffic from Prefix is routed by VRF's table.
+type SBRPrefix struct {
+	Prefix netip.Prefix
+	VRF    string
+	At     SBRPaths
+}
+
+// SBRPaths are the source paths of an sbr prefix's fields.
+type SBRPaths struct{ Entry, Prefix, VRF *field.Path }
 
 // Redirect is a redirect_table entry by name.
 type Redirect struct {
@@ -123,6 +135,17 @@ func (d Desired) Resolve(links Links) (maps.Tables, error) {
 		r.origin.redirects = append(r.origin.redirects, entryOrigin{rd.At.Entry, rd.From, map[string]source{
 			"ifindex": {rd.At.From, rd.From}, "egressIfindex": {rd.At.To, rd.To},
 			"srcMAC": {rd.At.SrcMAC, macString(rd.SrcMAC)}, "dstMAC": {rd.At.DstMAC, macString(rd.DstMAC)},
+		}})
+	}
+	for _, e := range d.SBR {
+		id, ok := vrfIDs[e.VRF]
+		if !ok {
+			r.errs = append(r.errs, field.Invalid(e.At.VRF, e.VRF, "not in vrfs"))
+			continue
+		}
+		t.SBR = append(t.SBR, maps.SBR{Prefix: e.Prefix, VRF: id})
+		r.origin.sbr = append(r.origin.sbr, entryOrigin{e.At.Entry, e.Prefix.String(), map[string]source{
+			"prefix": {e.At.Prefix, e.Prefix.String()}, "vrf": {e.At.VRF, e.VRF},
 		}})
 	}
 	if err := errors.Join(fielderr.Join(r.errs), fielderr.JoinClass(ErrMissingLink, r.missing),
@@ -225,7 +248,7 @@ type entryOrigin struct {
 
 // origin maps the entries of the resolved tables back to the source (maps.Origin).
 type origin struct {
-	vrfs, interfaces, redirects []entryOrigin
+	vrfs, interfaces, redirects, sbr []entryOrigin
 	// tables names each whole table in the source; nil: the table's own name.
 	tables map[string]*field.Path
 }
@@ -239,6 +262,8 @@ func (o *origin) Field(table string, i int, name string, value any) (*field.Path
 		entries = o.interfaces
 	case "redirects":
 		entries = o.redirects
+	case "sbr":
+		entries = o.sbr
 	}
 	if i < 0 || i >= len(entries) {
 		if p := o.tables[table]; p != nil {

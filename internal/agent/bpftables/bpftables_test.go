@@ -2,6 +2,7 @@ package bpftables
 
 import (
 	"errors"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -61,6 +62,20 @@ func TestTables(t *testing.T) {
 			VRFs:       []maps.VRF{{ID: 1, TableID: 254}, {ID: 3, TableID: 1_000_000_100, VNI: 100}},
 			Redirects:  []maps.Redirect{{Ifindex: 3, EgressIfindex: 20}},
 		}},
+		// The kernel has no rules for a VRF routing by main (netconf notes its prefixes): neither has the router.
+		{"sbr prefixes of a VRF, none of the main table's", func(s *v1.NodeNetworkConfigSpec) {
+			s.VRFs[0].SBRPrefixes = []string{"10.50.0.0/24", "fd00:50::/64"}
+			s.VRFs[1].SBRPrefixes = []string{"10.99.0.0/16"}
+		}, nil, maps.Tables{
+			Interfaces: []maps.Interface{
+				{Ifindex: 2, VRF: 1, Mode: maps.ModePass},
+				{Ifindex: 2, VLAN: 100, VRF: 3, Mode: maps.ModeRoute},
+				{Ifindex: 10, VRF: 3, Mode: maps.ModeRoute},
+			},
+			VRFs: []maps.VRF{{ID: 1, TableID: 254}, {ID: 3, TableID: 1_000_000_100, VNI: 100}},
+			SBR: []maps.SBR{{Prefix: netip.MustParsePrefix("10.50.0.0/24"), VRF: 3},
+				{Prefix: netip.MustParsePrefix("fd00:50::/64"), VRF: 3}},
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,6 +126,14 @@ func TestTablesErrors(t *testing.T) {
 			"vrfs[0].vni: Invalid value: -5: must be within 0..16777215",
 			"dataplane.interfaces[1].vlan: Invalid value: 4095: must be within 0..4094",
 		}, false},
+		{"sbr prefix not a CIDR", func(s *v1.NodeNetworkConfigSpec) { s.VRFs[0].SBRPrefixes = []string{"10.50.0.0/24", "10.60.0.1"} },
+			[]string{`vrfs[0].sbrPrefixes[1]: Invalid value: "10.60.0.1": not a CIDR prefix`}, false},
+		{"sbr prefix with host bits", func(s *v1.NodeNetworkConfigSpec) { s.VRFs[0].SBRPrefixes = []string{"10.50.0.1/24"} },
+			[]string{`vrfs[0].sbrPrefixes[0]: Invalid value: "10.50.0.1/24": not a network address (the prefix is 10.50.0.0/24)`}, false},
+		{"sbr prefixes of two VRFs overlap", func(s *v1.NodeNetworkConfigSpec) {
+			s.VRFs = append(s.VRFs, v1.NodeVRF{Name: "blue", ID: 4, TableID: 400, SBRPrefixes: []string{"10.50.7.0/24"}})
+			s.VRFs[0].SBRPrefixes = []string{"10.50.0.0/16"}
+		}, []string{`vrfs[2].sbrPrefixes[0]: Invalid value: "10.50.7.0/24": overlaps 10.50.0.0/16 of vrfs[0].sbrPrefixes[0], another VRF`}, false},
 		{"two entries of one device and VLAN", func(s *v1.NodeNetworkConfigSpec) { s.DataPlane.Interfaces[2].VLAN = 100 },
 			[]string{`dataplane.interfaces[2]: Invalid value: "eth0 vlan 100": duplicate of dataplane.interfaces[1]`}, false},
 	}

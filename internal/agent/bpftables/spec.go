@@ -2,10 +2,12 @@ package bpftables
 
 import (
 	"fmt"
+	"net/netip"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/bpf/limits"
 	"github.com/network-operator/network-operator/pkg/fielderr"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
@@ -33,11 +35,13 @@ func Tables(spec *v1.NodeNetworkConfigSpec, lookupDevices map[string]string, lin
 // interface, the router per device: the VLANs of one device must name the same target.
 func FromSpec(spec *v1.NodeNetworkConfigSpec, lookupDevices map[string]string) Desired {
 	ifaces := field.NewPath("dataplane", "interfaces")
-	d := Desired{Tables: map[string]*field.Path{"vrfs": field.NewPath("vrfs"), "interfaces": ifaces, "redirects": ifaces}}
+	d := Desired{Tables: map[string]*field.Path{"vrfs": field.NewPath("vrfs"), "interfaces": ifaces, "redirects": ifaces,
+		"sbr": field.NewPath("vrfs")}}
 	for i, v := range spec.VRFs {
 		p := field.NewPath("vrfs").Index(i)
 		d.VRFs = append(d.VRFs, VRF{Name: v.Name, ID: int64(v.ID), TableID: int64(v.TableID), VNI: int64(v.VNI), LookupDevice: lookupDevices[v.Name],
 			At: VRFPaths{Entry: p, Name: p.Child("name"), ID: p.Child("id"), TableID: p.Child("tableID"), VNI: p.Child("vni"), LookupDevice: p}})
+		d.sbrPrefixes(v, p)
 	}
 	redirectAt := map[string]int{} // device -> index in spec.DataPlane.Interfaces
 	for i, in := range spec.DataPlane.Interfaces {
@@ -69,6 +73,24 @@ func FromSpec(spec *v1.NodeNetworkConfigSpec, lookupDevices map[string]string) D
 			At: InterfacePaths{Entry: p, Name: p.Child("name"), VLAN: p.Child("vlan"), VRF: p.Child("vrf"), Mode: p.Child("mode")}})
 	}
 	return d
+}
+
+// sbrPrefixes adds the source-based routing prefixes of the VRF at p: what the agent's "from <prefix> lookup
+// <table>" rules (internal/agent/netconf) route, so that the router routes the same on the interfaces of the
+// VRFs routing by main. A VRF routing by main itself has no rules (netconf notes that): nothing to add.
+func (d *Desired) sbrPrefixes(v v1.NodeVRF, p *field.Path) {
+	if v.TableID == limits.MainTableID {
+		return
+	}
+	for j, s := range v.SBRPrefixes {
+		at := p.Child("sbrPrefixes").Index(j)
+		prefix, err := netip.ParsePrefix(s)
+		if err != nil {
+			d.Errs = append(d.Errs, field.Invalid(at, s, "not a CIDR prefix"))
+			continue
+		}
+		d.SBR = append(d.SBR, SBRPrefix{Prefix: prefix, VRF: v.Name, At: SBRPaths{Entry: at, Prefix: at, VRF: p.Child("name")}})
+	}
 }
 
 // Mode maps the API's interface mode to the router's; "" is route (the CRD default).

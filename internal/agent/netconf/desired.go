@@ -82,7 +82,6 @@ func BuildDesired(spec *v1alpha1.NodeNetworkConfigSpec, settings Settings, f Fea
 		}
 	}
 	b.addRules()
-	b.noteRouterSBR(spec, vrfs)
 	for _, v := range vrfs {
 		if st, ok := b.vrfs[v.Name]; ok {
 			b.d.VRFs = append(b.d.VRFs, *st)
@@ -593,40 +592,6 @@ func (b *builder) addRules() {
 				Src: netip.PrefixFrom(gw, gw.BitLen()), Table: st.Table})
 		}
 	}
-}
-
-// noteRouterSBR notes where the eBPF router and source-based routing disagree. The router looks routes up in the
-// table of the ingress interface's VRF (bpf_fib_lookup with BPF_FIB_LOOKUP_DIRECT|TBID: no policy rules), so a
-// packet from a VRF's sbrPrefixes that enters a routed interface of another VRF is routed by that VRF's table,
-// where the kernel would have applied the source rule. The router has no per-source table to pass such packets
-// to the kernel yet; until it has, the plan names the interfaces concerned.
-func (b *builder) noteRouterSBR(spec *v1alpha1.NodeNetworkConfigSpec, vrfs []v1alpha1.NodeVRF) {
-	for _, v := range vrfs {
-		st, ok := b.vrfs[v.Name]
-		if !ok || len(st.SBR) == 0 {
-			continue
-		}
-		var routed []string
-		for _, in := range spec.DataPlane.Interfaces {
-			if (in.Mode == "" || in.Mode == v1alpha1.ModeRoute) && in.VRF != v.Name {
-				name := in.Name
-				if in.VLAN != 0 {
-					name += " vlan " + strconv.Itoa(int(in.VLAN))
-				}
-				routed = append(routed, fmt.Sprintf("%s (vrf %s)", name, noneIfEmpty(in.VRF)))
-			}
-		}
-		if len(routed) == 0 {
-			continue
-		}
-		b.d.Notes = append(b.d.Notes, fmt.Sprintf("vrf %s: source-based routing (%s) is kernel rules; the eBPF router "+
-			"routes packets entering %s by the ingress VRF's table, without them", v.Name, joinPrefixes(st.SBR),
-			strings.Join(routed, ", ")))
-	}
-}
-
-func joinPrefixes(ps []netip.Prefix) string {
-	return strings.Join(mapStrings(ps, netip.Prefix.String), ", ")
 }
 
 func familyOf(a netip.Addr) int {
