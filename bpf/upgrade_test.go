@@ -3,6 +3,7 @@ package bpf_test
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -98,5 +99,82 @@ func TestOldCountersLayoutMigrates(t *testing.T) {
 	}
 	if c, err := set.Counters(); err != nil || len(c) != 0 {
 		t.Fatalf("counters after migration %+v, %v: want a fresh, empty map", c, err)
+	}
+}
+
+// TestAdoptPinsWithoutSBRTable: a node upgrading from the program before sbr_table has every other map pinned. The
+// loader adopts them (no migration: the live generation keeps forwarding), creates sbr_table, and the live
+// generation, which has no sbr entries, is unchanged for the new tables code: applying it again is a no-op.
+func TestAdoptPinsWithoutSBRTable(t *testing.T) {
+	testreq.BPFFS(t)
+	ctx := context.Background()
+	parent, err := os.MkdirTemp("/sys/fs/bpf", "netop-bpf-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := os.RemoveAll(parent); err != nil {
+			t.Errorf("remove %s: %v", parent, err)
+		}
+	})
+	pinDir := filepath.Join(parent, "pins")
+	tables := maps.Tables{VRFs: []maps.VRF{{ID: 1, TableID: 100}, {ID: 2, TableID: limits.MainTableID}}}
+	load := func() *loader.Loader {
+		t.Helper()
+		spec, err := bpf.LoadRouter()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ldr, err := loader.Load(ctx, loader.Options{Spec: spec, PinDir: pinDir})
+		if errors.Is(err, loader.ErrNotSupported) {
+			testreq.KernelLacks(t, "a feature the router needs", err)
+		}
+		if err != nil {
+			t.Fatalf("load: %v", err)
+		}
+		return ldr
+	}
+	apply := func(tb maps.Tables, rev string) maps.Report {
+		t.Helper()
+		set, err := maps.OpenPinned(pinDir)
+		if err != nil {
+			t.Fatalf("open pinned maps: %v", err)
+		}
+		defer set.Close()
+		rep, err := set.Apply(ctx, tb, rev)
+		if err != nil {
+			t.Fatalf("apply: %v", err)
+		}
+		return rep
+	}
+
+	old := load()
+	first := apply(tables, "old")
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// What the old program left: everything but sbr_table.
+	if err := os.Remove(filepath.Join(pinDir, bpf.RouterMapSbrTable)); err != nil {
+		t.Fatal(err)
+	}
+
+	ldr := load()
+	t.Cleanup(func() {
+		if err := ldr.Remove(context.Background()); err != nil && !errors.Is(err, loader.ErrClosed) {
+			t.Errorf("remove router: %v", err)
+		}
+	})
+	r := ldr.Report()
+	if len(r.Migrated) != 0 || !slices.Equal(r.Created, []string{bpf.RouterMapSbrTable}) ||
+		!slices.Contains(r.Reused, bpf.RouterMapVrfTable) {
+		t.Fatalf("load report %+v: want sbr_table created, the other maps reused, no migration", r)
+	}
+	if rep := apply(tables, "old"); !rep.NoOp || rep.Generation != first.Generation {
+		t.Fatalf("the adopted generation again: %s, want a no-op of generation %d", rep, first.Generation)
+	}
+	withSBR := tables
+	withSBR.SBR = []maps.SBR{{Prefix: netip.MustParsePrefix("10.50.0.0/24"), VRF: 1}}
+	if rep := apply(withSBR, "new"); rep.Changes.SBR.Added != 1 {
+		t.Fatalf("apply with sbr: %s", rep)
 	}
 }
