@@ -29,12 +29,13 @@ func routerMaps(coll *ebpf.Collection) (*bpf.RouterMaps, error) {
 		IfaceTable:    coll.Maps[maps.MapIfaceTable],
 		VrfTable:      coll.Maps[maps.MapVRFTable],
 		RedirectTable: coll.Maps[maps.MapRedirectTable],
+		SbrTable:      coll.Maps[maps.MapSBRTable],
 		VrfCounters:   coll.Maps[maps.MapVRFCounters],
 		Version:       coll.Maps[maps.MapVersion],
 	}
 	for name, mp := range map[string]*ebpf.Map{
 		maps.MapIfaceTable: m.IfaceTable, maps.MapVRFTable: m.VrfTable, maps.MapRedirectTable: m.RedirectTable,
-		maps.MapVRFCounters: m.VrfCounters, maps.MapVersion: m.Version,
+		maps.MapSBRTable: m.SbrTable, maps.MapVRFCounters: m.VrfCounters, maps.MapVersion: m.Version,
 	} {
 		if mp == nil {
 			return nil, fmt.Errorf("router map %s: missing from the loaded collection", name)

@@ -117,6 +117,7 @@ func routerMapsOf(coll *ebpf.Collection) *bpf.RouterMaps {
 		IfaceTable:    coll.Maps[maps.MapIfaceTable],
 		VrfTable:      coll.Maps[maps.MapVRFTable],
 		RedirectTable: coll.Maps[maps.MapRedirectTable],
+		SbrTable:      coll.Maps[maps.MapSBRTable],
 		VrfCounters:   coll.Maps[maps.MapVRFCounters],
 		Version:       coll.Maps[maps.MapVersion],
 	}
