@@ -32,7 +32,8 @@ const mapVersionFormat = "mapversion/v1"
 // canonical text encoding of exactly the data-plane-relevant fields:
 //
 //	strict mode,
-//	every VRF's name, id, table id and VNI (sorted by id, then name),
+//	every VRF's name, id, table id and VNI (sorted by id, then name), and its source-based-routing prefixes
+//	(the router's sbr_table; only written when a VRF has some, so a spec without them keeps its version),
 //	every interface's name, VLAN, VRF, mode and redirect target (sorted by name, then VLAN).
 //
 // Everything else (BGP, communities, MTU, the attach hook, the revision) leaves it unchanged, so an FRR-only change
@@ -54,6 +55,11 @@ func writeMapVersion(w io.Writer, s *NodeNetworkConfigSpec) {
 	})
 	for _, v := range vrfs {
 		fmt.Fprintf(w, "vrf %q id=%d table=%d vni=%d\n", v.Name, v.ID, v.TableID, v.VNI)
+		if len(v.SBRPrefixes) > 0 {
+			sbr := slices.Clone(v.SBRPrefixes)
+			slices.Sort(sbr)
+			fmt.Fprintf(w, "sbr %q\n", sbr)
+		}
 	}
 
 	ifaces := slices.Clone(s.DataPlane.Interfaces)

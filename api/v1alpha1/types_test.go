@@ -77,6 +77,8 @@ func TestMapVersionCoversDataPlaneOnly(t *testing.T) {
 		{"BGP", func(s *NodeNetworkConfigSpec) { s.BGPPeers = nil }, false},
 		{"leaks", func(s *NodeNetworkConfigSpec) { s.VRFs[0].Leaks = []VRFLeak{{Source: "x", Seq: 1}} }, false},
 		{"strict", func(s *NodeNetworkConfigSpec) { s.DataPlane.Strict = true }, true},
+		{"sbr prefixes (the router's sbr_table)", func(s *NodeNetworkConfigSpec) { s.VRFs[0].SBRPrefixes = []string{"10.9.0.0/16"} }, true},
+
 		{"vrf id", func(s *NodeNetworkConfigSpec) { s.VRFs[0].ID = 3 }, true},
 		{"table id", func(s *NodeNetworkConfigSpec) { s.VRFs[1].TableID = 7 }, true},
 		{"vni", func(s *NodeNetworkConfigSpec) { s.VRFs[1].VNI = 7 }, true},
@@ -157,5 +159,18 @@ func TestSplitCommunities(t *testing.T) {
 	}
 	if got, additive := SplitCommunities([]string{"65000:1"}); len(got) != 1 || additive {
 		t.Errorf("SplitCommunities(65000:1) = %q, %t", got, additive)
+	}
+}
+
+// TestMapVersionSBROrder: the order of a VRF's sbrPrefixes does not matter (the router's table has none).
+func TestMapVersionSBROrder(t *testing.T) {
+	a, b := sampleNodeSpec(), sampleNodeSpec()
+	a.VRFs[0].SBRPrefixes = []string{"10.9.0.0/16", "10.8.0.0/16"}
+	b.VRFs[0].SBRPrefixes = []string{"10.8.0.0/16", "10.9.0.0/16"}
+	if a.MapVersion() != b.MapVersion() {
+		t.Fatal("the order of sbrPrefixes changed the map version")
+	}
+	if b.VRFs[0].SBRPrefixes[0] != "10.8.0.0/16" || a.VRFs[0].SBRPrefixes[0] != "10.9.0.0/16" {
+		t.Fatal("MapVersion reordered the spec's own list")
 	}
 }
