@@ -91,13 +91,14 @@ type MirrorTargetSpec struct {
 
 // MirrorTargetStatus is the operator's view of the target.
 type MirrorTargetStatus struct {
-	// ActiveSelectors is the number of MirrorSelectors using the target.
+	// ActiveSelectors is the number of MirrorSelectors that reference the target.
 	// +optional
 	ActiveSelectors int32 `json:"activeSelectors,omitempty"`
-	// ActiveNodes is the number of nodes with the tunnel.
+	// ActiveNodes is the number of nodes where the tunnel carries copies: where at least one mirror into the
+	// target runs (the nodes' NodeNetworkConfig status.mirrors).
 	// +optional
 	ActiveNodes int32 `json:"activeNodes,omitempty"`
-	// Conditions of the resource.
+	// Conditions of the resource: Resolved.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -111,6 +112,8 @@ type MirrorTargetStatus struct {
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
 // +kubebuilder:printcolumn:name="Destination",type=string,JSONPath=`.spec.destinationIP`
 // +kubebuilder:printcolumn:name="VRF",type=string,JSONPath=`.spec.destinationVrf`
+// +kubebuilder:printcolumn:name="Selectors",type=integer,JSONPath=`.status.activeSelectors`
+// +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.activeNodes`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type MirrorTarget struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -180,7 +183,11 @@ type MirrorSelectorSpec struct {
 
 // MirrorSelectorStatus is the operator's view of the selector.
 type MirrorSelectorStatus struct {
-	// Conditions of the resource.
+	// ActiveNodes is the number of nodes where the mirror runs (the nodes' NodeNetworkConfig status.mirrors).
+	// +optional
+	ActiveNodes int32 `json:"activeNodes,omitempty"`
+	// Conditions of the resource: Resolved (the references exist) and Applied (the mirror runs on every node
+	// that has it, and on at least one).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -194,6 +201,8 @@ type MirrorSelectorStatus struct {
 // +kubebuilder:printcolumn:name="Direction",type=string,JSONPath=`.spec.direction`
 // +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.mirrorSource.name`
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.mirrorTarget.name`
+// +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.activeNodes`
+// +kubebuilder:printcolumn:name="Applied",type=string,JSONPath=`.status.conditions[?(@.type=="Applied")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type MirrorSelector struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -439,6 +439,9 @@ const (
 	// ConditionDegraded: the node runs, but something is off (an interface could not be attached, the last apply
 	// failed and the previous state is kept, ...).
 	ConditionDegraded = "Degraded"
+	// ConditionMirrorsApplied is True when every mirror in status.mirrors runs, False naming those left out.
+	// A mirror left out does not make the node fail (Ready is not affected).
+	ConditionMirrorsApplied = "MirrorsApplied"
 )
 
 // InterfaceStatus is the attach state of one data-plane interface.
@@ -475,12 +478,52 @@ type NodeNetworkConfigStatus struct {
 	// LastUpdate is when the agent last wrote the status.
 	// +optional
 	LastUpdate *metav1.Time `json:"lastUpdate,omitempty"`
-	// Conditions: Ready, Degraded.
+	// Mirrors say, per traffic mirror of the configuration the node runs, whether it copies traffic (sorted by
+	// name). A mirror left out (a kernel without GRE, a source missing on the node) is no node failure: Ready
+	// stays as it is, the condition MirrorsApplied turns False and names it.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=1024
+	Mirrors []NodeMirrorStatus `json:"mirrors,omitempty"`
+	// Conditions: Ready, Degraded, MirrorsApplied (only while the node runs mirrors).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// NodeMirrorStatus is the agent's report on one mirror of the configuration the node runs.
+type NodeMirrorStatus struct {
+	// Name of the mirror (the MirrorSelector).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Target is the MirrorTarget the copies go to.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Target string `json:"target,omitempty"`
+	// Applied is true when the mirror's filters copy traffic into its tunnel on the node.
+	// +required
+	Applied bool `json:"applied"`
+	// Reason, when not applied: NotSupported (the kernel lacks what the mirror needs, e.g. GRE), Invalid (it
+	// cannot be built on this node, e.g. its source interface is missing) or ApplyFailed (the mirror step failed).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Reason string `json:"reason,omitempty"`
+	// Message says why it is not applied.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+}
+
+// Reasons of a NodeMirrorStatus that is not applied.
+const (
+	MirrorReasonNotSupported = "NotSupported"
+	MirrorReasonInvalid      = "Invalid"
+	MirrorReasonApplyFailed  = "ApplyFailed"
+)
 
 // NodeNetworkConfig is the desired network state of one node (named like the node) and the agent's report.
 // +kubebuilder:object:root=true
@@ -492,6 +535,7 @@ type NodeNetworkConfigStatus struct {
 // +kubebuilder:printcolumn:name="Degraded",type=string,JSONPath=`.status.conditions[?(@.type=="Degraded")].status`
 // +kubebuilder:printcolumn:name="Failed",type=string,JSONPath=`.status.failedRevision`,priority=1
 // +kubebuilder:printcolumn:name="MapVersion",type=string,JSONPath=`.status.mapVersion`,priority=1
+// +kubebuilder:printcolumn:name="Mirrors",type=string,JSONPath=`.status.conditions[?(@.type=="MirrorsApplied")].status`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type NodeNetworkConfig struct {
 	metav1.TypeMeta   `json:",inline"`

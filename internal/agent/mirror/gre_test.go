@@ -37,8 +37,8 @@ func TestMirrorGRETunnel(t *testing.T) {
 	}
 	if len(res.Problems) > 0 {
 		err := res.Problems[0].Err
-		if !errors.Is(err, mirror.ErrNotSupported) {
-			t.Fatalf("problem is not ErrNotSupported: %v", err)
+		if !errors.Is(err, mirror.ErrNotSupported) || res.Problems[0].Mirror != "sel" {
+			t.Fatalf("problem is not ErrNotSupported of mirror sel: %v", res.Problems[0])
 		}
 		again, perr := m.Plan(ctx, spec, desiredWithSource())
 		if perr != nil || !again.Empty() || len(again.Problems) == 0 {

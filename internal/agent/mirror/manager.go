@@ -319,8 +319,25 @@ func (m *Manager) owned(t *tc.Tc, ifindex int, name string, ingress bool) ([]Own
 
 // Result is what an Apply did.
 type Result struct {
-	// Problems are the plan's, plus tunnels the kernel refused (ErrNotSupported) with their mirrors.
+	// Problems are the plan's, plus the mirrors into tunnels the kernel refused (ErrNotSupported).
 	Problems []Problem
+}
+
+// tunnelProblems are the problems of a tunnel the kernel refused: one per mirror whose rules go into it (the
+// target's name when none does).
+func tunnelProblems(rules []Rule, t Tunnel, err error) []Problem {
+	var out []Problem
+	seen := map[string]bool{}
+	for _, r := range rules {
+		if r.TargetDevice == t.Device && !seen[r.Mirror] {
+			seen[r.Mirror] = true
+			out = append(out, Problem{Mirror: r.Mirror, Err: fmt.Errorf("target %s: %w", t.Target, err)})
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, Problem{Mirror: "target " + t.Target, Err: err})
+	}
+	return out
 }
 
 // Apply executes a plan: tunnels, then the filters mirroring into them (filters into a tunnel the kernel
@@ -335,7 +352,7 @@ func (m *Manager) Apply(ctx context.Context, p *Plan) (*Result, error) {
 				return res, err
 			}
 			failed[t.Device] = true
-			res.Problems = append(res.Problems, Problem{Mirror: "target " + t.Target, Err: err})
+			res.Problems = append(res.Problems, tunnelProblems(p.Desired.Rules, t, err)...)
 		}
 	}
 	t, err := m.openTC()

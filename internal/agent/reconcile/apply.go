@@ -9,6 +9,7 @@ import (
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/agent/dataplane"
 	"github.com/network-operator/network-operator/internal/agent/metrics"
+	"github.com/network-operator/network-operator/internal/agent/mirror"
 	"github.com/network-operator/network-operator/internal/agent/netconf"
 	"github.com/network-operator/network-operator/pkg/loader"
 )
@@ -74,17 +75,23 @@ func (e *Engine) apply(ctx context.Context, p *Plan) error {
 }
 
 // applyMirror plans the mirrors again against the node (the interfaces now exist, re-created ones lost their
-// filters) and applies that. A mirror the kernel cannot carry (no GRE) is logged, not an error.
+// filters) and applies that. A mirror the kernel cannot carry (no GRE) is logged and reported (Outcome.Mirrors),
+// not an error.
 func (e *Engine) applyMirror(ctx context.Context, p *Plan) error {
 	if e.o.Mirror == nil {
 		return nil
 	}
+	mo := &MirrorOutcome{Mirrors: slices.Clone(p.Spec.Mirrors)}
+	defer e.setMirrorOutcome(mo)
 	mp, err := e.o.Mirror.Plan(ctx, p.Spec, p.Netlink.Desired)
 	if err != nil {
+		mo.Err = err
 		return err
 	}
 	res, err := e.o.Mirror.Apply(ctx, mp)
+	mo.Err = err
 	if res != nil {
+		mo.Problems = res.Problems
 		for _, pr := range res.Problems {
 			e.log.Warn("mirror not applied", "mirror", pr.Mirror, "err", pr.Err)
 		}
@@ -93,6 +100,28 @@ func (e *Engine) applyMirror(ctx context.Context, p *Plan) error {
 		e.log.Info("mirrors applied", "steps", len(mp.Steps()))
 	}
 	return err
+}
+
+// MirrorOutcome is what the mirror step of the last apply left on the node: the mirrors of the spec it applied
+// (the spec asked for, or the last good one after a rollback) and those left out.
+type MirrorOutcome struct {
+	Mirrors []v1.NodeMirror
+	// Problems are mirrors left out and why (mirror.ErrNotSupported: the kernel lacks GRE).
+	Problems []mirror.Problem
+	// Err is the step's own failure: none of Mirrors is known to run.
+	Err error
+}
+
+func (e *Engine) setMirrorOutcome(mo *MirrorOutcome) {
+	e.nmu.Lock()
+	defer e.nmu.Unlock()
+	e.mirrors = mo
+}
+
+func (e *Engine) mirrorOutcome() *MirrorOutcome {
+	e.nmu.RLock()
+	defer e.nmu.RUnlock()
+	return e.mirrors
 }
 
 func (e *Engine) applyFRR(ctx context.Context, p *Plan) error {

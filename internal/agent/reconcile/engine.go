@@ -117,6 +117,7 @@ type Engine struct {
 	state     laststate.State
 	names     map[uint32]string // BPF VRF id -> name of the applied spec (metrics labels)
 	attachErr map[string]string // interface -> error of the last attach attempt
+	mirrors   *MirrorOutcome    // the last mirror step's result
 	ready     bool              // result of the last reconcile, for /readyz
 	readyMsg  string
 	nmu       sync.RWMutex
@@ -217,6 +218,8 @@ type Outcome struct {
 	// MapVersion is read back from the live version map.
 	MapVersion string
 	Interfaces []v1.InterfaceStatus
+	// Mirrors is what the last mirror step left running (nil: none ran yet, or mirrors are not applied).
+	Mirrors *MirrorOutcome
 	// Healthy is the result of the health check after the reconcile; HealthErr why not.
 	Healthy   bool
 	HealthErr error
@@ -373,6 +376,7 @@ func (e *Engine) report(ctx context.Context, out *Outcome) {
 		want = out.Spec.DataPlane.Interfaces
 	}
 	out.Interfaces = e.interfaceStatus(want)
+	out.Mirrors = e.mirrorOutcome()
 	if e.o.Metrics != nil {
 		modes := map[string]string{}
 		for _, s := range out.Interfaces {

@@ -69,3 +69,59 @@ func TestMirrorStep(t *testing.T) {
 		t.Fatal("problem lost its cause")
 	}
 }
+
+// refusingMirror applies every mirror except those into the targets the "kernel" refuses (no GRE).
+type refusingMirror struct{ refuse map[string]bool }
+
+func (f *refusingMirror) Plan(_ context.Context, spec *v1.NodeNetworkConfigSpec, _ *netconf.Desired) (*mirror.Plan, error) {
+	p := &mirror.Plan{}
+	for _, m := range spec.Mirrors {
+		p.Desired.Rules = append(p.Desired.Rules, mirror.Rule{Mirror: m.Name, TargetDevice: mirror.DeviceName(m.Target.Name)})
+	}
+	return p, nil
+}
+
+func (f *refusingMirror) Apply(_ context.Context, p *mirror.Plan) (*mirror.Result, error) {
+	res := &mirror.Result{}
+	for _, r := range p.Desired.Rules {
+		if t := strings.TrimPrefix(r.TargetDevice, "gm."); f.refuse[t] {
+			res.Problems = append(res.Problems, mirror.Problem{Mirror: r.Mirror, Err: fmt.Errorf("target %s: %w", t, mirror.ErrNotSupported)})
+		}
+	}
+	return res, nil
+}
+
+// The outcome carries what the mirror step left running: a mirror into a target the kernel refuses is a
+// problem of its own, the spec is applied all the same; after a rollback the mirrors are the good spec's.
+func TestMirrorOutcome(t *testing.T) {
+	r := newRig(t, t.TempDir())
+	r.e.o.Mirror = &refusingMirror{refuse: map[string]bool{"gre": true}}
+	s := spec("r1", "red")
+	s.Mirrors = []v1.NodeMirror{{Name: "m1", VRF: "red", Target: v1.NodeMirrorTarget{Name: "gre"}},
+		{Name: "m2", VRF: "red", Target: v1.NodeMirrorTarget{Name: "ok"}}}
+	out, _ := r.reconcile(s)
+	if !out.Applied() || out.Mirrors == nil {
+		t.Fatalf("outcome %s: %v, mirrors %+v", out.Result, out.Err, out.Mirrors)
+	}
+	mo := out.Mirrors
+	if len(mo.Mirrors) != 2 || mo.Err != nil || len(mo.Problems) != 1 || mo.Problems[0].Mirror != "m1" ||
+		!errors.Is(mo.Problems[0].Err, mirror.ErrNotSupported) {
+		t.Fatalf("mirror outcome %+v", mo)
+	}
+	// A later spec with another mirror fails at attach: the node runs r1 again, and so its mirrors.
+	s2 := spec("r2", "red")
+	s2.Mirrors = []v1.NodeMirror{{Name: "m3", VRF: "red", Target: v1.NodeMirrorTarget{Name: "ok"}}}
+	r.e.o.Hooks = &Hooks{BeforeStep: func(step string, spec *v1.NodeNetworkConfigSpec) error {
+		if step == StepAttach && spec.Revision == "r2" {
+			return errors.New("attach refused")
+		}
+		return nil
+	}}
+	out, _ = r.reconcile(s2)
+	if out.Err == nil || out.Mirrors == nil {
+		t.Fatalf("r2 applied: %+v", out)
+	}
+	if got := out.Mirrors.Mirrors; len(got) != 2 || got[0].Name != "m1" || got[1].Name != "m2" {
+		t.Fatalf("after the rollback the mirrors are %+v, want r1's", got)
+	}
+}

@@ -1,28 +1,35 @@
 // Package status turns the outcome of a reconcile into the NodeNetworkConfig status the operator's rollout reads:
 // appliedRevision and mapVersion (read back from the live version map) confirm a revision, Ready=False with
 // failedRevision makes the operator roll the revision back, Degraded says the node runs but something is off.
+// mirrors (with the condition MirrorsApplied) says which traffic mirrors run; the operator counts them into the
+// MirrorSelector and MirrorTarget status. They never touch Ready: a mirror left out is not a node failure.
 package status
 
 import (
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/agent/mirror"
 	"github.com/network-operator/network-operator/internal/agent/reconcile"
 )
 
 // Condition reasons.
 const (
-	ReasonApplied       = "Applied"
-	ReasonApplyFailed   = "ApplyFailed"   // the spec failed; the last good state was restored
-	ReasonInvalid       = "Invalid"       // the spec was refused before any change
-	ReasonRestoreFailed = "RestoreFailed" // the spec failed and the last good state could not be restored
-	ReasonUnhealthy     = "Unhealthy"     // the applied state fails its health check
-	ReasonHealthy       = "Healthy"
-	ReasonRolledBack    = "RolledBack"
+	ReasonApplied           = "Applied"
+	ReasonApplyFailed       = "ApplyFailed"   // the spec failed; the last good state was restored
+	ReasonInvalid           = "Invalid"       // the spec was refused before any change
+	ReasonRestoreFailed     = "RestoreFailed" // the spec failed and the last good state could not be restored
+	ReasonUnhealthy         = "Unhealthy"     // the applied state fails its health check
+	ReasonHealthy           = "Healthy"
+	ReasonRolledBack        = "RolledBack"
+	ReasonMirrorsNotApplied = "MirrorsNotApplied" // MirrorsApplied=False: some mirrors are left out
 )
 
 // maxMessage bounds condition messages and lastError (the API server limits condition messages to 32768).
@@ -76,6 +83,13 @@ func Build(out *reconcile.Outcome, prev v1.NodeNetworkConfigStatus, generation i
 	}
 	setCondition(&st.Conditions, ready, now)
 	setCondition(&st.Conditions, degraded, now)
+	// A mirror left out is reported, not a node failure (das-schiff's meaning): Ready does not look at it.
+	st.Mirrors = mirrorStatus(out.Mirrors)
+	if c, ok := mirrorsCondition(st.Mirrors, generation); ok {
+		setCondition(&st.Conditions, c, now)
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, v1.ConditionMirrorsApplied)
+	}
 	st.LastUpdate = prev.LastUpdate
 	if !Equal(st, prev) {
 		st.LastUpdate = &now
@@ -115,9 +129,64 @@ func short(s string) string {
 	return s
 }
 
-func truncate(s string) string {
-	if len(s) <= maxMessage {
+func truncate(s string) string { return truncateTo(s, maxMessage) }
+
+func truncateTo(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	return s[:maxMessage-3] + "..."
+	return s[:n-3] + "..."
+}
+
+// maxMirrorMessage bounds a mirror's message (the CRD's maxLength).
+const maxMirrorMessage = 1024
+
+// mirrorStatus reports every mirror the last mirror step applied, sorted by name: applied, or why not.
+func mirrorStatus(mo *reconcile.MirrorOutcome) []v1.NodeMirrorStatus {
+	if mo == nil || len(mo.Mirrors) == 0 {
+		return nil
+	}
+	problems := map[string]error{}
+	for _, p := range mo.Problems {
+		if _, ok := problems[p.Mirror]; !ok {
+			problems[p.Mirror] = p.Err // the first is the cause; later ones follow from it
+		}
+	}
+	out := make([]v1.NodeMirrorStatus, 0, len(mo.Mirrors))
+	for _, m := range mo.Mirrors {
+		s := v1.NodeMirrorStatus{Name: m.Name, Target: m.Target.Name, Applied: true}
+		switch err := problems[m.Name]; {
+		case mo.Err != nil:
+			s.Applied, s.Reason, s.Message = false, v1.MirrorReasonApplyFailed, mo.Err.Error()
+		case err == nil:
+		case errors.Is(err, mirror.ErrNotSupported):
+			s.Applied, s.Reason, s.Message = false, v1.MirrorReasonNotSupported, err.Error()
+		default:
+			s.Applied, s.Reason, s.Message = false, v1.MirrorReasonInvalid, err.Error()
+		}
+		s.Message = truncateTo(s.Message, maxMirrorMessage)
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b v1.NodeMirrorStatus) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// mirrorsCondition is MirrorsApplied for the mirrors; false when there are none (no condition then).
+func mirrorsCondition(ms []v1.NodeMirrorStatus, generation int64) (metav1.Condition, bool) {
+	if len(ms) == 0 {
+		return metav1.Condition{}, false
+	}
+	c := metav1.Condition{Type: v1.ConditionMirrorsApplied, ObservedGeneration: generation, Status: metav1.ConditionTrue,
+		Reason: ReasonApplied, Message: fmt.Sprintf("%d mirrors applied", len(ms))}
+	var left []string
+	for _, m := range ms {
+		if !m.Applied {
+			left = append(left, m.Name+" ("+m.Reason+")")
+		}
+	}
+	if len(left) > 0 {
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonMirrorsNotApplied
+		c.Message = truncate(fmt.Sprintf("%d of %d mirrors not applied: %s", len(left), len(ms), strings.Join(left, ", ")))
+	}
+	return c, true
 }

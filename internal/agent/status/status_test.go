@@ -3,6 +3,7 @@ package status
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/agent/laststate"
+	"github.com/network-operator/network-operator/internal/agent/mirror"
 	"github.com/network-operator/network-operator/internal/agent/reconcile"
 )
 
@@ -77,5 +79,67 @@ func TestBuild(t *testing.T) {
 				t.Errorf("transition time moved to %v", c.LastTransitionTime)
 			}
 		})
+	}
+}
+
+// Mirrors: one the kernel cannot carry (no GRE) and one whose source is missing are reported applied=false with
+// the reason, the others applied; MirrorsApplied=False names the left-out ones, Ready stays True. Without
+// mirrors the list and the condition go away.
+func TestBuildMirrors(t *testing.T) {
+	s := specRev("r1")
+	s.Mirrors = []v1.NodeMirror{
+		{Name: "m-gre", VRF: "red", Target: v1.NodeMirrorTarget{Name: "collector"}},
+		{Name: "a-ok", VRF: "red", Target: v1.NodeMirrorTarget{Name: "collector2"}},
+		{Name: "m-src", Layer2: "gone", Target: v1.NodeMirrorTarget{Name: "collector2"}},
+	}
+	now := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	out := &reconcile.Outcome{Spec: s, Good: good(s), Healthy: true, MapVersion: s.MapVersion(),
+		Mirrors: &reconcile.MirrorOutcome{Mirrors: s.Mirrors, Problems: []mirror.Problem{
+			{Mirror: "m-gre", Err: fmt.Errorf("target collector: %w: gretap tunnels", mirror.ErrNotSupported)},
+			{Mirror: "m-gre", Err: errors.New("target collector has no device")},
+			{Mirror: "m-src", Err: errors.New("layer2 gone: no source interface")},
+		}}}
+	st := Build(out, v1.NodeNetworkConfigStatus{}, 3, now)
+	want := []v1.NodeMirrorStatus{
+		{Name: "a-ok", Target: "collector2", Applied: true},
+		{Name: "m-gre", Target: "collector", Reason: v1.MirrorReasonNotSupported,
+			Message: "target collector: not supported by this kernel: gretap tunnels"},
+		{Name: "m-src", Target: "collector2", Reason: v1.MirrorReasonInvalid, Message: "layer2 gone: no source interface"},
+	}
+	if !reflect.DeepEqual(st.Mirrors, want) {
+		t.Fatalf("mirrors\n got %+v\nwant %+v", st.Mirrors, want)
+	}
+	if c := meta.FindStatusCondition(st.Conditions, v1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("a left-out mirror changed Ready: %+v", c)
+	}
+	c := meta.FindStatusCondition(st.Conditions, v1.ConditionMirrorsApplied)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonMirrorsNotApplied || c.ObservedGeneration != 3 ||
+		c.Message != "2 of 3 mirrors not applied: m-gre (NotSupported), m-src (Invalid)" {
+		t.Fatalf("MirrorsApplied %+v", c)
+	}
+	if again := Build(out, st, 3, metav1.NewTime(now.Add(time.Minute))); !Equal(again, st) {
+		t.Fatalf("rebuild differs:\n%+v\n%+v", again, st)
+	}
+
+	// The kernel learnt GRE, the source came: all applied.
+	out.Mirrors.Problems = nil
+	st = Build(out, st, 3, now)
+	if c := meta.FindStatusCondition(st.Conditions, v1.ConditionMirrorsApplied); c == nil || c.Status != metav1.ConditionTrue ||
+		c.Message != "3 mirrors applied" || len(st.Mirrors) != 3 || !st.Mirrors[1].Applied {
+		t.Fatalf("all applied: %+v %+v", c, st.Mirrors)
+	}
+	// The mirror step failed: nothing is known to run.
+	out.Mirrors.Err = errors.New("netlink: permission denied")
+	st = Build(out, st, 3, now)
+	for _, m := range st.Mirrors {
+		if m.Applied || m.Reason != v1.MirrorReasonApplyFailed || m.Message != "netlink: permission denied" {
+			t.Fatalf("failed step: %+v", m)
+		}
+	}
+	// No mirrors any more.
+	out.Mirrors = &reconcile.MirrorOutcome{}
+	st = Build(out, st, 4, now)
+	if st.Mirrors != nil || meta.FindStatusCondition(st.Conditions, v1.ConditionMirrorsApplied) != nil {
+		t.Fatalf("without mirrors: %+v %+v", st.Mirrors, st.Conditions)
 	}
 }
