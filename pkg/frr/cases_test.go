@@ -89,6 +89,12 @@ func goldenCases() []goldenCase {
 				Communities: []string{"65000:100", "65000:200", "no-export", "4200000101:1:2"}, Additive: true,
 			}},
 		}}}},
+		{name: "leak-replace-communities", cfg: NodeConfig{Underlay: fabricUnderlay(), VRFs: []VRF{{
+			Name: "tenant1", VNI: 5001, RouteConfigs: []RouteConfig{{Seq: 20,
+				Export:      []PrefixItem{{CIDR: pfx("10.250.0.0/16"), LE: 32, Action: Permit}},
+				Communities: []string{"65000:100", "no-export", "4200000101:1:2", "4200000101:3:4"},
+			}},
+		}}}},
 		{name: "leak-multi", cfg: NodeConfig{Underlay: fabricUnderlay(), VRFs: []VRF{
 			{Name: "tenant2", VNI: 5002, RouteConfigs: []RouteConfig{{Seq: 10,
 				Import: []PrefixItem{{CIDR: pfx("10.2.0.0/16"), LE: 24, Action: Permit}},

@@ -218,7 +218,7 @@ func leak(lf *field.Path, l *v1.VRFLeak) (*frr.RouteConfig, field.ErrorList) {
 	for k, c := range l.Communities {
 		errs = append(errs, bgp.ValidateCommunity(lf.Child("communities").Index(k), c)...)
 	}
-	rc := &frr.RouteConfig{Seq: uint16(l.Seq), Communities: slices.Clone(l.Communities)}
+	rc := &frr.RouteConfig{Seq: uint16(l.Seq), Communities: slices.Clone(l.Communities), Additive: l.AdditiveCommunities}
 	var itemErrs field.ErrorList
 	rc.Import, itemErrs = prefixItems(lf.Child("import"), l.Import)
 	errs = append(errs, itemErrs...)

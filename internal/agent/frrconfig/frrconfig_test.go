@@ -78,6 +78,29 @@ func TestNodeConfig(t *testing.T) {
 				t.Errorf("route config %+v", rc)
 			}
 		}},
+		{"additive communities", func(s *v1.NodeNetworkConfigSpec) {
+			s.VRFs[1].Leaks[0].Communities = []string{"65000:1", "4200000101:1:2"}
+			s.VRFs[1].Leaks[0].AdditiveCommunities = true
+		}, func(t *testing.T, c *frr.NodeConfig) {
+			rc := c.VRFs[0].RouteConfigs[0]
+			if !rc.Additive || !slices.Equal(rc.Communities, []string{"65000:1", "4200000101:1:2"}) {
+				t.Errorf("route config %+v, want both communities, additive", rc)
+			}
+			conf, err := frr.Render(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{" set community 65000:1 additive\n", " set large-community 4200000101:1:2 additive\n"} {
+				if !strings.Contains(string(conf), want) {
+					t.Errorf("rendered config lacks %q:\n%s", want, conf)
+				}
+			}
+		}},
+		{"communities replace without additiveCommunities", nil, func(t *testing.T, c *frr.NodeConfig) {
+			if rc := c.VRFs[0].RouteConfigs[0]; rc.Additive {
+				t.Errorf("route config %+v is additive", rc)
+			}
+		}},
 		{"L2VNIs", nil, func(t *testing.T, c *frr.NodeConfig) {
 			if len(c.L2VNIs) != 1 || c.L2VNIs[0].VNI != 1010 {
 				t.Errorf("l2vnis %+v", c.L2VNIs)
