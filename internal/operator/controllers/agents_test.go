@@ -28,6 +28,8 @@ type behaviour struct {
 	silent func(revision string) bool
 	// wrongMapVersion reports the right revision with a map version that does not match the spec.
 	wrongMapVersion bool
+	// mirrors, when set, gives the status.mirrors the agent reports for a spec it applied.
+	mirrors func(spec *v1.NodeNetworkConfigSpec) []v1.NodeMirrorStatus
 }
 
 // agents simulates one node agent per node: a goroutine that sees its NodeNetworkConfig (through one
@@ -212,6 +214,9 @@ func (a *agents) run(name string, kick chan struct{}) {
 		default:
 			applied = nnc.Spec.Revision
 			st["mapVersion"] = nnc.Spec.ExpectedMapVersion
+			if b.mirrors != nil {
+				st["mirrors"] = b.mirrors(&nnc.Spec)
+			}
 		}
 		st["appliedRevision"] = applied
 		conditions[0] = ready

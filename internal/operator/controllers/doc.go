@@ -15,6 +15,10 @@
 // reverted at once (automatic rollback), with an Event and metrics. It also garbage-collects the
 // configurations of deleted Nodes and prunes old revisions.
 //
+// MirrorStatusReconciler counts what the agents report in their NodeNetworkConfig's status.mirrors into the
+// MirrorSelector status (activeNodes, condition Applied) and the MirrorTarget status (activeSelectors,
+// activeNodes).
+//
 // Rollout settings, read from the target revision (the config controller copies them from the newest
 // revision into each new one, so a pause holds across new revisions until it is lifted):
 //

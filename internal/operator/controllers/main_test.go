@@ -52,6 +52,7 @@ type operator struct {
 const (
 	runConfig = 1 << iota
 	runRollout
+	runMirrorStatus
 	runBoth = runConfig | runRollout
 )
 
@@ -82,6 +83,11 @@ func startOperator(t testing.TB, opts Options, which int) *operator {
 	}
 	if which&runRollout != 0 {
 		if err := (&RolloutReconciler{Client: mgr.GetClient(), Opts: opts}).SetupWithManager(mgr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if which&runMirrorStatus != 0 {
+		if err := (&MirrorStatusReconciler{Client: mgr.GetClient(), Opts: opts}).SetupWithManager(mgr); err != nil {
 			t.Fatal(err)
 		}
 	}
