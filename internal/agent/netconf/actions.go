@@ -254,3 +254,23 @@ func noneIfEmpty(s string) string {
 	}
 	return s
 }
+
+// setSegmentation turns segmentation offload features of a link off (Off) or on again, and records in the
+// link's alias what it turned off (turning on clears the record).
+type setSegmentation struct {
+	Name string
+	Off  bool
+	// Features are those to switch: tso, gso, gro (turning on: those netconf turned off).
+	Features []string
+	inPhase
+}
+
+func (s *setSegmentation) String() string {
+	if s.Off {
+		return fmt.Sprintf("set segmentation off on %s (%s)", s.Name, strings.Join(s.Features, ", "))
+	}
+	if len(s.Features) == 0 {
+		return fmt.Sprintf("forget segmentation off on %s (nothing to turn on again)", s.Name)
+	}
+	return fmt.Sprintf("set segmentation on again on %s (%s, turned off by netconf)", s.Name, strings.Join(s.Features, ", "))
+}

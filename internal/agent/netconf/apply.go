@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
 	"github.com/network-operator/network-operator/api/v1alpha1"
@@ -64,9 +66,29 @@ func (m *Manager) Desired(ctx context.Context, spec *v1alpha1.NodeNetworkConfigS
 	return BuildDesired(spec, m.s, f)
 }
 
-// Observe reads the namespace's current state.
+// Observe reads the namespace's current state, with the segmentation offload state of the owned bridges.
 func (m *Manager) Observe(ctx context.Context) (*Observed, error) {
-	return Observe(ctx, m.h, m.s.RouteProtocol)
+	o, err := Observe(ctx, m.h, m.s.RouteProtocol)
+	if err != nil {
+		return nil, err
+	}
+	var e *ethtool
+	for i := range o.Links {
+		l := &o.Links[i]
+		if l.Kind != KindBridge || !OwnedAlias(l.Alias) {
+			continue
+		}
+		if e == nil {
+			if e, err = openEthtool(m.s.NetNS); err != nil {
+				return nil, fmt.Errorf("observe: %w", err)
+			}
+			defer e.Close()
+		}
+		if l.Segmentation, err = e.segmentation(l.Name, l.Index); err != nil {
+			l.SegmentationErr = err.Error()
+		}
+	}
+	return o, nil
 }
 
 // Plan computes the actions that bring the namespace to spec; it changes nothing.
@@ -99,7 +121,7 @@ func (m *Manager) Apply(ctx context.Context, p *Plan, ph Phase) (*Result, error)
 	if err := p.Err(); err != nil {
 		return res, fmt.Errorf("apply phase %s: plan has conflicts, nothing applied: %w", ph, err)
 	}
-	a := &applier{h: m.h, proto: p.Desired.RouteProtocol}
+	a := &applier{h: m.h, proto: p.Desired.RouteProtocol, ns: m.s.NetNS}
 	if a.proto == 0 {
 		a.proto = m.s.RouteProtocol
 	}
@@ -120,6 +142,7 @@ func (m *Manager) Apply(ctx context.Context, p *Plan, ph Phase) (*Result, error)
 type applier struct {
 	h     *netlink.Handle
 	proto uint8
+	ns    netns.NsHandle // for ethtool ioctls
 }
 
 func (a *applier) link(name string) (netlink.Link, error) {
@@ -421,4 +444,35 @@ func (d *delRule) apply(a *applier) error {
 		return nil
 	}
 	return err
+}
+
+func (s *setSegmentation) apply(a *applier) error {
+	l, err := a.ownedLink(s.Name)
+	if err != nil {
+		return err
+	}
+	e, err := openEthtool(a.ns)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	base, marked := splitSegMark(l.Attrs().Alias)
+	var mark []string
+	if s.Off {
+		done, err := e.setSegmentation(s.Name, l.Attrs().Index, s.Features, false)
+		if err != nil {
+			return err
+		}
+		// What it turned off now joins what it turned off before (and is still off).
+		mark = append(slices.Clone(marked), done...)
+	}
+	if !s.Off && len(s.Features) > 0 {
+		if _, err := e.setSegmentation(s.Name, l.Attrs().Index, s.Features, true); err != nil {
+			return err
+		}
+	}
+	if alias := withSegMark(base, mark); alias != l.Attrs().Alias {
+		return a.h.LinkSetAlias(l, alias)
+	}
+	return nil
 }

@@ -516,7 +516,7 @@ func (b *builder) addLayer2Links(l v1alpha1.NodeLayer2, owner *field.Path, st *V
 		master = st.Device
 	}
 	b.addLink(LinkSpec{Name: br, Kind: KindBridge, Alias: Alias(RoleL2Bridge, l.Name), VRF: l.VRF, Layer2: l.Name,
-		MTU: mtu, MAC: mac, Master: master, Addrs: addrs})
+		MTU: mtu, MAC: mac, Master: master, Addrs: addrs, SegmentationOff: l.DisableSegmentation})
 	b.addLink(LinkSpec{Name: vx, Kind: KindVXLAN, Alias: Alias(RoleL2VXLAN, l.Name), VRF: l.VRF, Layer2: l.Name,
 		MTU: mtu, Master: br, VXLAN: b.vxlan(l.VNI), Port: &PortFlags{Learning: false, NeighSuppress: l.NeighSuppression}})
 	if b.s.L2Trunk == "" {

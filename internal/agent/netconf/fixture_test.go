@@ -60,6 +60,11 @@ func observedAfter(d *netconf.Desired) *netconf.Observed {
 		if l.Kind == netconf.KindVeth {
 			st.PeerIndex = index[l.Peer]
 		}
+		if l.SegmentationOff {
+			st.Alias += " segmentation-off=tso,gso,gro"
+			st.Segmentation = []netconf.OffloadFeature{{Name: "tso", Changeable: true}, {Name: "gso", Changeable: true},
+				{Name: "gro", Changeable: true}}
+		}
 		o.Links = append(o.Links, st)
 	}
 	return o

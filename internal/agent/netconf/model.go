@@ -71,6 +71,9 @@ type LinkSpec struct {
 	Port *PortFlags
 	// Addrs are the link's global addresses, sorted.
 	Addrs []Address
+	// SegmentationOff turns the link's segmentation offload (tso, gso, gro) off (desired only; a layer-2
+	// network's disableSegmentation).
+	SegmentationOff bool
 }
 
 // VXLANSpec are the immutable attributes of a VXLAN device.
@@ -131,6 +134,10 @@ type LinkState struct {
 	Up    bool
 	// PeerIndex is the ifindex of a veth's peer in the same namespace (0 otherwise).
 	PeerIndex int
+	// Segmentation is the segmentation offload state of an owned bridge (Manager.Observe; nil: not read).
+	Segmentation []OffloadFeature
+	// SegmentationErr says why the segmentation offload state of an owned bridge could not be read.
+	SegmentationErr string
 }
 
 // RouteType is the kernel route type.

@@ -116,6 +116,7 @@ const (
 	stepCreateUpper // bridge ports: vxlans, vlans
 	stepUpdate
 	stepPortFlags
+	stepOffload
 	stepAddAddr
 	stepUp
 	stepRoutes
@@ -356,9 +357,11 @@ func (p *planner) ensureLink(want *LinkSpec, steps linkSteps) LinkState {
 
 // planAttrs plans the changes of alias, MTU, MAC, master and bridge port flags.
 func (p *planner) planAttrs(want *LinkSpec, state *LinkState, update step) {
-	if state.Alias != want.Alias {
-		p.add(update, &setAlias{Name: want.Name, From: state.Alias, To: want.Alias})
+	base, segOff := splitSegMark(state.Alias)
+	if base != want.Alias {
+		p.add(update, &setAlias{Name: want.Name, From: state.Alias, To: withSegMark(want.Alias, segOff)})
 	}
+	p.planSegmentation(want, state, segOff)
 	if want.MTU != 0 && state.MTU != want.MTU {
 		p.add(update, &setMTU{Name: want.Name, From: state.MTU, To: want.MTU})
 	}
@@ -501,5 +504,41 @@ func (p *planner) planRules(observed []RuleSpec) {
 	slices.SortFunc(stale, func(a, b RuleSpec) int { return strings.Compare(a.String(), b.String()) })
 	for _, r := range stale {
 		p.add(stepDelRule, &delRule{Rule: r})
+	}
+}
+
+// planSegmentation turns a link's segmentation offload off while it is wanted off, and when it is not any more,
+// on again what netconf turned off (segOff, from the alias). Features the driver does not let change are noted.
+func (p *planner) planSegmentation(want *LinkSpec, state *LinkState, segOff []string) {
+	if !want.SegmentationOff && len(segOff) == 0 {
+		return
+	}
+	if state.Segmentation == nil {
+		switch {
+		case p.created[want.Name] && want.SegmentationOff:
+			// A new link: the action turns off whatever of them the new link has on.
+			p.add(stepOffload, &setSegmentation{Name: want.Name, Off: true, Features: segmentationFeatureNames()})
+		case state.SegmentationErr != "":
+			p.plan.Notes = append(p.plan.Notes, fmt.Sprintf("%s: segmentation offload not read, left as it is: %s", want.Name, state.SegmentationErr))
+		}
+		return
+	}
+	var change, fixed []string
+	for _, f := range state.Segmentation {
+		switch {
+		case want.SegmentationOff && f.On && f.Changeable:
+			change = append(change, f.Name)
+		case want.SegmentationOff && f.On:
+			fixed = append(fixed, f.Name+" on")
+		case !want.SegmentationOff && slices.Contains(segOff, f.Name) && !f.On && f.Changeable:
+			change = append(change, f.Name)
+		}
+	}
+	if len(fixed) > 0 {
+		p.plan.Notes = append(p.plan.Notes, fmt.Sprintf("%s: segmentation offload cannot be turned off, the driver keeps it fixed: %s",
+			want.Name, strings.Join(fixed, ", ")))
+	}
+	if len(change) > 0 || !want.SegmentationOff {
+		p.add(stepOffload, &setSegmentation{Name: want.Name, Off: want.SegmentationOff, Features: change})
 	}
 }

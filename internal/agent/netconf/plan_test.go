@@ -48,17 +48,23 @@ func TestPlanGolden(t *testing.T) {
 		name     string
 		features netconf.Features
 		settings func() netconf.Settings
+		spec     func() *v1alpha1.NodeNetworkConfigSpec // nil: twoVRFsOneL2
 	}{
-		{"scratch-table-only", noVRFKernel, testSettings},
-		{"scratch-vrf-devices", fullKernel, testSettings},
+		{"scratch-table-only", noVRFKernel, testSettings, nil},
+		{"scratch-vrf-devices", fullKernel, testSettings, nil},
 		{"scratch-vlan-trunk-unsupported", noVRFKernel, func() netconf.Settings {
 			s := testSettings()
 			s.L2Trunk = "eth1"
 			return s
-		}},
+		}, nil},
+		{"scratch-disable-segmentation", fullKernel, testSettings, withoutSegmentation},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := mustDesired(t, twoVRFsOneL2(), tc.settings(), tc.features)
+			spec := twoVRFsOneL2()
+			if tc.spec != nil {
+				spec = tc.spec()
+			}
+			d := mustDesired(t, spec, tc.settings(), tc.features)
 			got := netconf.ComputePlan(d, &netconf.Observed{}).String()
 			golden.Assert(t, filepath.Join("testdata", tc.name+".golden"), []byte(got))
 		})

@@ -3,6 +3,7 @@ package netconf
 import (
 	"net/netip"
 
+	"github.com/vishvananda/netns"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/network-operator/network-operator/api/v1alpha1"
@@ -92,6 +93,9 @@ type Settings struct {
 	RulePriority int
 	// VRFMode forces device or table-only VRFs; "" or auto: detect.
 	VRFMode VRFMode
+	// NetNS is the namespace of the netlink handle, for the ethtool ioctls of segmentation offload (netlink has
+	// no such call); 0: the agent's own. netconf checks the ifindex before it touches a link through it.
+	NetNS netns.NsHandle
 }
 
 // withDefaults fills zero fields and checks the rest.
