@@ -234,7 +234,7 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 	if ns > 0 {
 		defer ns.Close()
 	}
-	settings := netconf.Settings{VTEPAddress: f.vtepAddress, VTEPInterface: f.vtepInterface, VRFMode: netconf.VRFMode(f.vrfMode), DefaultMTU: f.defaultMTU}
+	settings := netconf.Settings{VTEPAddress: f.vtepAddress, VTEPInterface: f.vtepInterface, VRFMode: netconf.VRFMode(f.vrfMode), DefaultMTU: f.defaultMTU, NetNS: ns}
 	if f.vethVRFs != "" {
 		settings.VethVRFs = strings.Split(f.vethVRFs, ",")
 	}

@@ -49,7 +49,7 @@ func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if ns > 0 {
 		defer ns.Close()
 	}
-	nc, err := netconf.New(links, netconf.Settings{})
+	nc, err := netconf.New(links, netconf.Settings{NetNS: ns})
 	if err != nil {
 		fmt.Fprintln(stderr, "network-agent cleanup:", err)
 		return ExitFailed
