@@ -24,9 +24,11 @@ package testenv
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +37,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -309,4 +313,22 @@ func (s *Shared) Main(m *testing.M) int {
 		}
 	}
 	return code
+}
+
+// DecodeObjects reads every YAML (or JSON) document of data as an object, skipping empty documents; a document
+// that does not decode is an error (a test must not silently stop at a malformed one).
+func DecodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var out []*unstructured.Unstructured
+	for i := 0; ; i++ {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+			return out, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i+1, err)
+		}
+		if len(u.Object) > 0 {
+			out = append(out, u)
+		}
+	}
 }

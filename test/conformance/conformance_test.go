@@ -32,7 +32,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
@@ -176,16 +175,12 @@ func applySet(t *testing.T, c client.Client, set resourceSet, rep *report) *v1.N
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(string(data)), 4096)
+	objs, err := testenv.DecodeObjects(data)
+	if err != nil {
+		t.Fatalf("%s: %v", set.Path, err)
+	}
 	admitted := 0
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			break
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
+	for _, u := range objs {
 		what := u.GetKind() + "/" + u.GetName()
 		want, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec")
 		err := c.Create(ctxT(t), u, client.FieldValidation("Strict"))

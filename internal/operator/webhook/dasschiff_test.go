@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	testenv "github.com/network-operator/network-operator/internal/testenv"
 )
 
 // TestDasSchiffObjects applies das-schiff users' objects (testdata/dasschiff-legacy-api.yaml, from das-schiff's
@@ -23,16 +23,12 @@ func TestDasSchiffObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(string(data)), 4096)
+	objs, err := testenv.DecodeObjects(data)
+	if err != nil {
+		t.Fatal(err)
+	}
 	n := 0
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			break
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
+	for _, u := range objs {
 		n++
 		u.SetName("ds-" + u.GetName())
 		want, _, _ := unstructured.NestedMap(u.Object, "spec")
