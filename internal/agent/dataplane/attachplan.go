@@ -84,13 +84,18 @@ type AttachInput struct {
 	// Recreated names the devices the apply deletes and creates again before it attaches (netconf's plan), so
 	// their ifindex changes.
 	Recreated map[string]bool
+	// MirroredIngress names the interfaces whose ingress a mirror copies (interface -> mirror). XDP and tcx run
+	// before clsact's filters, so a packet the router redirects there would never reach the mirror filter: such
+	// an interface gets the router as a clsact filter (loader.ModeTC), after the mirror's filters by priority.
+	MirroredIngress map[string]string
 }
 
 // PlanAttach decides the attach steps. Several entries of one interface (its VLANs) share one attachment,
 // whose hook is the first one an entry names (tc or xdp), else auto. Each configured interface is attached when
 // the router is not on it, attached anew when its device was or will be re-created (loader.Attachment.Defunct),
-// moved when the mode in use does not satisfy its hook, else kept (same link); every attachment no longer
-// configured is detached. It is pure, so that the printed plan and the apply are one decision.
+// moved when the mode in use does not satisfy its hook (or the interface's mirror, see MirroredIngress), else
+// kept (same link); every attachment no longer configured is detached. It is pure, so that the printed plan and
+// the apply are one decision.
 func PlanAttach(in AttachInput) AttachPlan {
 	current := map[string]loader.Attachment{}
 	for _, a := range in.Attached {
@@ -101,6 +106,7 @@ func PlanAttach(in AttachInput) AttachPlan {
 	for _, name := range names {
 		hook := hooks[name]
 		s := AttachStep{Interface: name, Hook: hook}
+		mirror, mirrored := in.MirroredIngress[name]
 		cur, attached := current[name]
 		idx, exists := in.Ifindex[name]
 		switch {
@@ -112,15 +118,23 @@ func PlanAttach(in AttachInput) AttachPlan {
 			s.Action, s.Reason = ActionReattach, fmt.Sprintf("device re-created (ifindex %d -> %d)", cur.Ifindex, idx)
 		case cur.Defunct(idx):
 			s.Action, s.Reason = ActionReattach, fmt.Sprintf("device gone (was ifindex %d)", cur.Ifindex)
-		case !allows(hook, cur.Mode):
+		case mirrored && cur.Mode != loader.ModeTC:
+			s.Action, s.Reason = ActionMove, fmt.Sprintf("mirror %s copies its ingress: %s would run before the mirror's filters", mirror, cur.Mode)
+		case !mirrored && !allows(hook, cur.Mode):
 			s.Action, s.Reason = ActionMove, fmt.Sprintf("hook %s does not allow %s", hook, cur.Mode)
+		case mirrored:
+			s.Action, s.Reason = ActionKeep, fmt.Sprintf("%s runs after mirror %s's filters", cur.Mode, mirror)
 		default:
 			s.Action, s.Reason = ActionKeep, fmt.Sprintf("%s satisfies hook %s", cur.Mode, hook)
 		}
 		if attached {
 			s.From = cur.Mode
 		}
-		if s.Changes() {
+		switch {
+		case !s.Changes():
+		case mirrored:
+			s.Modes = []loader.Mode{loader.ModeTC}
+		default:
 			s.Modes = preferred(hook)
 		}
 		p.Attach = append(p.Attach, s)

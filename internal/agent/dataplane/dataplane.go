@@ -19,11 +19,11 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
-	"github.com/network-operator/network-operator/internal/netnsrun"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/netnsrun"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
 )

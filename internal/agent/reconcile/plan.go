@@ -187,16 +187,16 @@ func (e *Engine) plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passw
 	if err := e.planFRR(ctx, p, passwords); err != nil {
 		return p, fail("frr", err)
 	}
+	if e.o.Mirror != nil {
+		if p.Mirror, err = e.o.Mirror.Plan(ctx, spec, p.Netlink.Desired); err != nil {
+			return p, fail("mirror", err)
+		}
+	}
 	if err := e.planAttach(p); err != nil {
 		return p, fail("attach", err)
 	}
 	if err := e.planTables(ctx, p); err != nil {
 		return p, fail("bpf tables", err)
-	}
-	if e.o.Mirror != nil {
-		if p.Mirror, err = e.o.Mirror.Plan(ctx, spec, p.Netlink.Desired); err != nil {
-			return p, fail("mirror", err)
-		}
 	}
 	return p, nil
 }
@@ -284,7 +284,7 @@ func (e *Engine) planAttach(p *Plan) error {
 		}
 	}
 	p.Attach = dataplane.PlanAttach(dataplane.AttachInput{Want: want, Attached: e.o.Dataplane.Attachments(),
-		Ifindex: idx, Recreated: re})
+		Ifindex: idx, Recreated: re, MirroredIngress: mirroredIngress(p.Mirror)})
 	return nil
 }
 
@@ -324,6 +324,21 @@ func (e *Engine) planTables(ctx context.Context, p *Plan) error {
 	p.Tables.NoOp = len(p.Tables.Pending) == 0 && p.Tables.Diff.Zero() && snap.Version.Revision == p.MapVersion &&
 		snap.Version.TablesHash == t.Hash()
 	return nil
+}
+
+// mirroredIngress names the interfaces whose ingress one of the plan's mirrors copies (the first mirror by
+// name), so that the router is attached behind the mirror's filters (dataplane.AttachInput.MirroredIngress).
+func mirroredIngress(p *mirror.Plan) map[string]string {
+	if p == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, r := range p.Desired.Rules {
+		if cur, ok := out[r.Interface]; r.Ingress && (!ok || r.Mirror < cur) {
+			out[r.Interface] = r.Mirror
+		}
+	}
+	return out
 }
 
 // recreated reports whether the plan deletes and re-creates a link (its ifindex changes).
