@@ -98,7 +98,8 @@ type MirrorTargetStatus struct {
 	// target runs (the nodes' NodeNetworkConfig status.mirrors).
 	// +optional
 	ActiveNodes int32 `json:"activeNodes,omitempty"`
-	// Conditions of the resource: Resolved.
+	// Conditions of the resource: Resolved (the VRF and loopback exist) and Applied (every mirror into the
+	// target runs on every node that has it, and on at least one).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -114,6 +115,7 @@ type MirrorTargetStatus struct {
 // +kubebuilder:printcolumn:name="VRF",type=string,JSONPath=`.spec.destinationVrf`
 // +kubebuilder:printcolumn:name="Selectors",type=integer,JSONPath=`.status.activeSelectors`
 // +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.activeNodes`
+// +kubebuilder:printcolumn:name="Applied",type=string,JSONPath=`.status.conditions[?(@.type=="Applied")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type MirrorTarget struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -22,8 +22,9 @@ import (
 	"github.com/network-operator/network-operator/internal/operator/debounce"
 )
 
-// A MirrorSelector's Applied condition (das-schiff's): True when the mirror runs on every node that has it
-// (and on one at least), False with reason ConditionReasonNotApplied naming the nodes where it does not, or
+// The Applied condition of a MirrorSelector (das-schiff's) and of a MirrorTarget: True when the mirror (for a
+// target: every mirror into it) runs on every node that has it, and on one node at least; False with reason
+// ConditionReasonNotApplied naming the nodes where it does not, each with the first reason the node gave; or
 // ConditionReasonPending while no node reports it.
 const (
 	ConditionApplied          = "Applied"
@@ -39,7 +40,8 @@ var mirrorStatusRequest = reconcile.Request{NamespacedName: types.NamespacedName
 
 // MirrorStatusReconciler fills the MirrorSelector and MirrorTarget status from what the agents report in their
 // NodeNetworkConfig's status.mirrors: a selector's activeNodes counts the nodes where its mirror runs, a target's
-// activeSelectors the MirrorSelectors that reference it and activeNodes the nodes where a mirror into it runs.
+// activeSelectors the MirrorSelectors that reference it and activeNodes the nodes where a mirror into it runs;
+// both get the condition Applied.
 type MirrorStatusReconciler struct {
 	Client client.Client
 	Opts   Options
@@ -67,8 +69,8 @@ func (r *MirrorStatusReconciler) Reconcile(ctx context.Context, _ reconcile.Requ
 	for i := range sels.Items {
 		s := &sels.Items[i]
 		st := *s.Status.DeepCopy()
-		st.ActiveNodes = int32(c.selectorNodes[s.Name])
-		meta.SetStatusCondition(&st.Conditions, c.appliedCondition(s.Name, s.Generation))
+		st.ActiveNodes = int32(c.selectors[s.Name].running())
+		meta.SetStatusCondition(&st.Conditions, c.selectors[s.Name].appliedCondition(s.Generation, "the mirror"))
 		if equality.Semantic.DeepEqual(st, s.Status) {
 			continue
 		}
@@ -78,7 +80,8 @@ func (r *MirrorStatusReconciler) Reconcile(ctx context.Context, _ reconcile.Requ
 	for i := range targets.Items {
 		t := &targets.Items[i]
 		st := *t.Status.DeepCopy()
-		st.ActiveSelectors, st.ActiveNodes = int32(c.targetSelectors[t.Name]), int32(len(c.targetNodes[t.Name]))
+		st.ActiveSelectors, st.ActiveNodes = int32(c.targetSelectors[t.Name]), int32(c.targets[t.Name].running())
+		meta.SetStatusCondition(&st.Conditions, c.targets[t.Name].appliedCondition(t.Generation, "a mirror into the target"))
 		if equality.Semantic.DeepEqual(st, t.Status) {
 			continue
 		}
@@ -98,37 +101,73 @@ func (r *MirrorStatusReconciler) writeStatus(ctx context.Context, o client.Objec
 
 // mirrorCounts are the agents' reports summed up.
 type mirrorCounts struct {
-	selectorNodes   map[string]int                 // selector -> nodes where it runs
-	notApplied      map[string][]string            // selector -> "node: reason: message" where it does not
-	targetSelectors map[string]int                 // target -> selectors referencing it
-	targetNodes     map[string]map[string]struct{} // target -> nodes where a mirror into it runs
+	selectors       map[string]*nodeReports // selector -> the nodes that report it
+	targets         map[string]*nodeReports // target -> the nodes that report a mirror into it
+	targetSelectors map[string]int          // target -> selectors referencing it
+}
+
+// nodeReports are the nodes that report one selector, or the mirrors into one target: a node is in runningNodes
+// when (one of) its mirror(s) runs there, in notApplied when (one of) its mirror(s) does not. A target's node can
+// be in both: the tunnel carries copies there, but not all it should. A nil *nodeReports is nothing reported.
+type nodeReports struct {
+	runningNodes map[string]struct{}
+	notApplied   map[string]string // node -> "Reason: Message" of its first mirror that does not run
+}
+
+func (r *nodeReports) add(node string, m v1.NodeMirrorStatus) {
+	if m.Applied {
+		r.runningNodes[node] = struct{}{}
+	} else if _, ok := r.notApplied[node]; !ok {
+		r.notApplied[node] = m.Reason + ": " + m.Message
+	}
+}
+
+// running is the number of nodes where (a mirror into) it runs: activeNodes.
+func (r *nodeReports) running() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.runningNodes)
 }
 
 func countMirrors(nncs []v1.NodeNetworkConfig, sels []v1.MirrorSelector) mirrorCounts {
-	c := mirrorCounts{selectorNodes: map[string]int{}, notApplied: map[string][]string{}, targetSelectors: map[string]int{},
-		targetNodes: map[string]map[string]struct{}{}}
+	c := mirrorCounts{selectors: map[string]*nodeReports{}, targets: map[string]*nodeReports{},
+		targetSelectors: map[string]int{}}
 	for _, s := range sels {
 		c.targetSelectors[s.Spec.MirrorTarget.Name]++
 	}
+	reports := func(m map[string]*nodeReports, key string) *nodeReports {
+		if m[key] == nil {
+			m[key] = &nodeReports{runningNodes: map[string]struct{}{}, notApplied: map[string]string{}}
+		}
+		return m[key]
+	}
 	for _, n := range nncs {
-		for _, m := range n.Status.Mirrors {
-			if !m.Applied {
-				c.notApplied[m.Name] = append(c.notApplied[m.Name], n.Name+" ("+m.Reason+": "+m.Message+")")
-				continue
-			}
-			c.selectorNodes[m.Name]++
-			if c.targetNodes[m.Target] == nil {
-				c.targetNodes[m.Target] = map[string]struct{}{}
-			}
-			c.targetNodes[m.Target][n.Name] = struct{}{}
+		for _, m := range n.Status.Mirrors { // sorted by name: a node's first reason is its first mirror's
+			reports(c.selectors, m.Name).add(n.Name, m)
+			reports(c.targets, m.Target).add(n.Name, m)
 		}
 	}
 	return c
 }
 
-func (c mirrorCounts) appliedCondition(selector string, generation int64) metav1.Condition {
+// appliedCondition is the Applied condition of a selector or target (what names it in the Pending message): every
+// node that reports it must run all of it. The message names at most maxNamedNodes nodes, sorted, with the first
+// reason each gave, so it changes only with the reports.
+func (r *nodeReports) appliedCondition(generation int64, what string) metav1.Condition {
 	cond := metav1.Condition{Type: ConditionApplied, ObservedGeneration: generation}
-	on, off := c.selectorNodes[selector], c.notApplied[selector]
+	var on int
+	var off []string
+	if r != nil {
+		for node := range r.runningNodes {
+			if _, ok := r.notApplied[node]; !ok {
+				on++
+			}
+		}
+		for node, why := range r.notApplied {
+			off = append(off, node+" ("+why+")")
+		}
+	}
 	switch {
 	case len(off) > 0:
 		slices.Sort(off)
@@ -144,7 +183,7 @@ func (c mirrorCounts) appliedCondition(selector string, generation int64) metav1
 		}
 	case on == 0:
 		cond.Status, cond.Reason = metav1.ConditionFalse, ConditionReasonPending
-		cond.Message = "no node reports the mirror running (yet)"
+		cond.Message = "no node reports " + what + " running (yet)"
 	default:
 		cond.Status, cond.Reason = metav1.ConditionTrue, ConditionReasonApplied
 		cond.Message = fmt.Sprintf("runs on %d nodes", on)
