@@ -56,6 +56,7 @@ var (
 	addrBlack  = netip.MustParseAddr("10.9.0.5")  // blackhole
 	addrLocal  = netip.MustParseAddr("10.1.0.1")  // local route in table 100
 	addrNoRt   = netip.MustParseAddr("192.0.2.1") // no route in table 100
+	addrMain   = netip.MustParseAddr("10.8.0.5")  // via 10.1.0.2 in the main table only
 	client6    = netip.MustParseAddr("fd00:a::1")
 	addrSBR    = netip.MustParseAddr("10.0.5.1")  // in VRF 1's sbr prefix 10.0.5.0/24
 	sbr6       = netip.MustParseAddr("fd00:5::1") // in VRF 1's sbr prefix fd00:5::/64
@@ -64,6 +65,7 @@ var (
 	mtu6       = netip.MustParseAddr("fd00:4::5") // via fd00:1::2, route mtu 1280 (locked)
 	black6     = netip.MustParseAddr("fd00:9::5")
 	local6     = netip.MustParseAddr("fd00:1::1")
+	main6      = netip.MustParseAddr("fd00:8::5") // via fd00:1::2 in the main table only
 	gwRoute    = netip.MustParseAddr("10.1.0.2")
 	gwNoNbr    = netip.MustParseAddr("10.1.0.3")
 	gw6Route   = netip.MustParseAddr("fd00:1::2")
@@ -83,6 +85,7 @@ const (
 	vlanPass         = 500 // VRF 1, pass
 	vlanNoTable      = 700 // VRF 3 (table 999 does not exist), route
 	vlanMain         = 600 // VRF 4 (the main table: source-based routing applies), route
+	vlanFIB          = 800 // no VRF, fib: rin has no VRF device, so the main table
 	vlanUnknown      = 999 // not in iface_table
 	vrfNoVRF         = 44
 )
@@ -257,6 +260,15 @@ func (l *lab) topology() error {
 			return fmt.Errorf("add route %s table %d: %w", r.Dst, r.Table, err)
 		}
 	}
+	// Routes of the main table only (mode fib), next to rout's connected ones.
+	for _, r := range []*netlink.Route{
+		{Dst: prefix("10.8.0.0/24"), Gw: ip(gwRoute), LinkIndex: l.out},
+		{Dst: prefix("fd00:8::/64"), Gw: ip(gw6Route), LinkIndex: l.out},
+	} {
+		if err := h.RouteAdd(r); err != nil {
+			return fmt.Errorf("add route %s table main: %w", r.Dst, err)
+		}
+	}
 
 	// Forwarding on rin (what bpf_fib_lookup checks), off on rnof. Sysctls
 	// are per namespace of the writing thread.
@@ -313,6 +325,7 @@ func (l *lab) applyTables() error {
 			{Ifindex: uint32(l.in), VLAN: vlanPass, VRF: 1, Mode: maps.ModePass},
 			{Ifindex: uint32(l.in), VLAN: vlanNoTable, VRF: 3, Mode: maps.ModeRoute},
 			{Ifindex: uint32(l.in), VLAN: vlanMain, VRF: 4, Mode: maps.ModeRoute},
+			{Ifindex: uint32(l.in), VLAN: vlanFIB, Mode: maps.ModeFIB},
 			{Ifindex: uint32(l.red), VRF: 1, Mode: maps.ModeRedirect},
 			{Ifindex: uint32(l.peer), VRF: 1, Mode: maps.ModeRedirect},
 			{Ifindex: uint32(l.red), VLAN: vlanRoute, VRF: 1, Mode: maps.ModeRedirect},

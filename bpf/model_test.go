@@ -44,7 +44,8 @@ func (l *lab) model(h hook, ifindex int, frame []byte) (vrf uint32, reason maps.
 		return 0, maps.ReasonPassedNoIface, true
 	}
 	vrf = in.vrf
-	if in.mode != maps.ModeRoute && in.mode != maps.ModeRedirect {
+	route := in.mode == maps.ModeRoute || in.mode == maps.ModeFIB
+	if !route && in.mode != maps.ModeRedirect {
 		return vrf, maps.ReasonPassedMode, true
 	}
 	malformed := maps.ReasonPassedMalformed
@@ -60,7 +61,6 @@ func (l *lab) model(h hook, ifindex int, frame []byte) (vrf uint32, reason maps.
 	if h == hookTC && [6]byte(frame[:6]) != l.devMAC(ifindex) {
 		return vrf, maps.ReasonPassedNotUnicast, true // PACKET_OTHERHOST
 	}
-	route := in.mode == maps.ModeRoute
 	l3 := frame[l3off:]
 	switch proto {
 	case etherTypeIPv4:
@@ -191,6 +191,9 @@ var lookupReasons = map[maps.Mode][]maps.Reason{
 	maps.ModeRoute: {maps.ReasonForwardedFib, maps.ReasonForwardedNeigh, maps.ReasonPassedNoVRF,
 		maps.ReasonDroppedNoVRF, maps.ReasonPassedNotFwded, maps.ReasonPassedFwdDisabled,
 		maps.ReasonDroppedFwdDisabled, maps.ReasonPassedFibOther, maps.ReasonDroppedFib,
+		maps.ReasonPassedFragNeeded, maps.ReasonPassedNoNeigh},
+	maps.ModeFIB: {maps.ReasonForwardedFib, maps.ReasonForwardedNeigh, maps.ReasonPassedNotFwded,
+		maps.ReasonPassedFwdDisabled, maps.ReasonDroppedFwdDisabled, maps.ReasonPassedFibOther, maps.ReasonDroppedFib,
 		maps.ReasonPassedFragNeeded, maps.ReasonPassedNoNeigh},
 	maps.ModeRedirect: {maps.ReasonRedirected, maps.ReasonRedirectedPeer, maps.ReasonPassedNoRedirect,
 		maps.ReasonDroppedNoRedirect},

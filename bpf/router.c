@@ -253,22 +253,17 @@ static __always_inline void sbr_lookup(struct bpf_fib_lookup *fib, __u32 slot, _
 	*vrf_out = sv->vrf_id;
 }
 
-static __always_inline __u32 fwd_route(void *ctx, const int hook, const struct pkt *p,
-				       void *l3, void *data_end, __u32 vrf_id, __u32 slot,
-				       int strict, __u32 *vrf_out, long *ret)
+/*
+ * Forward by a FIB lookup: the lookup's parameters from the packet (fib.ifindex
+ * and fib.tbid are the caller's), then the lookup with flags, then the
+ * rewrite and redirect its result asks for.
+ */
+static __always_inline __u32 fwd_fib(void *ctx, const int hook, const struct pkt *p,
+				     void *l3, void *data_end, struct bpf_fib_lookup *fib,
+				     __u32 flags, int sbr, __u32 slot, int strict, __u32 *vrf_out,
+				     long *ret)
 {
-	struct vrf_key vk = { .slot = slot, .vrf_id = vrf_id };
-	struct vrf_value *vv = bpf_map_lookup_elem(&vrf_table, &vk);
-	struct bpf_fib_lookup fib = {};
-	__u32 vflags;
 	long rc;
-
-	if (!vv)
-		return strict ? REASON_DROP_NO_VRF : REASON_PASS_NO_VRF;
-
-	fib.ifindex = vv->lookup_ifindex ? vv->lookup_ifindex : p->ifindex;
-	fib.tbid = vv->table_id;
-	vflags = vv->flags;
 
 	if (p->proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *iph = l3;
@@ -276,19 +271,19 @@ static __always_inline __u32 fwd_route(void *ctx, const int hook, const struct p
 
 		if ((void *)(iph + 1) > data_end)
 			return REASON_PASS_ERROR;
-		fib.family = AF_INET;
-		fib.tos = iph->tos;
-		fib.l4_protocol = iph->protocol;
-		fib.ipv4_src = iph->saddr;
-		fib.ipv4_dst = iph->daddr;
+		fib->family = AF_INET;
+		fib->tos = iph->tos;
+		fib->l4_protocol = iph->protocol;
+		fib->ipv4_src = iph->saddr;
+		fib->ipv4_dst = iph->daddr;
 		/* tc: a set tot_len makes GSO packets fail the MTU check. */
 		if (hook == HOOK_XDP)
-			fib.tot_len = bpf_ntohs(iph->tot_len);
+			fib->tot_len = bpf_ntohs(iph->tot_len);
 		/* Ports feed multipath hashing (fib_multipath_hash_policy). */
 		if ((iph->protocol == IPPROTO_TCP || iph->protocol == IPPROTO_UDP) &&
 		    (void *)(ports + 2) <= data_end) {
-			fib.sport = ports[0];
-			fib.dport = ports[1];
+			fib->sport = ports[0];
+			fib->dport = ports[1];
 		}
 	} else {
 		struct ipv6hdr *ip6 = l3;
@@ -296,44 +291,44 @@ static __always_inline __u32 fwd_route(void *ctx, const int hook, const struct p
 
 		if ((void *)(ip6 + 1) > data_end)
 			return REASON_PASS_ERROR;
-		fib.family = AF_INET6;
-		fib.flowinfo = *(__be32 *)ip6 & bpf_htonl(0x0fffffff);
-		fib.l4_protocol = ip6->nexthdr;
-		__builtin_memcpy(fib.ipv6_src, &ip6->saddr, sizeof(fib.ipv6_src));
-		__builtin_memcpy(fib.ipv6_dst, &ip6->daddr, sizeof(fib.ipv6_dst));
+		fib->family = AF_INET6;
+		fib->flowinfo = *(__be32 *)ip6 & bpf_htonl(0x0fffffff);
+		fib->l4_protocol = ip6->nexthdr;
+		__builtin_memcpy(fib->ipv6_src, &ip6->saddr, sizeof(fib->ipv6_src));
+		__builtin_memcpy(fib->ipv6_dst, &ip6->daddr, sizeof(fib->ipv6_dst));
 		if (hook == HOOK_XDP)
-			fib.tot_len = bpf_ntohs(ip6->payload_len) + sizeof(*ip6);
+			fib->tot_len = bpf_ntohs(ip6->payload_len) + sizeof(*ip6);
 		if ((ip6->nexthdr == IPPROTO_TCP || ip6->nexthdr == IPPROTO_UDP) &&
 		    (void *)(ports + 2) <= data_end) {
-			fib.sport = ports[0];
-			fib.dport = ports[1];
+			fib->sport = ports[0];
+			fib->dport = ports[1];
 		}
 	}
 
 	/* One flag test when no source-based routing applies. */
-	if (vflags & VRF_F_SBR)
-		sbr_lookup(&fib, slot, vrf_out);
+	if (sbr)
+		sbr_lookup(fib, slot, vrf_out);
 
-	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), BPF_FIB_LOOKUP_DIRECT | BPF_FIB_LOOKUP_TBID);
+	rc = bpf_fib_lookup(ctx, fib, sizeof(*fib), flags);
 	switch (rc) {
 	case BPF_FIB_LKUP_RET_SUCCESS:
-		if (rewrite(ctx, hook, p, 1, 1, fib.dmac, fib.smac))
+		if (rewrite(ctx, hook, p, 1, 1, fib->dmac, fib->smac))
 			return REASON_PASS_ERROR;
-		*ret = bpf_redirect(fib.ifindex, 0);
+		*ret = bpf_redirect(fib->ifindex, 0);
 		return REASON_FWD_FIB;
 	case BPF_FIB_LKUP_RET_NO_NEIGH:
 		if (hook == HOOK_TC) {
 			/* The lookup left the next hop (gateway or destination)
 			 * and its family in the params. */
-			struct bpf_redir_neigh nh = { .nh_family = fib.family };
+			struct bpf_redir_neigh nh = { .nh_family = fib->family };
 
-			if (fib.family == AF_INET)
-				nh.ipv4_nh = fib.ipv4_dst;
+			if (fib->family == AF_INET)
+				nh.ipv4_nh = fib->ipv4_dst;
 			else
-				__builtin_memcpy(nh.ipv6_nh, fib.ipv6_dst, sizeof(nh.ipv6_nh));
-			if (rewrite(ctx, hook, p, 1, 0, fib.dmac, fib.smac))
+				__builtin_memcpy(nh.ipv6_nh, fib->ipv6_dst, sizeof(nh.ipv6_nh));
+			if (rewrite(ctx, hook, p, 1, 0, fib->dmac, fib->smac))
 				return REASON_PASS_ERROR;
-			*ret = bpf_redirect_neigh(fib.ifindex, &nh, sizeof(nh), 0);
+			*ret = bpf_redirect_neigh(fib->ifindex, &nh, sizeof(nh), 0);
 			return REASON_FWD_NEIGH;
 		}
 		return REASON_PASS_NO_NEIGH;
@@ -348,6 +343,36 @@ static __always_inline __u32 fwd_route(void *ctx, const int hook, const struct p
 	default:
 		return strict ? REASON_DROP_FIB : REASON_PASS_FIB_OTHER;
 	}
+}
+
+static __always_inline __u32 fwd_route(void *ctx, const int hook, const struct pkt *p,
+				       void *l3, void *data_end, __u32 vrf_id, __u32 slot,
+				       int strict, __u32 *vrf_out, long *ret)
+{
+	struct vrf_key vk = { .slot = slot, .vrf_id = vrf_id };
+	struct vrf_value *vv = bpf_map_lookup_elem(&vrf_table, &vk);
+	struct bpf_fib_lookup fib = {};
+
+	if (!vv)
+		return strict ? REASON_DROP_NO_VRF : REASON_PASS_NO_VRF;
+	fib.ifindex = vv->lookup_ifindex ? vv->lookup_ifindex : p->ifindex;
+	fib.tbid = vv->table_id;
+	return fwd_fib(ctx, hook, p, l3, data_end, &fib, BPF_FIB_LOOKUP_DIRECT | BPF_FIB_LOOKUP_TBID,
+		       vv->flags & VRF_F_SBR, slot, strict, vrf_out, ret);
+}
+
+/*
+ * Mode fib: the kernel picks the table from the ingress device (its VRF
+ * device's, else main), as for a packet it forwards itself.
+ */
+static __always_inline __u32 fwd_device(void *ctx, const int hook, const struct pkt *p,
+					void *l3, void *data_end, __u32 slot, int strict,
+					__u32 *vrf_out, long *ret)
+{
+	struct bpf_fib_lookup fib = { .ifindex = p->ifindex };
+
+	return fwd_fib(ctx, hook, p, l3, data_end, &fib, BPF_FIB_LOOKUP_DIRECT, 0, slot, strict,
+		       vrf_out, ret);
 }
 
 static __always_inline __u32 fwd_redirect(void *ctx, const int hook, const struct pkt *p,
@@ -559,7 +584,7 @@ static __always_inline __u32 decide(void *ctx, const int hook, __u32 *vrf_out, _
 	*vrf_out = vrf_id;
 	mode = iv->mode;
 	strict = iv->flags & IFACE_F_STRICT;
-	route = mode == IFACE_MODE_ROUTE;
+	route = mode == IFACE_MODE_ROUTE || mode == IFACE_MODE_FIB;
 	if (!route && mode != IFACE_MODE_REDIRECT)
 		return REASON_PASS_MODE;
 
@@ -581,6 +606,8 @@ static __always_inline __u32 decide(void *ctx, const int hook, __u32 *vrf_out, _
 	if (reason != REASON_MAX)
 		return reason;
 
+	if (mode == IFACE_MODE_FIB)
+		return fwd_device(ctx, hook, &p, data + p.l3off, data_end, slot, strict, vrf_out, ret);
 	if (route)
 		return fwd_route(ctx, hook, &p, data + p.l3off, data_end, vrf_id, slot, strict, vrf_out, ret);
 	return fwd_redirect(ctx, hook, &p, slot, strict, ret);

@@ -31,8 +31,14 @@
  * extension) makes the field one byte and keeps the enum in BTF for bpf2go. */
 enum iface_mode : __u8 {
 	IFACE_MODE_PASS = 0,
+	/* FIB lookup in the table of the entry's VRF (vrf_table). */
 	IFACE_MODE_ROUTE = 1,
 	IFACE_MODE_REDIRECT = 2,
+	/* FIB lookup in the table of the interface's own VRF device (its
+	 * l3mdev master), main without one: for interfaces of VRFs this
+	 * configuration does not manage (set up by the provisioning), which
+	 * have no vrf_table entry. The entry's vrf_id only names the counter. */
+	IFACE_MODE_FIB = 3,
 };
 
 enum iface_flags : __u8 {

@@ -39,6 +39,7 @@ const (
 	RouterIfaceModeIFACE_MODE_PASS     RouterIfaceMode = 0
 	RouterIfaceModeIFACE_MODE_ROUTE    RouterIfaceMode = 1
 	RouterIfaceModeIFACE_MODE_REDIRECT RouterIfaceMode = 2
+	RouterIfaceModeIFACE_MODE_FIB      RouterIfaceMode = 3
 )
 
 type RouterIfaceValue struct {

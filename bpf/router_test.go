@@ -271,6 +271,15 @@ func routerCases() []routerCase {
 		{name: "sbr source in a vrf with its own table", pkt: tagged(from(ip4(addrRoute, protoTCP), addrSBR), vlanNoTable), vrf: 3,
 			reason: maps.ReasonPassedNotFwded},
 
+		// Mode fib: the table of the interface's own VRF device; rin has none, so main. No vrf_table entry,
+		// no source-based routing, counted under VRF 0.
+		{name: "fib ipv4 by main", pkt: tagged(ip4(addrMain, protoTCP), vlanFIB), vrf: 0, reason: maps.ReasonForwardedFib, out: routed},
+		{name: "fib ipv6 by main", pkt: tagged(ip6(main6, protoUDP), vlanFIB), vrf: 0, reason: maps.ReasonForwardedFib, out: routed},
+		{name: "fib: a route of the vrf table only", pkt: tagged(ip4(addrRoute, protoTCP), vlanFIB), vrf: 0, reason: maps.ReasonPassedNotFwded},
+		{name: "fib: sbr prefixes do not apply", pkt: tagged(from(ip4(addrMain, protoTCP), addrSBR), vlanFIB), vrf: 0,
+			reason: maps.ReasonForwardedFib, out: routed},
+		{name: "fib ttl 1", pkt: tagged(with(ip4(addrMain, protoTCP), func(p *packet) { p.TTL = 1 }), vlanFIB), vrf: 0, reason: maps.ReasonPassedTTL},
+
 		// Redirect mode.
 		{name: "redirect ipv4", ingress: "rred", pkt: with(ip4(addrRoute, protoTCP), func(p *packet) { p.DstMAC = macRed }),
 			vrf: 1, reason: maps.ReasonRedirected, out: rewritten},

@@ -357,7 +357,7 @@ type NodeBGPPeer struct {
 }
 
 // InterfaceMode is what the eBPF router does with packets arriving on an interface.
-// +kubebuilder:validation:Enum=route;redirect;pass
+// +kubebuilder:validation:Enum=route;redirect;fib;pass
 type InterfaceMode string
 
 const (
@@ -365,6 +365,10 @@ const (
 	ModeRoute InterfaceMode = "route"
 	// ModeRedirect: redirect every packet to RedirectTarget.
 	ModeRedirect InterfaceMode = "redirect"
+	// ModeFIB: FIB lookup in the table of the interface's own VRF device (main without one) and redirect to the
+	// next hop: for interfaces of VRFs this configuration does not manage (das-schiff's skipVRFConfig, set up
+	// by the provisioning). It takes no VRF; its packets are counted under VRF id 0.
+	ModeFIB InterfaceMode = "fib"
 	// ModePass: hand every packet to the kernel stack.
 	ModePass InterfaceMode = "pass"
 )
@@ -405,10 +409,10 @@ type DataPlaneInterface struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=4094
 	VLAN int32 `json:"vlan,omitempty"`
-	// VRF (a NodeVRF name) whose table routes packets from this interface.
+	// VRF (a NodeVRF name) whose table routes packets from this interface (none for mode fib).
 	// +optional
 	VRF string `json:"vrf,omitempty"`
-	// Mode is route, redirect or pass.
+	// Mode is route, redirect, fib or pass.
 	// +optional
 	// +kubebuilder:default=route
 	Mode InterfaceMode `json:"mode,omitempty"`

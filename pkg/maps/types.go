@@ -42,9 +42,12 @@ const (
 	ModePass     = Mode(bpf.RouterIfaceModeIFACE_MODE_PASS)
 	ModeRoute    = Mode(bpf.RouterIfaceModeIFACE_MODE_ROUTE)
 	ModeRedirect = Mode(bpf.RouterIfaceModeIFACE_MODE_REDIRECT)
+	// ModeFIB routes by the table of the interface's own VRF device (main without one): for interfaces of VRFs
+	// the tables do not hold. Its VRF (0 allowed) only names the counter.
+	ModeFIB = Mode(bpf.RouterIfaceModeIFACE_MODE_FIB)
 )
 
-var modeNames = map[Mode]string{ModePass: "pass", ModeRoute: "route", ModeRedirect: "redirect"}
+var modeNames = map[Mode]string{ModePass: "pass", ModeRoute: "route", ModeRedirect: "redirect", ModeFIB: "fib"}
 
 func (m Mode) String() string {
 	if n, ok := modeNames[m]; ok {
@@ -63,7 +66,7 @@ func ParseMode(s string) (Mode, error) {
 			return m, nil
 		}
 	}
-	return 0, fmt.Errorf("mode %q: want route, redirect or pass", s)
+	return 0, fmt.Errorf("mode %q: want route, redirect, fib or pass", s)
 }
 
 func (m Mode) MarshalText() ([]byte, error) {

@@ -36,7 +36,8 @@ spec:
 
 // The agent applies a das-schiff file with das-schiff's semantics: only the VRF the NodeNetworkConfig names
 // exists (its VNI and table from vnimap), the VTEP address is das-schiff's underlay loopback's, the
-// bpfInterfaces of red are routed and the one of the provisioned VRF passes; traffic in red crosses the router.
+// bpfInterfaces of red are routed in red and the one of the provisioned VRF by its VRF device's table (mode
+// fib); traffic in red crosses the router.
 func TestStandaloneDasSchiffFile(t *testing.T) {
 	n := newNode(t)
 	h := n.ns.Handle()
@@ -75,7 +76,7 @@ func TestStandaloneDasSchiffFile(t *testing.T) {
 	for _, i := range st.Spec.DataPlane.Interfaces {
 		modes[i.Name] = string(i.Mode) + "/" + i.VRF
 	}
-	for name, want := range map[string]string{"br.red": "route/red", "vx.red": "route/red", "br.mgmt_vrf": "pass/"} {
+	for name, want := range map[string]string{"br.red": "route/red", "vx.red": "route/red", "br.mgmt_vrf": "fib/"} {
 		if modes[name] != want {
 			t.Errorf("interface %s: %q, want %q (all: %v)", name, modes[name], want, modes)
 		}

@@ -62,6 +62,13 @@ func TestTables(t *testing.T) {
 			VRFs:       []maps.VRF{{ID: 1, TableID: 254}, {ID: 3, TableID: 1_000_000_100, VNI: 100}},
 			Redirects:  []maps.Redirect{{Ifindex: 3, EgressIfindex: 20}},
 		}},
+		// Mode fib: an interface of a VRF this configuration does not manage: no VRF, counted under 0.
+		{"fib without a VRF", func(s *v1.NodeNetworkConfigSpec) {
+			s.DataPlane.Interfaces = []v1.DataPlaneInterface{{Name: "eth1", Mode: v1.ModeFIB}}
+		}, nil, maps.Tables{
+			Interfaces: []maps.Interface{{Ifindex: 3, Mode: maps.ModeFIB}},
+			VRFs:       []maps.VRF{{ID: 1, TableID: 254}, {ID: 3, TableID: 1_000_000_100, VNI: 100}},
+		}},
 		// The kernel has no rules for a VRF routing by main (netconf notes its prefixes): neither has the router.
 		{"sbr prefixes of a VRF, none of the main table's", func(s *v1.NodeNetworkConfigSpec) {
 			s.VRFs[0].SBRPrefixes = []string{"10.50.0.0/24", "fd00:50::/64"}
@@ -109,6 +116,8 @@ func TestTablesErrors(t *testing.T) {
 		}, []string{`dataplane.interfaces[1].vrf: Invalid value: "blue": not in vrfs`, `dataplane.interfaces[2].mode: Unsupported value: "bounce"`}, false},
 		{"route without VRF", func(s *v1.NodeNetworkConfigSpec) { s.DataPlane.Interfaces[0].VRF = "" },
 			[]string{"dataplane.interfaces[0].vrf"}, false},
+		{"fib names a VRF", func(s *v1.NodeNetworkConfigSpec) { s.DataPlane.Interfaces[0].Mode = v1.ModeFIB },
+			[]string{`dataplane.interfaces[0].vrf: Invalid value: "red": mode fib routes by the table of the interface's own VRF device`}, false},
 		{"redirect without target", func(s *v1.NodeNetworkConfigSpec) {
 			s.DataPlane.Interfaces[0].Mode = v1.ModeRedirect
 		}, []string{"dataplane.interfaces[0].redirectTarget"}, false},

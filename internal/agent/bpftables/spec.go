@@ -48,7 +48,12 @@ func FromSpec(spec *v1.NodeNetworkConfigSpec, lookupDevices map[string]string) D
 		p := ifaces.Index(i)
 		mode, err := Mode(in.Mode)
 		if err != nil {
-			d.Errs = append(d.Errs, field.NotSupported(p.Child("mode"), in.Mode, []v1.InterfaceMode{v1.ModeRoute, v1.ModeRedirect, v1.ModePass}))
+			d.Errs = append(d.Errs, field.NotSupported(p.Child("mode"), in.Mode, []v1.InterfaceMode{v1.ModeRoute, v1.ModeRedirect, v1.ModeFIB, v1.ModePass}))
+			continue
+		}
+		if mode == maps.ModeFIB && in.VRF != "" {
+			d.Errs = append(d.Errs, field.Invalid(p.Child("vrf"), in.VRF,
+				"mode fib routes by the table of the interface's own VRF device: leave vrf empty, or use mode route to route in this VRF"))
 			continue
 		}
 		if mode == maps.ModeRedirect {
@@ -100,6 +105,8 @@ func Mode(m v1.InterfaceMode) (maps.Mode, error) {
 		return maps.ModeRoute, nil
 	case v1.ModeRedirect:
 		return maps.ModeRedirect, nil
+	case v1.ModeFIB:
+		return maps.ModeFIB, nil
 	case v1.ModePass:
 		return maps.ModePass, nil
 	}

@@ -218,7 +218,8 @@ func (c *vrfCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// VRFLabel is the vrf label of a BPF VRF id: its name, "unassigned" for 0 (interfaces not in the tables), and
+// VRFLabel is the vrf label of a BPF VRF id: its name, "unassigned" for 0 (interfaces not in the tables, and those
+// in mode fib, whose VRF the tables do not hold), and
 // "id-<n>" for ids no configured VRF has (counters of a removed VRF).
 func VRFLabel(id uint32, names map[uint32]string) string {
 	if id == 0 {

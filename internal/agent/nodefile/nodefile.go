@@ -30,9 +30,11 @@
 //   - bpfInterfaces: each one gets the router attached (hook auto). Its VRF is inferred from its name among
 //     the VRFs of the node's spec: the agent's prefixes ("br.<vrf>", "vx.<vrf>", "vr.<vrf>"), "vx.<vni>" or
 //     "<vrf>_<suffix>" (das-schiff's "<vrf>_def" veths), or the VRF's own name. With such a VRF the router routes
-//     its traffic (mode route, like das-schiff's router). An interface of no VRF the spec has (a skipVRFConfig
-//     VRF, or none recognisable) is attached in mode pass - counted and handed to the kernel - and a note says
-//     so. An interface the NodeNetworkConfig lists itself keeps that entry.
+//     its traffic (mode route, like das-schiff's router). An interface of a skipVRFConfig VRF is routed too, in
+//     mode fib: by the table of the VRF device the provisioning set up (das-schiff's router looked up the
+//     ingress interface's table), counted under VRF id 0. An interface of no recognisable VRF is attached in
+//     mode pass - counted and handed to the kernel. A note says which. An interface the NodeNetworkConfig
+//     lists itself keeps that entry.
 //   - serverASN becomes underlay.asn (when the NodeNetworkConfig sets another one, that is an error); with an
 //     AS number the node's FRR is configured, the router id being the VTEP address (das-schiff's: the address
 //     of its underlay loopback) unless the NodeNetworkConfig sets one.
@@ -383,7 +385,8 @@ func (l *Legacy) apply(d *Document) error {
 			di.VRF, di.Mode = vrf, v1.ModeRoute
 			d.Notes = append(d.Notes, fmt.Sprintf("interface %s: routed in VRF %s", ifname, vrf))
 		case vrf != "":
-			d.Notes = append(d.Notes, fmt.Sprintf("interface %s: VRF %s is not configured here (skipVRFConfig): attached in mode pass", ifname, vrf))
+			di.Mode = v1.ModeFIB
+			d.Notes = append(d.Notes, fmt.Sprintf("interface %s: VRF %s is set up by the provisioning (skipVRFConfig): routed in mode fib, by the table of its VRF device", ifname, vrf))
 		default:
 			d.Notes = append(d.Notes, fmt.Sprintf("interface %s: no VRF of this node recognisable from the name: attached in mode pass", ifname))
 		}

@@ -9,8 +9,8 @@ import (
 )
 
 // ParseInterface parses an operator-level data-plane interface, "name[.vlan]=vrf[:mode]", e.g.
-// "eth1.100=blue" or "eth2=default:pass". The mode is route, redirect or pass (default route); redirect
-// needs a target: "eth3=blue:redirect>veth0".
+// "eth1.100=blue" or "eth2=default:pass". The mode is route, redirect, fib or pass (default route); redirect
+// needs a target: "eth3=blue:redirect>veth0"; fib takes no VRF: "eth4=:fib".
 func ParseInterface(s string) (v1.DataPlaneInterface, error) {
 	var out v1.DataPlaneInterface
 	dev, rest, ok := strings.Cut(s, "=")
@@ -35,13 +35,18 @@ func ParseInterface(s string) (v1.DataPlaneInterface, error) {
 		switch m := v1.InterfaceMode(mode); m {
 		case v1.ModeRoute, v1.ModePass:
 			out.Mode = m
+		case v1.ModeFIB:
+			if vrf != "" {
+				return out, fmt.Errorf("data-plane interface %q: mode fib routes by the interface's own VRF device and takes no vrf (%q)", s, vrf)
+			}
+			out.Mode = m
 		case v1.ModeRedirect:
 			if target == "" {
 				return out, fmt.Errorf("data-plane interface %q: redirect needs a target (redirect>ifname)", s)
 			}
 			out.Mode, out.RedirectTarget = m, target
 		default:
-			return out, fmt.Errorf("data-plane interface %q: mode %q is not route, redirect or pass", s, mode)
+			return out, fmt.Errorf("data-plane interface %q: mode %q is not route, redirect, fib or pass", s, mode)
 		}
 	}
 	return out, nil
