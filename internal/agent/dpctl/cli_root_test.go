@@ -76,6 +76,8 @@ vrfs:
 interfaces:
   - {name: ra, vrf: tenant}
   - {name: rb, vrf: tenant}
+sbr:
+  - {prefix: 10.99.0.0/24, vrf: tenant}
 `
 
 const badTables = `
@@ -161,7 +163,7 @@ func TestCLIInNetnsLab(t *testing.T) {
 	}
 
 	applied := ok(t, agent(t, r, bin, "apply", "-f", good, "--pin-dir", pinDir))
-	if !strings.Contains(applied.stdout, `applied generation 1 (revision "test-1")`) {
+	if !strings.Contains(applied.stdout, `applied generation 1 (revision "test-1")`) || !strings.Contains(applied.stdout, "sbr +1") {
 		t.Errorf("apply output: %q", applied.stdout)
 	}
 	again := ok(t, agent(t, r, bin, "apply", "-f", good, "--pin-dir", pinDir))
@@ -184,6 +186,9 @@ func TestCLIInNetnsLab(t *testing.T) {
 	}
 	if len(d.Interfaces) != 2 || d.Interfaces[0].Name != "ra" && d.Interfaces[1].Name != "ra" {
 		t.Errorf("interfaces = %+v, want ra and rb", d.Interfaces)
+	}
+	if len(d.SBR) != 1 || d.SBR[0] != (dpctl.DumpSBR{Prefix: "10.99.0.0/24", VRF: 1, Table: 100}) {
+		t.Errorf("sbr = %+v, want 10.99.0.0/24 by VRF 1's table 100", d.SBR)
 	}
 	var vrf1 *dpctl.DumpCounters
 	for i := range d.Counters {
@@ -209,7 +214,7 @@ func TestCLIInNetnsLab(t *testing.T) {
 	}
 
 	table := ok(t, agent(t, r, bin, "dump", "-f", good, "--pin-dir", pinDir))
-	for _, want := range []string{"1 tenant", "forwarded-fib", "fwd0"} {
+	for _, want := range []string{"1 tenant", "forwarded-fib", "fwd0", "10.99.0.0/24  1 tenant  100"} {
 		if !strings.Contains(table.stdout, want) {
 			t.Errorf("dump table lacks %q", want)
 		}

@@ -102,8 +102,8 @@ func (c *cli) apply(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.stdout, "unchanged: generation %d, revision %q is already live\n", rep.Generation, rep.Revision)
 		return nil
 	}
-	fmt.Fprintf(c.stdout, "applied generation %d (revision %q) in %v: interfaces %s, vrfs %s, redirects %s (added, removed, changed)\n",
-		rep.Generation, rep.Revision, rep.Duration.Round(1000), rep.Changes.Interfaces, rep.Changes.VRFs, rep.Changes.Redirects)
+	fmt.Fprintf(c.stdout, "applied generation %d (revision %q) in %v: interfaces %s, vrfs %s, redirects %s, sbr %s (added, removed, changed)\n",
+		rep.Generation, rep.Revision, rep.Duration.Round(1000), rep.Changes.Interfaces, rep.Changes.VRFs, rep.Changes.Redirects, rep.Changes.SBR)
 	return nil
 }
 

@@ -13,14 +13,15 @@ import (
 	"github.com/network-operator/network-operator/pkg/maps"
 )
 
-// Dump is what `dataplane dump` prints: the live tables with interface names, the version and the per-VRF
-// counters summed over CPUs. Its JSON form is stable for scripts (jq) and tests.
+// Dump is what `dataplane dump` prints: the live tables (VRFs, interfaces, redirects, source-based routing) with
+// interface names, the version and the per-VRF counters summed over CPUs. Its JSON form is stable for scripts (jq) and tests.
 type Dump struct {
 	PinDir     string          `json:"pinDir"`
 	Version    DumpVersion     `json:"version"`
 	VRFs       []DumpVRF       `json:"vrfs"`
 	Interfaces []DumpInterface `json:"interfaces"`
 	Redirects  []DumpRedirect  `json:"redirects"`
+	SBR        []DumpSBR       `json:"sbr"`
 	Counters   []DumpCounters  `json:"counters"`
 }
 
@@ -66,6 +67,14 @@ type DumpRedirect struct {
 	EgressMissing bool   `json:"egressMissing,omitempty"` // the egress ifindex names no interface here
 }
 
+// DumpSBR is one sbr_table entry: traffic from Prefix is routed by the table of VRF.
+type DumpSBR struct {
+	Prefix  string `json:"prefix"`
+	VRF     uint32 `json:"vrf"`
+	VRFName string `json:"vrfName,omitempty"`
+	Table   uint32 `json:"table,omitempty"` // the VRF's routing table; 0: the VRF is not in vrfs
+}
+
 // DumpCounters are one VRF's counters; VRF 0 counts packets of interfaces not in the tables.
 type DumpCounters struct {
 	VRF      uint32                  `json:"vrf"`
@@ -98,14 +107,17 @@ func NewDump(pinDir string, s maps.Snapshot, names NameFunc, vrfNames map[uint32
 		VRFs:       []DumpVRF{},
 		Interfaces: []DumpInterface{},
 		Redirects:  []DumpRedirect{},
+		SBR:        []DumpSBR{},
 		Counters:   []DumpCounters{},
 	}
+	tableOf := make(map[uint32]uint32, len(t.VRFs))
 	for _, v := range t.VRFs {
 		dv := DumpVRF{ID: v.ID, Name: vrfNames[v.ID], Table: v.TableID, VNI: v.VNI, LookupIfindex: v.LookupIfindex}
 		if v.LookupIfindex != 0 {
 			dv.LookupInterface = name(v.LookupIfindex)
 		}
 		d.VRFs = append(d.VRFs, dv)
+		tableOf[v.ID] = v.TableID
 	}
 	for _, in := range t.Interfaces {
 		d.Interfaces = append(d.Interfaces, DumpInterface{Name: name(in.Ifindex), Ifindex: in.Ifindex, VLAN: in.VLAN,
@@ -121,6 +133,9 @@ func NewDump(pinDir string, s maps.Snapshot, names NameFunc, vrfNames map[uint32
 			dr.RewritesMACs, dr.SrcMAC, dr.DstMAC = true, r.SrcMAC.String(), r.DstMAC.String()
 		}
 		d.Redirects = append(d.Redirects, dr)
+	}
+	for _, e := range t.SBR {
+		d.SBR = append(d.SBR, DumpSBR{Prefix: e.Prefix.String(), VRF: e.VRF, VRFName: vrfNames[e.VRF], Table: tableOf[e.VRF]})
 	}
 	for _, c := range s.Counters {
 		dc := DumpCounters{VRF: c.VRF, VRFName: vrfNames[c.VRF], ByReason: map[string]maps.Counter{}}
@@ -184,6 +199,13 @@ func (d Dump) WriteTable(w io.Writer) error {
 		row(tw, r.From, to, yesNo(r.Peer), dash(r.SrcMAC), dash(r.DstMAC))
 	}
 	done(tw, len(d.Redirects))
+
+	b.WriteString("\nSource-based routing\n")
+	tw = table(&b, "PREFIX", "VRF", "TABLE")
+	for _, e := range d.SBR {
+		row(tw, e.Prefix, vrfLabel(e.VRF, e.VRFName, ""), dashNum(e.Table))
+	}
+	done(tw, len(d.SBR))
 
 	b.WriteString("\nTraffic per VRF (packets, summed over CPUs)\n")
 	tw = table(&b, "VRF", "FORWARDED", "PASSED", "DROPPED", "BYTES")

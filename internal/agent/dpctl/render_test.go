@@ -3,7 +3,9 @@ package dpctl
 import (
 	"bytes"
 	"encoding/json"
+	"net/netip"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/network-operator/network-operator/internal/golden"
@@ -22,6 +24,8 @@ func snapshot() maps.Snapshot {
 				{Ifindex: 12, Mode: maps.ModeRedirect},
 			},
 			Redirects: []maps.Redirect{{Ifindex: 12, EgressIfindex: 99, SrcMAC: maps.MAC{2, 0, 0, 0, 0, 2}, DstMAC: maps.MAC{2, 0, 0, 0, 0, 1}}},
+			SBR: []maps.SBR{{Prefix: netip.MustParsePrefix("fd00:50::/64"), VRF: 2}, {Prefix: netip.MustParsePrefix("10.60.0.0/16"), VRF: 1},
+				{Prefix: netip.MustParsePrefix("10.50.0.0/24"), VRF: 1}},
 		},
 		Counters: []maps.VRFCounters{
 			{VRF: 1, ByReason: map[maps.Reason]maps.Counter{
@@ -73,6 +77,11 @@ func TestDumpJSON(t *testing.T) {
 	}
 	if r := back.Redirects[0]; !r.EgressMissing || r.To != "#99" || r.DstMAC != "02:00:00:00:00:01" {
 		t.Errorf("redirect = %+v, want missing egress #99 and MACs", r)
+	}
+	wantSBR := []DumpSBR{{Prefix: "10.50.0.0/24", VRF: 1, Table: 101}, {Prefix: "10.60.0.0/16", VRF: 1, Table: 101},
+		{Prefix: "fd00:50::/64", VRF: 2, Table: 102}}
+	if !slices.Equal(back.SBR, wantSBR) {
+		t.Errorf("sbr = %+v, want sorted by prefix with the VRFs' tables %+v", back.SBR, wantSBR)
 	}
 	if len(back.Counters) != 3 || back.Counters[0].VRF != 0 {
 		t.Fatalf("counters not sorted by VRF: %+v", back.Counters)

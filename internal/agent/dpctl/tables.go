@@ -3,6 +3,7 @@ package dpctl
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"reflect"
 	"slices"
 	"strings"
@@ -27,12 +28,15 @@ import (
 //	  - {name: rx, mode: redirect, strict: true}
 //	redirects:
 //	  - {from: rx, to: ry, dstMAC: "02:00:00:00:00:01", srcMAC: "02:00:00:00:00:02"}
+//	sbr:
+//	  - {prefix: 10.50.0.0/24, vrf: tenant-a}      # traffic from the prefix is routed by tenant-a's table
 type File struct {
 	Revision   string      `json:"revision,omitempty"`
 	Strict     bool        `json:"strict,omitempty"`
 	VRFs       []VRF       `json:"vrfs,omitempty"`
 	Interfaces []Interface `json:"interfaces,omitempty"`
 	Redirects  []Redirect  `json:"redirects,omitempty"`
+	SBR        []SBR       `json:"sbr,omitempty"`
 }
 
 // VRF is a tenant routing domain: the kernel routing table the router's bpf_fib_lookup searches.
@@ -63,6 +67,14 @@ type Redirect struct {
 	Peer   bool   `json:"peer,omitempty"` // bpf_redirect_peer: To is a veth whose peer is in another namespace
 	SrcMAC string `json:"srcMAC,omitempty"`
 	DstMAC string `json:"dstMAC,omitempty"`
+}
+
+// SBR is a source-based routing entry (sbr_table): on the interfaces of VRFs that route by the main table, traffic
+// from Prefix (a network address, IPv4 or IPv6) is routed by the table of VRF (a name from vrfs, as interfaces
+// name theirs), as the kernel's "from <prefix> lookup <table>" rules do.
+type SBR struct {
+	Prefix string `json:"prefix"`
+	VRF    string `json:"vrf"`
 }
 
 // Parse decodes and validates a tables file. Unknown fields are errors, so a typo never silently drops a setting.
@@ -145,8 +157,8 @@ func ParseMode(s string) (maps.Mode, error) {
 
 // Validate checks everything that can be checked without the node's interfaces, and returns every problem
 // (each a *field.Error, together matching fielderr.ErrInvalid). The file's own rules are its syntax (names,
-// modes, MACs, the revision); the table rules are maps.Tables', checked on the file's tables with a placeholder
-// for each interface name.
+// modes, MACs, prefixes, the revision); the table rules are maps.Tables', checked on the file's tables with a
+// placeholder for each interface name.
 func (f File) Validate() error {
 	var ph bpftables.Placeholders
 	_, err := f.resolve(ph.Links())
@@ -254,6 +266,24 @@ func (f File) desired() (bpftables.Desired, field.ErrorList) {
 		}
 		d.Redirects = append(d.Redirects, bpftables.Redirect{From: r.From, To: r.To, Peer: r.Peer, SrcMAC: src, DstMAC: dst,
 			At: bpftables.RedirectPaths{Entry: p, From: p.Child("from"), To: p.Child("to"), SrcMAC: p.Child("srcMAC"), DstMAC: p.Child("dstMAC")}})
+	}
+	for i, e := range f.SBR {
+		p := field.NewPath("sbr").Index(i)
+		prefix, err := netip.ParsePrefix(e.Prefix)
+		switch {
+		case e.Prefix == "":
+			errs = append(errs, field.Required(p.Child("prefix"), "a CIDR prefix"))
+		case err != nil:
+			bad(p.Child("prefix"), e.Prefix, "not a CIDR prefix")
+		}
+		if e.VRF == "" {
+			errs = append(errs, field.Required(p.Child("vrf"), "a VRF name"))
+		}
+		if err != nil || e.VRF == "" {
+			continue
+		}
+		d.SBR = append(d.SBR, bpftables.SBRPrefix{Prefix: prefix, VRF: e.VRF,
+			At: bpftables.SBRPaths{Entry: p, Prefix: p.Child("prefix"), VRF: p.Child("vrf")}})
 	}
 	return d, errs
 }

@@ -3,6 +3,7 @@ package dpctl
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"strings"
 	"testing"
@@ -23,6 +24,10 @@ interfaces:
   - {name: rx, mode: redirect}
 redirects:
   - {from: rx, to: ry, peer: true, srcMAC: "02:00:00:00:00:02", dstMAC: "02:00:00:00:00:01"}
+sbr:
+  - {prefix: "fd00:50::/64", vrf: tenant-b}
+  - {prefix: 10.50.0.0/24, vrf: tenant-a}
+  - {prefix: 10.60.0.0/16, vrf: tenant-a}
 `
 
 func TestParseValid(t *testing.T) {
@@ -30,8 +35,12 @@ func TestParseValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.VRFs) != 2 || len(f.Interfaces) != 4 || len(f.Redirects) != 1 {
-		t.Fatalf("parsed %d vrfs, %d interfaces, %d redirects; want 2, 4, 1", len(f.VRFs), len(f.Interfaces), len(f.Redirects))
+	if len(f.VRFs) != 2 || len(f.Interfaces) != 4 || len(f.Redirects) != 1 || len(f.SBR) != 3 {
+		t.Fatalf("parsed %d vrfs, %d interfaces, %d redirects, %d sbr; want 2, 4, 1, 3", len(f.VRFs), len(f.Interfaces),
+			len(f.Redirects), len(f.SBR))
+	}
+	if f.SBR[1] != (SBR{Prefix: "10.50.0.0/24", VRF: "tenant-a"}) {
+		t.Fatalf("sbr not decoded: %+v", f.SBR)
 	}
 	if f.VRFs[0].LookupInterface != "fwd-a" || f.VRFs[0].VNI != 10101 || f.Interfaces[1].Strict == nil || !*f.Interfaces[1].Strict {
 		t.Fatalf("fields not decoded: %+v", f)
@@ -83,6 +92,31 @@ redirects: [{from: x, to: y, dstMAC: "02:00:00:00:00:01"}]`, []string{`redirects
 		{"wrong type", `vrfs: [{name: red, id: one, table: 10}]`, []string{"vrfs.id"}},
 		{"revision too long", "revision: " + strings.Repeat("r", 65), []string{`revision: Invalid value: "rrrr`, "longer than 64 bytes"}},
 		{"vrf id negative", `vrfs: [{name: red, id: -1, table: 10}]`, []string{`vrfs[0].id: Invalid value: -1: must be within 1..4095`}},
+		// sbr: the prefix's syntax is the file's; the rest is maps.Tables' rules, named in the file's fields.
+		{"sbr prefix not a CIDR", `
+vrfs: [{name: red, id: 1, table: 10}]
+sbr: [{prefix: 10.50.0.0/24, vrf: red}, {prefix: 10.60.0.1, vrf: red}]`, []string{`sbr[1].prefix: Invalid value: "10.60.0.1": not a CIDR prefix`}},
+		{"sbr prefix or vrf missing", `
+vrfs: [{name: red, id: 1, table: 10}]
+sbr: [{vrf: red}, {prefix: 10.50.0.0/24}]`, []string{`sbr[0].prefix: Required value: a CIDR prefix`, `sbr[1].vrf: Required value: a VRF name`}},
+		{"sbr prefix with host bits", `
+vrfs: [{name: red, id: 1, table: 10}]
+sbr: [{prefix: 10.50.0.1/24, vrf: red}]`, []string{`sbr[0].prefix: Invalid value: "10.50.0.1/24": not a network address (the prefix is 10.50.0.0/24)`}},
+		{"sbr vrf unknown", `
+vrfs: [{name: red, id: 1, table: 10}]
+sbr: [{prefix: 10.50.0.0/24, vrf: red}, {prefix: 10.60.0.0/24, vrf: blue}]`, []string{`sbr[1].vrf: Invalid value: "blue": not in vrfs`}},
+		{"sbr vrf routes by main", `
+vrfs: [{name: red, id: 1, table: 254}]
+sbr: [{prefix: 10.50.0.0/24, vrf: red}]`, []string{`sbr[0].vrf: Invalid value: "red": routes by the main table (254)`}},
+		{"sbr prefixes of two vrfs overlap", `
+vrfs: [{name: red, id: 1, table: 10}, {name: blue, id: 2, table: 20}]
+sbr: [{prefix: 10.50.0.0/16, vrf: red}, {prefix: 10.50.7.0/24, vrf: blue}]`,
+			[]string{`sbr[1].prefix: Invalid value: "10.50.7.0/24": overlaps 10.50.0.0/16 of sbr[0], another VRF`}},
+		{"sbr duplicate", `
+vrfs: [{name: red, id: 1, table: 10}]
+sbr: [{prefix: "fd00:50::/64", vrf: red}, {prefix: "fd00:50::/64", vrf: red}]`,
+			[]string{`sbr[1].prefix: Invalid value: "fd00:50::/64": duplicate of sbr[0]`}},
+		{"sbr unknown field", `sbr: [{prefix: 10.50.0.0/24, vrf: red, table: 10}]`, []string{`sbr[0].table: Invalid value: "table": not a known field`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -164,6 +198,8 @@ func TestTablesResolvesNames(t *testing.T) {
 		},
 		Redirects: []maps.Redirect{{Ifindex: 12, EgressIfindex: 13, Peer: true,
 			SrcMAC: maps.MAC{2, 0, 0, 0, 0, 2}, DstMAC: maps.MAC{2, 0, 0, 0, 0, 1}}},
+		SBR: []maps.SBR{{Prefix: netip.MustParsePrefix("10.50.0.0/24"), VRF: 1}, {Prefix: netip.MustParsePrefix("10.60.0.0/16"), VRF: 1},
+			{Prefix: netip.MustParsePrefix("fd00:50::/64"), VRF: 2}},
 	}
 	if !tables.Equal(want) {
 		t.Fatalf("Tables() =\n%+v\nwant\n%+v", tables, want)
