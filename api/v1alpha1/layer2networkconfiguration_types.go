@@ -83,6 +83,43 @@ type Layer2NetworkConfigurationSpec struct {
 	// NodeSelector selects the nodes the network is configured on. Unset: all nodes.
 	// +optional
 	NodeSelector *metav1.LabelSelector `json:"nodeSelector,omitempty"`
+
+	// Flooding is how the network's VXLAN reaches the other nodes: evpn (the default: BGP EVPN through FRR) or
+	// static (head-end replication to peer VTEPs, no BGP needed).
+	// +optional
+	Flooding *Flooding `json:"flooding,omitempty"`
+
+	// PodNamespaceSelector selects the namespaces whose PodNetworkConfigs may attach pods to this network
+	// (checked at admission). Unset: none may.
+	// +optional
+	PodNamespaceSelector *metav1.LabelSelector `json:"podNamespaceSelector,omitempty"`
+}
+
+// FloodingMode is how a VXLAN sends broadcast, unknown-unicast and multicast traffic to the other VTEPs.
+// +kubebuilder:validation:Enum=evpn;static
+type FloodingMode string
+
+const (
+	// FloodingEVPN learns the remote VTEPs and MACs from BGP EVPN routes (FRR): the default.
+	FloodingEVPN FloodingMode = "evpn"
+	// FloodingStatic replicates to a fixed set of peer VTEPs (all-zero FDB entries), learning MACs from the data
+	// path: no BGP needed.
+	FloodingStatic FloodingMode = "static"
+)
+
+// Flooding says how a VXLAN reaches its peers. The same type, with the same meaning, serves a layer-2 network
+// and a node Link of kind vxlan: one concept, two modes.
+type Flooding struct {
+	// Mode is evpn or static.
+	// +optional
+	// +kubebuilder:default=evpn
+	Mode FloodingMode `json:"mode,omitempty"`
+	// Peers (static only) are the peer VTEP addresses. Unset with static: the VTEP address of every other node
+	// the network is on, kept current as nodes come and go.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	Peers []string `json:"peers,omitempty"`
 }
 
 // Layer2NetworkConfigurationStatus is reserved for the operator's view of the resource.
