@@ -77,6 +77,9 @@ const (
 	MinHoldTimeSeconds = 3
 	// MaxHoldTimeSeconds is the largest BGP hold time (16-bit field).
 	MaxHoldTimeSeconds = 65535
+	// MaxFloodPeers is the most peer VTEPs one VXLAN floods to in static mode (Flooding.Peers, listed or resolved):
+	// head-end replication sends one copy of every broadcast per peer.
+	MaxFloodPeers = 256
 )
 
 // Interface name prefixes derived from VRF and network names (see InterfacePrefixLen).

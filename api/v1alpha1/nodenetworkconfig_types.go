@@ -310,6 +310,11 @@ type NodeLayer2 struct {
 	// DisableSegmentation turns segmentation offload off on the network's VLAN interface.
 	// +optional
 	DisableSegmentation bool `json:"disableSegmentation,omitempty"`
+	// Flooding is how the network's VXLAN reaches the other VTEPs, resolved for this node. Unset: BGP EVPN. Mode
+	// static: head-end replication to exactly Peers (the listed peers, or the VTEP address of every other node the
+	// network is on; none: the network is on this node only), no BGP.
+	// +optional
+	Flooding *Flooding `json:"flooding,omitempty"`
 }
 
 // NodeBGPPeer is one workload BGP peering on the node.

@@ -183,6 +183,7 @@ func ValidateLayer2NetworkConfiguration(obj *v1.Layer2NetworkConfiguration, s *S
 		errs = append(errs, validateVRFName(p.Child("vrf"), spec.VRF)...)
 	}
 	errs = append(errs, validateNodeSelector(p.Child("nodeSelector"), spec.NodeSelector)...)
+	errs = append(errs, ValidateFlooding(p.Child("flooding"), spec.Flooding)...)
 
 	if s == nil {
 		return errs

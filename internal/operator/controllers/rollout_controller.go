@@ -165,6 +165,15 @@ func (r *RolloutReconciler) rollOut(ctx context.Context, tgt *v1.NetworkConfigRe
 			delete(built, name)
 		}
 	}
+	// So are the peers of static flooding: every other node of the network, as the nodes are now.
+	for _, e := range nodeconfig.AssignFloodPeers(&tgt.Spec, built) {
+		if !settled {
+			invalid = append(invalid, rollout.Failure{Node: e.Node, Reason: ReasonInvalidForNode, Message: e.Error()})
+			continue
+		}
+		held[e.Node] = e
+		delete(built, e.Node)
+	}
 	desired := make(map[string]v1.NodeNetworkConfigSpec, len(built))
 	states := make([]rollout.NodeState, 0, len(nodes))
 	for _, name := range names {

@@ -80,7 +80,7 @@ func Build(rev *v1.NetworkConfigRevisionSpec, node *corev1.Node, current *v1.Nod
 		vrfNames[v.Name] = true
 	}
 
-	l2s, l2Nets, l2Errs := buildLayer2s(rev.Layer2, nodeLabels, vrfNames)
+	l2s, l2Nets, l2Errs := buildLayer2s(rev.Layer2, nodeLabels, vrfNames, underlay.VTEPAddress)
 	errs = append(errs, l2Errs...)
 	spec.Layer2s = l2s
 
@@ -326,7 +326,7 @@ func assignVRFIDs(vrfs []v1.NodeVRF, current *v1.NodeNetworkConfigSpec) *field.E
 	return nil
 }
 
-func buildLayer2s(items []v1.Layer2Revision, nodeLabels labels.Set, vrfNames map[string]bool) ([]v1.NodeLayer2, map[string]bool, field.ErrorList) {
+func buildLayer2s(items []v1.Layer2Revision, nodeLabels labels.Set, vrfNames map[string]bool, vtep string) ([]v1.NodeLayer2, map[string]bool, field.ErrorList) {
 	var errs field.ErrorList
 	var out []v1.NodeLayer2
 	onNode := map[string]bool{}
@@ -358,6 +358,11 @@ func buildLayer2s(items []v1.Layer2Revision, nodeLabels labels.Set, vrfNames map
 		}
 		if it.NeighSuppression != nil {
 			l2.NeighSuppression = *it.NeighSuppression
+		}
+		var ferrs field.ErrorList
+		if l2.Flooding, ferrs = staticFlooding(f.Child("flooding"), it.Flooding, vtep); len(ferrs) > 0 {
+			errs = append(errs, ferrs...)
+			continue
 		}
 		out = append(out, l2)
 		onNode[it.Name] = true
