@@ -119,11 +119,15 @@ type Pool struct {
 }
 
 type famPool struct {
-	// static are the static addresses with their prefix lengths, in list order.
-	static []netip.Prefix
-	// rng is the range (invalid: none); rngBits the prefix length its addresses get.
-	rng     netip.Prefix
-	rngBits int
+	// static are the static addresses with their prefix lengths, in list order; staticIndex their indexes in
+	// PodAddresses.Static.
+	static      []netip.Prefix
+	staticIndex []int
+	// rng is the range (invalid: none), rngIndex its index in PodAddresses.Ranges; rngBits the prefix length
+	// its addresses get.
+	rng      netip.Prefix
+	rngIndex int
+	rngBits  int
 	// reserved are addresses of rng not handed out by the range: the free-form range's network and broadcast
 	// addresses, and the static addresses (handed out as statics).
 	reserved map[netip.Addr]bool
@@ -187,31 +191,43 @@ func (p *Pool) Describe(f Family) string {
 	return strings.Join(parts, " and ")
 }
 
-// Overlap describes the first address both pools could hand out ("10.40.0.64/27 overlaps 10.40.0.80/28"), or
-// returns "" when they are disjoint.
-func (p *Pool) Overlap(q *Pool) string {
+// Overlap is an item of a pool that can hand out an address another pool can hand out too.
+type Overlap struct {
+	// Field is "ranges" or "static", Index the item's index in it, Value the item as written.
+	Field string
+	Index int
+	Value string
+	// Detail says what it meets, e.g. "10.40.0.64/27 overlaps 10.40.0.80/28".
+	Detail string
+}
+
+// Overlap returns the first item of p that meets q (ranges before statics, IPv4 before IPv6), or nil when the
+// pools are disjoint.
+func (p *Pool) Overlap(q *Pool) *Overlap {
 	for _, f := range Families() {
 		a, b := &p.fams[f], &q.fams[f]
-		if a.rng.IsValid() && b.rng.IsValid() && a.rng.Overlaps(b.rng) {
-			return fmt.Sprintf("%s overlaps %s", a.rng, b.rng)
-		}
-		for _, s := range a.static {
-			if b.rng.IsValid() && b.rng.Contains(s.Addr()) {
-				return fmt.Sprintf("%s lies in %s", s.Addr(), b.rng)
+		if a.rng.IsValid() {
+			if b.rng.IsValid() && a.rng.Overlaps(b.rng) {
+				return &Overlap{"ranges", a.rngIndex, a.rng.String(), fmt.Sprintf("%s overlaps %s", a.rng, b.rng)}
 			}
 			for _, t := range b.static {
-				if s.Addr() == t.Addr() {
-					return fmt.Sprintf("both have %s", s.Addr())
+				if a.rng.Contains(t.Addr()) {
+					return &Overlap{"ranges", a.rngIndex, a.rng.String(), fmt.Sprintf("%s contains %s", a.rng, t.Addr())}
 				}
 			}
 		}
-		for _, t := range b.static {
-			if a.rng.IsValid() && a.rng.Contains(t.Addr()) {
-				return fmt.Sprintf("%s contains %s", a.rng, t.Addr())
+		for i, s := range a.static {
+			if b.rng.IsValid() && b.rng.Contains(s.Addr()) {
+				return &Overlap{"static", a.staticIndex[i], s.Addr().String(), fmt.Sprintf("%s lies in %s", s.Addr(), b.rng)}
+			}
+			for _, t := range b.static {
+				if s.Addr() == t.Addr() {
+					return &Overlap{"static", a.staticIndex[i], s.Addr().String(), fmt.Sprintf("both have %s", s.Addr())}
+				}
 			}
 		}
 	}
-	return ""
+	return nil
 }
 
 // Parse checks the pool of one interface against its network (nil or without gateways: free-form) and returns
@@ -239,7 +255,7 @@ func Parse(path *field.Path, a *v1.PodAddresses, n *Network) (*Pool, field.Error
 				"a second %s range: at most one range per IP family (the first is %s)", FamilyOf(r.Addr()), fp.rng)))
 			continue
 		}
-		fp.rng, fp.reserved = r, map[netip.Addr]bool{}
+		fp.rng, fp.rngIndex, fp.reserved = r, i, map[netip.Addr]bool{}
 		if n.hasSubnets() {
 			sub, ok := n.subnetOf(r)
 			if !ok {
@@ -301,7 +317,7 @@ func Parse(path *field.Path, a *v1.PodAddresses, n *Network) (*Pool, field.Error
 					"a static address must lie in the range of its family, which gives its prefix length", FamilyOf(addr))))
 			continue
 		}
-		fp.static = append(fp.static, netip.PrefixFrom(addr, bits))
+		fp.static, fp.staticIndex = append(fp.static, netip.PrefixFrom(addr, bits)), append(fp.staticIndex, i)
 		if fp.rng.IsValid() && fp.rng.Contains(addr) {
 			fp.reserved[addr] = true
 		}

@@ -17,6 +17,7 @@ limitations under the License.
 package podaddr
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
@@ -178,13 +179,22 @@ func TestOverlap(t *testing.T) {
 	tests := []struct {
 		name         string
 		a, b         []string // ranges, then statics after "|"
-		want, wantBA string
+		want, wantBA string   // field[index]=value: detail
 	}{
 		{name: "disjoint", a: []string{"10.40.0.64/27", "|", "10.40.0.10"}, b: []string{"10.40.0.96/27", "|", "10.40.0.11"}},
-		{name: "ranges", a: []string{"10.40.0.64/27"}, b: []string{"10.40.0.80/28"}, want: "10.40.0.64/27 overlaps 10.40.0.80/28", wantBA: "10.40.0.80/28 overlaps 10.40.0.64/27"},
-		{name: "static in range", a: []string{"|", "10.40.0.70"}, b: []string{"10.40.0.64/27"}, want: "10.40.0.70 lies in 10.40.0.64/27", wantBA: "10.40.0.64/27 contains 10.40.0.70"},
-		{name: "same static", a: []string{"|", "fd00:40::5"}, b: []string{"|", "10.40.0.5", "fd00:40::5"}, want: "both have fd00:40::5", wantBA: "both have fd00:40::5"},
+		{name: "ranges", a: []string{"10.40.0.64/27"}, b: []string{"10.40.0.80/28"},
+			want: "ranges[0]=10.40.0.64/27: 10.40.0.64/27 overlaps 10.40.0.80/28", wantBA: "ranges[0]=10.40.0.80/28: 10.40.0.80/28 overlaps 10.40.0.64/27"},
+		{name: "static in range", a: []string{"fd00:40::100/120", "|", "fd00:40::5", "10.40.0.70"}, b: []string{"10.40.0.64/27"},
+			want: "static[1]=10.40.0.70: 10.40.0.70 lies in 10.40.0.64/27", wantBA: "ranges[0]=10.40.0.64/27: 10.40.0.64/27 contains 10.40.0.70"},
+		{name: "same static", a: []string{"|", "fd00:40::5"}, b: []string{"|", "10.40.0.5", "fd00:40::5"},
+			want: "static[0]=fd00:40::5: both have fd00:40::5", wantBA: "static[1]=fd00:40::5: both have fd00:40::5"},
 		{name: "families do not meet", a: []string{"10.40.0.64/27"}, b: []string{"fd00:40::100/120"}},
+	}
+	str := func(o *Overlap) string {
+		if o == nil {
+			return ""
+		}
+		return fmt.Sprintf("%s[%d]=%s: %s", o.Field, o.Index, o.Value, o.Detail)
 	}
 	split := func(s []string) (r, st []string) {
 		i := slices.Index(s, "|")
@@ -198,10 +208,10 @@ func TestOverlap(t *testing.T) {
 			ar, as := split(tt.a)
 			br, bs := split(tt.b)
 			a, b := mustParse(t, gw, ar, as...), mustParse(t, gw, br, bs...)
-			if got := a.Overlap(b); got != tt.want {
+			if got := str(a.Overlap(b)); got != tt.want {
 				t.Errorf("a.Overlap(b) = %q, want %q", got, tt.want)
 			}
-			if got := b.Overlap(a); got != tt.wantBA {
+			if got := str(b.Overlap(a)); got != tt.wantBA {
 				t.Errorf("b.Overlap(a) = %q, want %q", got, tt.wantBA)
 			}
 		})

@@ -36,6 +36,10 @@ type Snapshot struct {
 	Layer2Networks         []v1.Layer2NetworkConfiguration
 	BGPPeerings            []v1.BGPPeering
 	RoutingTables          []v1.RoutingTable
+	// PodNetworkConfigs of every namespace (an object is the validated one's previous version when namespace and
+	// name match), and the labels of the namespaces the PodNetworkConfig rules ask about.
+	PodNetworkConfigs []v1.PodNetworkConfig
+	NamespaceLabels   map[string]map[string]string
 }
 
 // vniUser is the first other object using a VNI.
@@ -184,6 +188,7 @@ func ValidateLayer2NetworkConfiguration(obj *v1.Layer2NetworkConfiguration, s *S
 	}
 	errs = append(errs, validateNodeSelector(p.Child("nodeSelector"), spec.NodeSelector)...)
 	errs = append(errs, ValidateFlooding(p.Child("flooding"), spec.Flooding)...)
+	errs = append(errs, validateNodeSelector(p.Child("podNamespaceSelector"), spec.PodNamespaceSelector)...)
 
 	if s == nil {
 		return errs
