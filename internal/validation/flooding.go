@@ -25,35 +25,41 @@ import (
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 )
 
-// ValidateFlooding checks how a VXLAN floods (a layer-2 network's or a Link's flooding; nil: EVPN): the mode, and
-// peers only in static mode, each a unicast VTEP address (ParseFloodPeers).
+// ValidateFlooding checks how a VXLAN floods at admission (a layer-2 network's or a Link's flooding; nil: EVPN):
+// ParseFlooding without a node.
 func ValidateFlooding(path *field.Path, f *v1.Flooding) field.ErrorList {
+	_, _, errs := ParseFlooding(path, f, netip.Addr{})
+	return errs
+}
+
+// ParseFlooding checks how a VXLAN floods (nil: EVPN) and returns whether it floods statically and to which peers:
+// a mode of evpn or static, peers only with static (parseFloodPeers; local is the node's own VTEP address, or the
+// zero Addr where no node is known).
+func ParseFlooding(path *field.Path, f *v1.Flooding, local netip.Addr) (static bool, peers []netip.Addr, errs field.ErrorList) {
 	if f == nil {
-		return nil
+		return false, nil, nil
 	}
-	var errs field.ErrorList
 	switch f.Mode {
 	case "", v1.FloodingEVPN:
 		if len(f.Peers) > 0 {
 			errs = append(errs, field.Forbidden(path.Child("peers"), fmt.Sprintf(
 				"peers %v are only for mode static: in mode evpn BGP EVPN finds the peer VTEPs", f.Peers)))
 		}
+		return false, nil, errs
 	case v1.FloodingStatic:
-		_, perrs := ParseFloodPeers(path.Child("peers"), f.Peers, netip.Addr{})
-		errs = append(errs, perrs...)
-	default:
-		errs = append(errs, field.NotSupported(path.Child("mode"), f.Mode, []v1.FloodingMode{v1.FloodingEVPN, v1.FloodingStatic}))
+		peers, errs = parseFloodPeers(path.Child("peers"), f.Peers, local)
+		return true, peers, errs
 	}
-	return errs
+	return false, nil, field.ErrorList{field.NotSupported(path.Child("mode"), f.Mode, []v1.FloodingMode{v1.FloodingEVPN, v1.FloodingStatic})}
 }
 
-// ParseFloodPeers parses the peer VTEPs of static flooding, in their order: unicast IP addresses (no zone, no
+// parseFloodPeers parses the peer VTEPs of static flooding, in their order: unicast IP addresses (no zone, no
 // IPv4-mapped IPv6, not unspecified, loopback, link-local or multicast: one VXLAN sends to them over the underlay),
 // all of one address family (a VXLAN device has one), none twice, at most v1.MaxFloodPeers. With a valid local
 // (the node's own VTEP address, known to the operator's node builder and the agent, not at admission) every peer
 // must be of its family, and local itself is left out of the result: one list of every VTEP serves every node, a
 // VXLAN never floods to itself.
-func ParseFloodPeers(path *field.Path, peers []string, local netip.Addr) ([]netip.Addr, field.ErrorList) {
+func parseFloodPeers(path *field.Path, peers []string, local netip.Addr) ([]netip.Addr, field.ErrorList) {
 	var errs field.ErrorList
 	if len(peers) > v1.MaxFloodPeers {
 		errs = append(errs, field.TooMany(path, len(peers), v1.MaxFloodPeers))
@@ -80,14 +86,14 @@ func ParseFloodPeers(path *field.Path, peers []string, local netip.Addr) ([]neti
 			errs = append(errs, field.Duplicate(pp, s))
 			continue
 		}
-		if first >= 0 && out[0].Is4() != a.Is4() {
-			errs = append(errs, field.Invalid(pp, s, fmt.Sprintf(
-				"of another address family than %s (%s): a VXLAN device floods over one family", path.Index(first), out[0])))
-			continue
-		}
 		if local.IsValid() && local.Is4() != a.Is4() {
 			errs = append(errs, field.Invalid(pp, s, fmt.Sprintf(
 				"of another address family than this node's VTEP address %s: a VXLAN device floods over one family", local)))
+			continue
+		}
+		if first >= 0 && out[0].Is4() != a.Is4() {
+			errs = append(errs, field.Invalid(pp, s, fmt.Sprintf(
+				"of another address family than %s (%s): a VXLAN device floods over one family", path.Index(first), out[0])))
 			continue
 		}
 		seen[a] = true

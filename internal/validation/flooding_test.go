@@ -78,8 +78,8 @@ func TestValidateLayer2Flooding(t *testing.T) {
 	}
 }
 
-// ParseFloodPeers with the node's own VTEP address (operator and agent): its family only, itself left out.
-func TestParseFloodPeers(t *testing.T) {
+// parseFloodPeers with the node's own VTEP address (operator and agent): its family only, itself left out.
+func TestFloodPeersOfNode(t *testing.T) {
 	path := field.NewPath("flooding", "peers")
 	addrs := func(s ...string) []netip.Addr {
 		out := []netip.Addr{}
@@ -108,7 +108,7 @@ func TestParseFloodPeers(t *testing.T) {
 			if tt.local != "" {
 				local = netip.MustParseAddr(tt.local)
 			}
-			got, errs := ParseFloodPeers(path, tt.peers, local)
+			got, errs := parseFloodPeers(path, tt.peers, local)
 			checkErrs(t, errs, tt.errs)
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("peers %v, want %v", got, tt.want)

@@ -3,6 +3,7 @@ package netconf
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"strings"
 )
 
@@ -274,3 +275,30 @@ func (s *setSegmentation) String() string {
 	}
 	return fmt.Sprintf("set segmentation on again on %s (%s, turned off by netconf)", s.Name, strings.Join(s.Features, ", "))
 }
+
+// addFlood adds a peer VTEP to a VXLAN's static flooding: "bridge fdb append 00:00:00:00:00:00 dev <vxlan> dst
+// <peer> self permanent".
+type addFlood struct {
+	Link string
+	Peer netip.Addr
+	inPhase
+}
+
+func (a *addFlood) String() string {
+	return fmt.Sprintf("add flood entry %s dst %s to %s (static flooding)", zeroMAC, a.Peer, a.Link)
+}
+
+// delFlood removes a peer VTEP from a VXLAN's static flooding.
+type delFlood struct {
+	Link string
+	Peer netip.Addr
+	inPhase
+}
+
+func (d *delFlood) String() string {
+	return fmt.Sprintf("delete flood entry %s dst %s from %s (no longer a peer)", zeroMAC, d.Peer, d.Link)
+}
+
+// zeroMAC is the FDB address of a VXLAN's flood entries: the destinations of broadcast, multicast and unknown
+// unicast frames.
+var zeroMAC = net.HardwareAddr{0, 0, 0, 0, 0, 0}

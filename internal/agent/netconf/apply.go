@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"slices"
 	"sync"
 
@@ -475,4 +476,30 @@ func (s *setSegmentation) apply(a *applier) error {
 		return a.h.LinkSetAlias(l, alias)
 	}
 	return nil
+}
+
+// floodNeigh is the all-zero-MAC FDB entry of the VXLAN with ifindex index towards peer.
+func floodNeigh(index int, peer netip.Addr) *netlink.Neigh {
+	return &netlink.Neigh{LinkIndex: index, Family: unix.AF_BRIDGE, State: netlink.NUD_PERMANENT, Flags: netlink.NTF_SELF,
+		HardwareAddr: zeroMAC, IP: net.IP(peer.AsSlice())}
+}
+
+func (f *addFlood) apply(a *applier) error {
+	l, err := a.ownedLink(f.Link)
+	if err != nil {
+		return err
+	}
+	return a.h.NeighAppend(floodNeigh(l.Attrs().Index, f.Peer))
+}
+
+func (f *delFlood) apply(a *applier) error {
+	l, err := a.ownedLink(f.Link)
+	if err != nil {
+		return err
+	}
+	err = a.h.NeighDel(floodNeigh(l.Attrs().Index, f.Peer))
+	if errors.Is(err, unix.ENOENT) {
+		return nil // already gone
+	}
+	return err
 }

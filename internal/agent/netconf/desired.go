@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/validation"
 	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
@@ -177,6 +178,23 @@ func (b *builder) vxlan(vni int32) *VXLANSpec {
 }
 
 func (b *builder) addLink(l LinkSpec) { b.d.Links = append(b.d.Links, l) }
+
+// flooding applies a VXLAN's flooding (f; nil: EVPN) to its device vx: EVPN leaves it without learning and
+// without flood entries (zebra installs both); static flooding makes it learn remote MACs from the packets it
+// receives, and returns the peer VTEPs to flood to, sorted: of the local VTEP's family, without the local one.
+func (b *builder) flooding(path *field.Path, f *v1alpha1.Flooding, vx *VXLANSpec) (*VXLANSpec, []netip.Addr, error) {
+	static, peers, errs := validation.ParseFlooding(path, f, vx.Local)
+	if len(errs) > 0 {
+		return nil, nil, fielderr.Join(errs)
+	}
+	if !static {
+		return vx, nil, nil
+	}
+	learning := *vx
+	learning.Learning = true
+	slices.SortFunc(peers, netip.Addr.Compare)
+	return &learning, peers, nil
+}
 
 func (b *builder) addVRF(v v1alpha1.NodeVRF) error {
 	owner := field.NewPath("vrfs").Key(v.Name)
@@ -517,8 +535,12 @@ func (b *builder) addLayer2Links(l v1alpha1.NodeLayer2, owner *field.Path, st *V
 	}
 	b.addLink(LinkSpec{Name: br, Kind: KindBridge, Alias: Alias(RoleL2Bridge, l.Name), VRF: l.VRF, Layer2: l.Name,
 		MTU: mtu, MAC: mac, Master: master, Addrs: addrs, SegmentationOff: l.DisableSegmentation})
+	vxl, flood, err := b.flooding(owner.Child("flooding"), l.Flooding, b.vxlan(l.VNI))
+	if err != nil {
+		return "", err
+	}
 	b.addLink(LinkSpec{Name: vx, Kind: KindVXLAN, Alias: Alias(RoleL2VXLAN, l.Name), VRF: l.VRF, Layer2: l.Name,
-		MTU: mtu, Master: br, VXLAN: b.vxlan(l.VNI), Port: &PortFlags{Learning: false, NeighSuppress: l.NeighSuppression}})
+		MTU: mtu, Master: br, VXLAN: vxl, Flood: flood, Port: &PortFlags{Learning: vxl.Learning, NeighSuppress: l.NeighSuppression}})
 	if b.s.L2Trunk == "" {
 		return br, nil
 	}

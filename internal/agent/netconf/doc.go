@@ -10,7 +10,9 @@
 //
 // Ownership: netconf only ever changes links whose alias (IFLA_IFALIAS) starts with AliasPrefix, and routes and
 // rules carrying its protocol number. A foreign link holding one of its names is reported as a Conflict and left
-// alone.
+// alone. FDB entries carry no mark: netconf's are the all-zero-MAC ("self") flood entries of its own VXLANs that
+// learn, which it makes learn for static flooding only (an EVPN VXLAN does not learn, and its flood entries are
+// zebra's, never read).
 //
 // Failure handling is by convergence: there is no undo log. After a failed Apply, planning the last good spec
 // again and applying every phase restores it, because the planner is declarative.

@@ -74,14 +74,20 @@ type LinkSpec struct {
 	// SegmentationOff turns the link's segmentation offload (tso, gso, gro) off (desired only; a layer-2
 	// network's disableSegmentation).
 	SegmentationOff bool
+	// Flood are the peer VTEPs of a VXLAN with static flooding: one all-zero-MAC FDB entry each (head-end
+	// replication of broadcast and unknown traffic), sorted. Only VXLANs that learn (VXLANSpec.Learning: netconf
+	// sets it for static flooding only) have them, desired and observed; an EVPN VXLAN's flood entries are zebra's.
+	Flood []netip.Addr
 }
 
 // VXLANSpec are the immutable attributes of a VXLAN device.
 type VXLANSpec struct {
-	VNI      uint32
-	Local    netip.Addr
-	Port     int
-	Dev      string // underlay device ("" none)
+	VNI   uint32
+	Local netip.Addr
+	Port  int
+	Dev   string // underlay device ("" none)
+	// Learning: the device learns remote MACs from the packets it receives. netconf sets it for static flooding
+	// only (EVPN fills the FDB through zebra), so it also marks the devices whose flood entries are netconf's.
 	Learning bool
 }
 

@@ -1,6 +1,7 @@
 package netconf
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -63,6 +64,11 @@ func Observe(ctx context.Context, h *netlink.Handle, routeProtocol uint8) (*Obse
 				return nil, fmt.Errorf("observe: bridge port flags of %s: %w", st.Name, err)
 			}
 			st.Port = &PortFlags{Learning: pi.Learning, NeighSuppress: pi.NeighSuppress}
+		}
+		if OwnedAlias(st.Alias) && st.VXLAN != nil && st.VXLAN.Learning {
+			if st.Flood, err = floodEntries(h, st.Index); err != nil {
+				return nil, fmt.Errorf("observe: flood entries of %s: %w", st.Name, err)
+			}
 		}
 		o.Links = append(o.Links, st)
 	}
@@ -158,4 +164,25 @@ func routeSpec(r netlink.Route, names map[int]string) (RouteSpec, bool) {
 		rs.Src = src.Unmap()
 	}
 	return rs, true
+}
+
+// floodEntries reads the peer VTEPs of a VXLAN's all-zero-MAC FDB entries (its own, "self"), sorted. Called for
+// netconf's VXLANs that learn only: static flooding is the only reason netconf has for those entries there, so
+// they are its own (an EVPN VXLAN's are zebra's and never read).
+func floodEntries(h *netlink.Handle, index int) ([]netip.Addr, error) {
+	neighs, err := h.NeighList(index, unix.AF_BRIDGE)
+	if err != nil {
+		return nil, err
+	}
+	var out []netip.Addr
+	for _, n := range neighs {
+		if n.LinkIndex != index || n.Flags&unix.NTF_SELF == 0 || !bytes.Equal(n.HardwareAddr, zeroMAC) {
+			continue
+		}
+		if a, ok := netip.AddrFromSlice(n.IP); ok && !slices.Contains(out, a.Unmap()) {
+			out = append(out, a.Unmap())
+		}
+	}
+	slices.SortFunc(out, netip.Addr.Compare)
+	return out, nil
 }

@@ -116,11 +116,13 @@ const (
 	stepCreateUpper // bridge ports: vxlans, vlans
 	stepUpdate
 	stepPortFlags
+	stepFlood
 	stepOffload
 	stepAddAddr
 	stepUp
 	stepRoutes
 
+	stepDelFlood
 	stepDelRoute
 	stepDelRule
 	stepDelAddr
@@ -312,6 +314,7 @@ func (p *planner) planLink(want *LinkSpec) {
 	steps := stepsFor(want.Kind)
 	state := p.ensureLink(want, steps)
 	p.planAttrs(want, &state, steps.update)
+	p.planFlood(want, state.Flood)
 	p.planAddrs(want, state.Addrs)
 	if !state.Up {
 		p.add(steps.up, &setUp{Name: want.Name})
@@ -379,6 +382,24 @@ func (p *planner) planAttrs(want *LinkSpec, state *LinkState, update step) {
 		}
 		if have != *want.Port {
 			p.add(stepPortFlags, &setPortFlags{Name: want.Name, From: have, To: *want.Port})
+		}
+	}
+}
+
+// planFlood adds the flood entries of a static-flooding VXLAN it lacks and deletes those to peers no longer
+// wanted (have: its entries as the plan finds them; none on a link the plan creates).
+func (p *planner) planFlood(want *LinkSpec, have []netip.Addr) {
+	if want.VXLAN == nil || !want.VXLAN.Learning {
+		return
+	}
+	for _, peer := range want.Flood {
+		if !slices.Contains(have, peer) {
+			p.add(stepFlood, &addFlood{Link: want.Name, Peer: peer})
+		}
+	}
+	for _, peer := range have {
+		if !slices.Contains(want.Flood, peer) {
+			p.add(stepDelFlood, &delFlood{Link: want.Name, Peer: peer})
 		}
 	}
 }

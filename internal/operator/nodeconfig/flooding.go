@@ -17,12 +17,9 @@ import (
 // sorted, without the node's own VTEP address vtep (one list of every VTEP serves every node), or none yet when
 // none are listed: AssignFloodPeers fills in every other node of the network then.
 func staticFlooding(path *field.Path, f *v1.Flooding, vtep string) (*v1.Flooding, field.ErrorList) {
-	if f == nil || f.Mode != v1.FloodingStatic {
-		return nil, nil
-	}
 	local, _ := netip.ParseAddr(vtep) // the underlay's own errors name a bad one
-	peers, errs := validation.ParseFloodPeers(path.Child("peers"), f.Peers, local)
-	if len(errs) > 0 {
+	static, peers, errs := validation.ParseFlooding(path, f, local)
+	if len(errs) > 0 || !static {
 		return nil, errs
 	}
 	return &v1.Flooding{Mode: v1.FloodingStatic, Peers: sortedAddrs(peers)}, nil
