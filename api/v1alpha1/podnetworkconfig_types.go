@@ -104,8 +104,8 @@ type PrimaryInterfaceTuning struct {
 	// Name of the primary interface in the pod.
 	// +optional
 	// +kubebuilder:default=eth0
-	// +kubebuilder:validation:MaxLength=15
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9_.-]*$`
+	// +kubebuilder:validation:XValidation:rule="size(self) <= 15",messageExpression="'interface name ' + self + ' has more than 15 bytes, the longest name the kernel takes'"
 	Name string `json:"name,omitempty"`
 	// MTU of the primary interface, 576..9000. Lowering it needs no host change; raising it above the host
 	// side's MTU is refused by the kernel's path, not by the agent, so keep it at or below the cluster MTU.
@@ -122,11 +122,12 @@ type PrimaryInterfaceTuning struct {
 
 // PodInterface is one additional interface of the pod.
 type PodInterface struct {
-	// Name of the interface in the pod; not the primary interface's name, not lo.
+	// Name of the interface in the pod, at most 15 bytes; not the primary interface's name, not lo, all or default
+	// (the kernel's sysctl directories).
 	// +required
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=15
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9_.-]*$`
+	// +kubebuilder:validation:XValidation:rule="size(self) <= 15",messageExpression="'interface name ' + self + ' has more than 15 bytes, the longest name the kernel takes'"
 	Name string `json:"name"`
 	// Type is veth, macvlan, vlan or bridge.
 	// +required

@@ -145,6 +145,47 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
+// TestTenantRoles: the tenant roles grant PodNetworkConfigs only - the status read-only, since the operator and
+// the agents write it - and aggregate into the cluster's admin/edit and view roles.
+func TestTenantRoles(t *testing.T) {
+	objs := render(t)
+	for _, tc := range []struct {
+		name, aggregate string
+		write           bool
+	}{
+		{"network-operator-podnetwork-editor", "rbac.authorization.k8s.io/aggregate-to-edit", true},
+		{"network-operator-podnetwork-viewer", "rbac.authorization.k8s.io/aggregate-to-view", false},
+	} {
+		cr, ok := objs["ClusterRole/"+tc.name].(*rbacv1.ClusterRole)
+		if !ok {
+			t.Errorf("ClusterRole %s not rendered", tc.name)
+			continue
+		}
+		if cr.Labels[tc.aggregate] != "true" {
+			t.Errorf("%s: labels %v, want %s", tc.name, cr.Labels, tc.aggregate)
+		}
+		var writes bool
+		for _, r := range cr.Rules {
+			for _, res := range r.Resources {
+				if !slices.Equal(r.APIGroups, []string{"network.network-operator.io"}) || (res != "podnetworkconfigs" && res != "podnetworkconfigs/status") {
+					t.Errorf("%s grants %v %s", tc.name, r.APIGroups, res)
+				}
+				for _, verb := range r.Verbs {
+					if !slices.Contains([]string{"get", "list", "watch"}, verb) {
+						writes = true
+						if res != "podnetworkconfigs" {
+							t.Errorf("%s: %s %s: the status belongs to the operator and the agents", tc.name, verb, res)
+						}
+					}
+				}
+			}
+		}
+		if writes != tc.write {
+			t.Errorf("%s writes PodNetworkConfigs: %t, want %t", tc.name, writes, tc.write)
+		}
+	}
+}
+
 func TestValuesMatter(t *testing.T) {
 	host := render(t, "frr.mode=host", "bgpPasswordNamespace=bgp")
 	spec := host["DaemonSet/network-agent"].(*appsv1.DaemonSet).Spec.Template.Spec

@@ -16,13 +16,16 @@ limitations under the License.
 
 // Package webhook serves the validating admission webhooks of the user-facing network resources. The checks
 // live in internal/validation; this package feeds them the object and a snapshot of the existing objects (for VNI,
-// VLAN and sequence uniqueness and references), read straight from the API server.
+// VLAN and sequence uniqueness and references; for a PodNetworkConfig the networks, the other PodNetworkConfigs
+// and the labels of its namespace), read straight from the API server.
 package webhook
 
 import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -40,8 +43,10 @@ import (
 // +kubebuilder:webhook:path=/validate-network-network-operator-io-v1alpha1-routingtable,mutating=false,failurePolicy=fail,sideEffects=None,groups=network.network-operator.io,resources=routingtables,verbs=create;update,versions=v1alpha1,name=routingtable.network-operator.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-network-network-operator-io-v1alpha1-mirrortarget,mutating=false,failurePolicy=fail,sideEffects=None,groups=network.network-operator.io,resources=mirrortargets,verbs=create;update,versions=v1alpha1,name=mirrortarget.network-operator.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-network-network-operator-io-v1alpha1-mirrorselector,mutating=false,failurePolicy=fail,sideEffects=None,groups=network.network-operator.io,resources=mirrorselectors,verbs=create;update,versions=v1alpha1,name=mirrorselector.network-operator.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-network-network-operator-io-v1alpha1-podnetworkconfig,mutating=false,failurePolicy=fail,sideEffects=None,groups=network.network-operator.io,resources=podnetworkconfigs,verbs=create;update,versions=v1alpha1,name=podnetworkconfig.network-operator.io,admissionReviewVersions=v1
 
-// +kubebuilder:rbac:groups=network.network-operator.io,resources=vrfrouteconfigurations;layer2networkconfigurations;bgppeerings;routingtables,verbs=get;list;watch
+// +kubebuilder:rbac:groups=network.network-operator.io,resources=vrfrouteconfigurations;layer2networkconfigurations;bgppeerings;routingtables;podnetworkconfigs,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 
 // SetupWebhooks registers the validating webhooks on the manager's webhook server. Existing objects are read
 // with the manager's API reader (not the cache): admission must see objects created a moment ago.
@@ -71,11 +76,15 @@ func SetupWebhooks(mgr ctrl.Manager) error {
 		WithValidator(checkOnly[*v1.MirrorSelector]{kind: "MirrorSelector", check: validation.ValidateMirrorSelector}).Complete(); err != nil {
 		return fmt.Errorf("register MirrorSelector webhook: %w", err)
 	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1.PodNetworkConfig{}).
+		WithValidator(&podNetworkValidator{reader: r}).Complete(); err != nil {
+		return fmt.Errorf("register PodNetworkConfig webhook: %w", err)
+	}
 	return nil
 }
 
 // snapshot lists the kinds a rule needs.
-type snapshotKinds struct{ vrfs, layer2s, bgps, tables bool }
+type snapshotKinds struct{ vrfs, layer2s, bgps, tables, podnets bool }
 
 func readSnapshot(ctx context.Context, r client.Reader, k snapshotKinds) (*validation.Snapshot, error) {
 	s := &validation.Snapshot{}
@@ -107,7 +116,37 @@ func readSnapshot(ctx context.Context, r client.Reader, k snapshotKinds) (*valid
 		}
 		s.RoutingTables = l.Items
 	}
+	if k.podnets {
+		var l v1.PodNetworkConfigList
+		if err := r.List(ctx, &l); err != nil {
+			return nil, fmt.Errorf("list PodNetworkConfigs: %w", err)
+		}
+		s.PodNetworkConfigs = l.Items
+	}
 	return s, nil
+}
+
+// readNamespaceLabels adds the labels of the named namespaces to the snapshot (a namespace that does not exist
+// has none).
+func readNamespaceLabels(ctx context.Context, r client.Reader, s *validation.Snapshot, names ...string) error {
+	if s.NamespaceLabels == nil {
+		s.NamespaceLabels = map[string]map[string]string{}
+	}
+	for _, name := range names {
+		if _, done := s.NamespaceLabels[name]; done {
+			continue
+		}
+		var ns corev1.Namespace
+		switch err := r.Get(ctx, client.ObjectKey{Name: name}, &ns); {
+		case apierrors.IsNotFound(err):
+			s.NamespaceLabels[name] = nil
+		case err != nil:
+			return fmt.Errorf("get namespace %s: %w", name, err)
+		default:
+			s.NamespaceLabels[name] = ns.Labels
+		}
+	}
+	return nil
 }
 
 // invalid turns a non-empty error list into the API's Invalid status, which the API server shows as
@@ -143,12 +182,23 @@ func (v *vrfValidator) ValidateDelete(context.Context, *v1.VRFRouteConfiguration
 
 type layer2Validator struct{ reader client.Reader }
 
+// validate checks the network and, when it is admitted, warns about the PodNetworkConfigs on it that the change
+// orphans (namespace no longer admitted, pool no longer in the subnets): the administrator may withdraw a network,
+// the operator reports them in their status.
 func (v *layer2Validator) validate(ctx context.Context, obj *v1.Layer2NetworkConfiguration) (admission.Warnings, error) {
-	s, err := readSnapshot(ctx, v.reader, snapshotKinds{vrfs: true, layer2s: true})
+	s, err := readSnapshot(ctx, v.reader, snapshotKinds{vrfs: true, layer2s: true, podnets: true})
 	if err != nil {
 		return nil, err
 	}
-	return nil, invalid("Layer2NetworkConfiguration", obj.Name, validation.ValidateLayer2NetworkConfiguration(obj, s))
+	if err := invalid("Layer2NetworkConfiguration", obj.Name, validation.ValidateLayer2NetworkConfiguration(obj, s)); err != nil {
+		return nil, err
+	}
+	for i := range s.PodNetworkConfigs {
+		if err := readNamespaceLabels(ctx, v.reader, s, s.PodNetworkConfigs[i].Namespace); err != nil {
+			return nil, err
+		}
+	}
+	return validation.PodNetworkWarnings(obj, s), nil
 }
 
 func (v *layer2Validator) ValidateCreate(ctx context.Context, obj *v1.Layer2NetworkConfiguration) (admission.Warnings, error) {
@@ -204,6 +254,37 @@ func (v *tableValidator) ValidateUpdate(ctx context.Context, _, obj *v1.RoutingT
 }
 
 func (v *tableValidator) ValidateDelete(context.Context, *v1.RoutingTable) (admission.Warnings, error) {
+	return nil, nil
+}
+
+type podNetworkValidator struct{ reader client.Reader }
+
+func (v *podNetworkValidator) validate(ctx context.Context, obj *v1.PodNetworkConfig) (admission.Warnings, error) {
+	s, err := readSnapshot(ctx, v.reader, snapshotKinds{layer2s: true, podnets: true})
+	if err != nil {
+		return nil, err
+	}
+	if err := readNamespaceLabels(ctx, v.reader, s, obj.Namespace); err != nil {
+		return nil, err
+	}
+	return nil, invalid("PodNetworkConfig", obj.Name, validation.ValidatePodNetworkConfig(obj, s))
+}
+
+func (v *podNetworkValidator) ValidateCreate(ctx context.Context, obj *v1.PodNetworkConfig) (admission.Warnings, error) {
+	return v.validate(ctx, obj)
+}
+
+// ValidateUpdate checks a changed spec. An update that leaves the spec as it is (labels, annotations, finalizers)
+// is admitted even when the resource no longer passes (its network withdrawn by the administrator): a tenant can
+// still manage an orphaned resource; its status says what is wrong.
+func (v *podNetworkValidator) ValidateUpdate(ctx context.Context, old, obj *v1.PodNetworkConfig) (admission.Warnings, error) {
+	if equality.Semantic.DeepEqual(old.Spec, obj.Spec) {
+		return nil, nil
+	}
+	return v.validate(ctx, obj)
+}
+
+func (v *podNetworkValidator) ValidateDelete(context.Context, *v1.PodNetworkConfig) (admission.Warnings, error) {
 	return nil, nil
 }
 
