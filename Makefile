@@ -85,7 +85,7 @@ FUZZTIME ?= 60s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRouterMalformed$$' -fuzztime $(FUZZTIME) ./bpf/
 
-## bench: one side-by-side table: BPF per-packet cost, iperf3 kernel vs eBPF, generation swap times.
+## bench: one side-by-side table: BPF per-packet cost, iperf3 kernel vs eBPF, generation swap times, FRR apply.
 bench: deps
 	./hack/bench.sh
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench: builds the benchmark program (hack/tools/bench) and runs it as root. It prints one markdown table (BPF
 # per-packet cost, iperf3 through direct veth / kernel forwarding / the eBPF router with and without a
-# kube-proxy-sized ruleset, generation swap times) and writes it to docs/bench.md. About 2-3 minutes.
+# kube-proxy-sized ruleset, generation swap times, the FRR apply of a one-line change against real zebra + bgpd)
+# and writes it to docs/bench.md. About 3 minutes.
 # Extra arguments go to the program, e.g. `hack/bench.sh -quick` (short runs, docs/bench.md left alone) or
 # `hack/bench.sh -only perpacket`. Namespaces are per-run and removed on exit and on Ctrl-C.
 set -euo pipefail

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 )
@@ -57,8 +58,15 @@ var DefaultScratchDaemons = []string{"zebra", "bgpd"}
 // dry run is not used: a daemon reading the integrated config misreads the
 // other daemons' lines (zebra takes bgpd's "vni 100" for an L3VNI).
 func (t Target) Check(ctx context.Context, file string, scratchDaemons []string) error {
+	return t.check(ctx, file, scratchDaemons, nil)
+}
+
+// check is Check with its steps recorded in tl.
+func (t Target) check(ctx context.Context, file string, scratchDaemons []string, tl *timeline) error {
 	t = t.withDefaults()
+	start := time.Now()
 	stdout, stderr, err := runCmd(ctx, t.VtyshPath, "--config_dir", t.ConfDir, "-C", "-f", file)
+	tl.since(StepSyntax, start)
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("vtysh -C: %w", ctx.Err())
@@ -71,7 +79,7 @@ func (t Target) Check(ctx context.Context, file string, scratchDaemons []string)
 	if len(scratchDaemons) == 0 {
 		return nil
 	}
-	return t.scratchLoad(ctx, file, scratchDaemons, nil)
+	return t.scratchLoad(ctx, file, scratchDaemons, nil, tl)
 }
 
 // CheckCanonical does what Check does and then asks frr-reload.py what it
@@ -94,18 +102,23 @@ func (t Target) CheckCanonical(ctx context.Context, file string, scratchDaemons 
 		}
 		d = parseDiff(text)
 		return nil
-	})
+	}, nil)
 	return d, err
 }
 
-func (t Target) scratchLoad(ctx context.Context, file string, daemons []string, after func(*frrproc.Instance) error) (err error) {
+func (t Target) scratchLoad(ctx context.Context, file string, daemons []string, after func(*frrproc.Instance) error, tl *timeline) (err error) {
+	start := time.Now()
 	ns, err := frrproc.NewNetns(ctx, "frrchk-")
 	if err != nil {
 		return fmt.Errorf("scratch FRR for validation: %w", err)
 	}
+	var stopped time.Time // when the daemons were told to stop: the namespace goes last
 	defer func() {
 		if derr := ns.Delete(context.WithoutCancel(ctx)); derr != nil && err == nil {
 			err = derr
+		}
+		if !stopped.IsZero() {
+			tl.since(StepScratchStop, stopped)
 		}
 	}()
 	// Forwarding on, as FRR's datacenter defaults want it, so a config that
@@ -122,11 +135,15 @@ func (t Target) scratchLoad(ctx context.Context, file string, daemons []string, 
 		return fmt.Errorf("scratch FRR for validation: %w", err)
 	}
 	defer func() {
+		stopped = time.Now()
 		if serr := in.Stop(); serr != nil && err == nil {
 			err = serr
 		}
 	}()
+	tl.since(StepScratchStart, start)
+	start = time.Now()
 	out, loadErr := in.LoadFile(ctx, file)
+	tl.since(StepScratchLoad, start)
 	if ctx.Err() != nil {
 		return fmt.Errorf("scratch load: %w", ctx.Err())
 	}

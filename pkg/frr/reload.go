@@ -73,6 +73,8 @@ type Result struct {
 	// Validate covers the syntax check, scratch load and --test diff; Reload
 	// the reload passes and the final comparison.
 	Validate, Reload time.Duration
+	// Steps break both down, in the order they ended (StepSyntax, ...).
+	Steps []Step
 }
 
 // Diff lists the config lines FRR had to add or delete (secrets redacted).
@@ -172,7 +174,7 @@ func (r *Reloader) Validate(ctx context.Context, cfg []byte) (Diff, error) {
 		return Diff{}, err
 	}
 	defer os.Remove(cand)
-	return r.validate(ctx, cand)
+	return r.validate(ctx, cand, nil)
 }
 
 // Apply validates cfg, installs it as frr.conf and reloads FRR. It is a no-op
@@ -182,21 +184,23 @@ func (r *Reloader) Apply(ctx context.Context, cfg []byte) (Result, error) {
 	return r.apply(ctx, cfg, false)
 }
 
-func (r *Reloader) apply(ctx context.Context, cfg []byte, force bool) (Result, error) {
+func (r *Reloader) apply(ctx context.Context, cfg []byte, force bool) (res Result, _ error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	res := Result{Hash: hashOf(cfg)}
+	res = Result{Hash: hashOf(cfg)}
 	if !force && res.Hash == r.last {
 		res.Skipped = true
 		return res, nil
 	}
+	tl := &timeline{}
+	defer func() { res.Steps = tl.list() }()
 	start := time.Now()
 	cand, err := r.writeCandidate(cfg)
 	if err != nil {
 		return res, err
 	}
 	defer os.Remove(cand)
-	if res.Diff, err = r.validate(ctx, cand); err != nil {
+	if res.Diff, err = r.validate(ctx, cand, tl); err != nil {
 		return res, err
 	}
 	res.Validate = time.Since(start)
@@ -210,13 +214,16 @@ func (r *Reloader) apply(ctx context.Context, cfg []byte, force bool) (Result, e
 	if err := os.Rename(cand, confPath); err != nil {
 		return res, fmt.Errorf("install %s: %w", confPath, err)
 	}
-	if err := r.prestageVRFs(ctx, cfg); err != nil {
+	if err := r.prestageVRFs(ctx, cfg, tl); err != nil {
 		return res, r.rollback(ctx, confPath, prev, prevErr == nil, err)
 	}
-	if err := r.reload(ctx, confPath); err != nil {
+	if err := r.reload(ctx, confPath, tl); err != nil {
 		return res, r.rollback(ctx, confPath, prev, prevErr == nil, err)
 	}
-	if res.Residual, err = r.converge(ctx, confPath); err != nil {
+	convStart := time.Now()
+	res.Residual, err = r.converge(ctx, confPath)
+	tl.since(StepConverge, convStart)
+	if err != nil {
 		return res, err
 	}
 	res.Reload = time.Since(start)
@@ -250,7 +257,7 @@ func (r *Reloader) converge(ctx context.Context, confPath string) ([]string, err
 			return left, nil
 		}
 		prev = left
-		if err := r.reload(ctx, confPath); err != nil {
+		if err := r.reload(ctx, confPath, nil); err != nil {
 			return nil, fmt.Errorf("%w: pass %d: %w", ErrReloadFailed, pass+1, err)
 		}
 	}
@@ -283,7 +290,7 @@ func (d Diff) Significant() []string {
 // file right after "address-family" lines of "router bgp"; vtysh then loses
 // zebra's context on the way back up and runs the block's "vni N" at the
 // top level, where it means the default VRF's L3VNI.
-func (r *Reloader) prestageVRFs(ctx context.Context, cfg []byte) error {
+func (r *Reloader) prestageVRFs(ctx context.Context, cfg []byte, tl *timeline) error {
 	if r.opts.Method == ReloadSystemd {
 		return nil
 	}
@@ -291,7 +298,9 @@ func (r *Reloader) prestageVRFs(ctx context.Context, cfg []byte) error {
 	if len(names) == 0 {
 		return nil
 	}
+	start := time.Now()
 	running, err := r.opts.RunningConfig(ctx)
+	tl.since(StepRunning, start)
 	if err != nil {
 		return fmt.Errorf("prestage VRFs: %w", err)
 	}
@@ -361,7 +370,7 @@ func (r *Reloader) rollback(ctx context.Context, confPath string, prev []byte, h
 	if err := writeFileAtomic(confPath, prev, r.opts.Owner); err != nil {
 		return fmt.Errorf("%w: %w; restoring %s failed: %w", ErrReloadFailed, cause, confPath, err)
 	}
-	if err := r.reload(ctx, confPath); err != nil {
+	if err := r.reload(ctx, confPath, nil); err != nil {
 		return fmt.Errorf("%w: %w; reloading the previous config failed too: %w", ErrReloadFailed, cause, err)
 	}
 	return fmt.Errorf("%w: %w (previous config restored)", ErrReloadFailed, cause)
@@ -382,11 +391,13 @@ func (r *Reloader) writeCandidate(cfg []byte) (string, error) {
 	return name, nil
 }
 
-func (r *Reloader) validate(ctx context.Context, cand string) (Diff, error) {
-	if err := r.opts.Check(ctx, cand, r.opts.ScratchDaemons); err != nil {
+func (r *Reloader) validate(ctx context.Context, cand string, tl *timeline) (Diff, error) {
+	if err := r.opts.check(ctx, cand, r.opts.ScratchDaemons, tl); err != nil {
 		return Diff{}, err
 	}
+	start := time.Now()
 	out, stderr, err := runCmd(ctx, r.opts.Python, r.opts.reloadArgs("--test", cand)...)
+	tl.since(StepTest, start)
 	text := Redact(string(out) + stderr)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -397,14 +408,17 @@ func (r *Reloader) validate(ctx context.Context, cand string) (Diff, error) {
 	return parseDiff(text), nil
 }
 
-func (r *Reloader) reload(ctx context.Context, confPath string) error {
+// reload applies confPath; tl (may be nil) records the step.
+func (r *Reloader) reload(ctx context.Context, confPath string, tl *timeline) error {
 	if r.opts.Method == ReloadSystemd {
 		if err := r.opts.Systemd.ReloadUnit(ctx, r.opts.SystemdUnit); err != nil {
 			return fmt.Errorf("systemd reload %s: %w", r.opts.SystemdUnit, err)
 		}
 		return nil
 	}
+	start := time.Now()
 	out, stderr, err := runCmd(ctx, r.opts.Python, r.opts.reloadArgs("--reload", confPath)...)
+	tl.since(StepReload, start)
 	if err != nil {
 		msgs := errorLines(Redact(string(out) + stderr))
 		return fmt.Errorf("frr-reload.py --reload: %w: %s", err, strings.Join(msgs, "; "))

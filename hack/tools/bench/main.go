@@ -1,6 +1,6 @@
 // Command bench prints the network-operator benchmark: BPF per-packet cost, iperf3 throughput of the kernel and
-// eBPF paths with and without a kube-proxy-sized ruleset, and generation swap times, in one markdown table that
-// is also written to docs/bench.md. Run it as root through hack/bench.sh (`make bench`).
+// eBPF paths with and without a kube-proxy-sized ruleset, generation swap times and the time of an FRR apply, in
+// one markdown table that is also written to docs/bench.md. Run it as root through hack/bench.sh (`make bench`).
 package main
 
 import (
@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/network-operator/network-operator/internal/bench/frrapply"
 	"github.com/network-operator/network-operator/internal/bench/machine"
 	"github.com/network-operator/network-operator/internal/bench/perpacket"
 	"github.com/network-operator/network-operator/internal/bench/report"
@@ -26,7 +27,7 @@ import (
 func main() {
 	out := flag.String("out", "", "also write the result to this markdown file (e.g. docs/bench.md)")
 	quick := flag.Bool("quick", false, "short runs (smoke test; figures are rough)")
-	only := flag.String("only", "perpacket,throughput,swap", "sections to run")
+	only := flag.String("only", "perpacket,throughput,swap,frr", "sections to run")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -38,30 +39,35 @@ func main() {
 }
 
 func run(ctx context.Context, out string, quick bool, sections []string) error {
-	pp, tp, sw := perpacket.DefaultOptions(), throughput.DefaultOptions(), swap.DefaultOptions()
+	pp, tp, sw, fa := perpacket.DefaultOptions(), throughput.DefaultOptions(), swap.DefaultOptions(), frrapply.DefaultOptions()
 	if quick {
 		pp = perpacket.Options{Samples: 3, Runs: 20_000, Repeat: 200}
 		tp = throughput.Options{Runs: 1, Duration: time.Second, Rules: 500}
 		sw = swap.Options{Sizes: []int{10, 1000, 10000}, Swaps: 5}
+		fa = frrapply.Options{Applies: 6}
 	}
-	l, err := lab.Open(lab.WithLogf(func(f string, a ...any) { fmt.Fprintf(os.Stderr, "lab: "+f+"\n", a...) }))
-	if err != nil {
-		return err
-	}
-	// Namespaces and pin dirs go away on every exit, Ctrl-C included (the context is cancelled, runs stop).
-	defer func() {
-		start := time.Now()
-		for _, err := range l.Close() {
-			fmt.Fprintln(os.Stderr, "bench cleanup:", err)
+	var l *lab.Lab
+	var paths topo.Paths
+	if slices.Contains(sections, "perpacket") || slices.Contains(sections, "throughput") {
+		var err error
+		l, err = lab.Open(lab.WithLogf(func(f string, a ...any) { fmt.Fprintf(os.Stderr, "lab: "+f+"\n", a...) }))
+		if err != nil {
+			return err
 		}
-		fmt.Fprintf(os.Stderr, "bench: namespaces removed in %v\n", time.Since(start).Round(time.Millisecond))
-	}()
-	start := time.Now()
-	paths, err := topo.Build(ctx, l)
-	if err != nil {
-		return err
+		// Namespaces and pin dirs go away on every exit, Ctrl-C included (the context is cancelled, runs stop).
+		defer func() {
+			start := time.Now()
+			for _, err := range l.Close() {
+				fmt.Fprintln(os.Stderr, "bench cleanup:", err)
+			}
+			fmt.Fprintf(os.Stderr, "bench: namespaces removed in %v\n", time.Since(start).Round(time.Millisecond))
+		}()
+		start := time.Now()
+		if paths, err = topo.Build(ctx, l); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "bench: namespaces ready in %v\n", time.Since(start).Round(time.Millisecond))
 	}
-	fmt.Fprintf(os.Stderr, "bench: namespaces ready in %v\n", time.Since(start).Round(time.Millisecond))
 
 	table := report.Table{
 		Title:   "network-operator benchmark",
@@ -83,6 +89,13 @@ func run(ctx context.Context, out string, quick bool, sections []string) error {
 		fmt.Fprintln(os.Stderr, "bench: generation swaps ...")
 		table.Rows = append(table.Rows, swap.Measure(ctx, sw)...)
 		table.Notes = append(table.Notes, swap.Method)
+	}
+	if slices.Contains(sections, "frr") {
+		fmt.Fprintf(os.Stderr, "bench: FRR apply, %d applies ...\n", fa.Applies)
+		start := time.Now()
+		table.Rows = append(table.Rows, frrapply.Measure(ctx, fa)...)
+		fmt.Fprintf(os.Stderr, "bench: FRR apply done in %v\n", time.Since(start).Round(time.Millisecond))
+		table.Notes = append(table.Notes, frrapply.Method)
 	}
 	table.Notes = append(table.Notes, "- Targets are goals shown next to the figures, never asserted.")
 	if err := ctx.Err(); err != nil {
