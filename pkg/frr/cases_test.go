@@ -60,6 +60,7 @@ func goldenCases() []goldenCase {
 			{VNI: 100, RD: "10.0.0.1:100", RouteTargets: []string{"65000:100"}},
 			{VNI: 101, RD: "65000:101", ImportRouteTargets: []string{"65000:101", "65099:101"}, ExportRouteTargets: []string{"65000:1101"}},
 		}}},
+		{name: "l2vni-isolated", cfg: NodeConfig{Underlay: fabricUnderlay(), L2VNIs: []L2VNI{{VNI: 100}, {VNI: 300, Isolated: true}}}},
 		{name: "l3vni-auto", cfg: NodeConfig{Underlay: fabricUnderlay(), VRFs: []VRF{{Name: "tenant1", VNI: 5001}}}},
 		{name: "l3vni-explicit", cfg: NodeConfig{Underlay: fabricUnderlay(), VRFs: []VRF{{
 			Name: "tenant1", VNI: 5001, RD: "10.0.0.1:5001", RouteTargets: []string{"65000:5001"},

@@ -83,7 +83,16 @@ type Neighbor struct {
 // mean FRR derives them automatically.
 type L2VNI struct {
 	VNI uint32
-	RD  string
+	// Isolated keeps the VNI out of EVPN, for a VXLAN that floods to static
+	// peers without BGP. zebra (advertise-all-vni) takes every VXLAN in a
+	// bridge, so FRR knows the VNI anyway; it is rendered with the route target
+	// IsolatedRouteTarget for import and export, which no other node uses: no
+	// node imports its type-2/type-3 routes, and it imports none, so zebra never
+	// installs flood entries or MACs on its VXLAN (they stay the kernel's and
+	// their owner's). Its routes still reach the fabric, inert. No RD or route
+	// targets go with it.
+	Isolated bool
+	RD       string
 	// RouteTargets are used for both import and export, in addition to
 	// ImportRouteTargets and ExportRouteTargets.
 	RouteTargets       []string

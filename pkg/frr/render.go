@@ -280,6 +280,11 @@ func buildView(cfg *NodeConfig) *view {
 	v.Cluster.V4.Family, v.Cluster.V6.Family = "ipv4", "ipv6"
 	v.underlay(cfg)
 	for _, l2 := range sortedBy(cfg.L2VNIs, func(a, b L2VNI) int { return cmpU32(a.VNI, b.VNI) }) {
+		if l2.Isolated {
+			rt := []string{IsolatedRouteTarget(u.RouterID)}
+			v.L2VNIs = append(v.L2VNIs, l2vniView{VNI: l2.VNI, ImportRTs: rt, ExportRTs: rt})
+			continue
+		}
 		auto := autoRT(u.ASN, l2.VNI)
 		v.L2VNIs = append(v.L2VNIs, l2vniView{
 			VNI: l2.VNI, RD: l2.RD,
@@ -562,6 +567,11 @@ func rmName(fam int, vrf, dir string) string {
 
 // autoRT is the route target FRR derives for a VNI: the low 16 bits of the
 // AS number, then the VNI.
+// IsolatedRouteTarget is the route target of an isolated L2VNI: the node's router id with local administrator 0.
+// It is the node's own (no other node has its router id) and of the IPv4-address type, which FRR's automatic
+// route targets (AS:VNI) never are.
+func IsolatedRouteTarget(routerID netip.Addr) string { return routerID.String() + ":0" }
+
 func autoRT(asn, vni uint32) string {
 	return strconv.FormatUint(uint64(asn&0xffff), 10) + ":" + strconv.FormatUint(uint64(vni), 10)
 }

@@ -69,6 +69,9 @@ func (c *NodeConfig) validate(brownfield bool) error {
 		l2 := &c.L2VNIs[i]
 		f := field.NewPath("l2vnis").Index(i)
 		claimVNI(f.Child("vni"), l2.VNI)
+		if l2.Isolated && (l2.RD != "" || len(l2.RouteTargets)+len(l2.ImportRouteTargets)+len(l2.ExportRouteTargets) > 0) {
+			v.add(f.Child("isolated"), l2.VNI, "an isolated L2VNI takes no RD or route targets (its route target is the node's own)")
+		}
 		v.rd(f.Child("rd"), l2.RD)
 		v.routeTargets(f, l2.RouteTargets, l2.ImportRouteTargets, l2.ExportRouteTargets)
 	}

@@ -39,6 +39,7 @@ func TestValidateNamesFieldAndValue(t *testing.T) {
 		{"vni zero", func(c *NodeConfig) { c.L2VNIs[0].VNI = 0 }, `l2vnis[0].vni: Invalid value: 0: must be 1..16777215`},
 		{"vni too big", func(c *NodeConfig) { c.L2VNIs[0].VNI = 1 << 24 }, `l2vnis[0].vni: Invalid value: 16777216`},
 		{"vni used twice", func(c *NodeConfig) { c.VRFs[0].VNI = 100 }, `vrfs[0].vni: Invalid value: 100: already used by l2vnis[0].vni`},
+		{"isolated with route targets", func(c *NodeConfig) { c.L2VNIs[1].Isolated = true }, `l2vnis[1].isolated: Invalid value: 101: an isolated L2VNI takes no RD or route targets`},
 		{"bad rd", func(c *NodeConfig) { c.L2VNIs[1].RD = "10.0.0.1" }, `l2vnis[1].rd: Invalid value: "10.0.0.1": route target must be <asn>:<nn> or <ipv4>:<nn>`},
 		{"rt out of range", func(c *NodeConfig) { c.L2VNIs[1].RouteTargets = []string{"4200000000:70000"} }, `l2vnis[1].routeTargets[0]: Invalid value: "4200000000:70000"`},
 		{"wildcard export rt", func(c *NodeConfig) { c.VRFs[0].ExportRouteTargets = []string{"*:5001"} }, `vrfs[0].exportRouteTargets[0]: Invalid value: "*:5001"`},

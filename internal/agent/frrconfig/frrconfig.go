@@ -139,7 +139,10 @@ func underlay(up *field.Path, u *v1.UnderlaySpec) (frr.Underlay, field.ErrorList
 	return out, errs
 }
 
-// l2VNIs declares every Layer2 network's VNI (each one has a VNI: netconf builds its VXLAN device from it).
+// l2VNIs declares every Layer2 network's VNI (each one has a VNI: netconf builds its VXLAN device from it). A
+// network with static flooding takes no part in EVPN: zebra sees its VXLAN all the same (advertise-all-vni takes
+// every VXLAN in a bridge), so it is declared isolated (frr.L2VNI.Isolated): no node imports its routes and it
+// imports none, and its flood entries and MACs stay netconf's and the kernel's.
 func l2VNIs(path *field.Path, layer2s []v1.NodeLayer2) ([]frr.L2VNI, field.ErrorList) {
 	var out []frr.L2VNI
 	var errs field.ErrorList
@@ -148,7 +151,8 @@ func l2VNIs(path *field.Path, layer2s []v1.NodeLayer2) ([]frr.L2VNI, field.Error
 			errs = append(errs, ferrs...)
 			continue
 		}
-		out = append(out, frr.L2VNI{VNI: uint32(l2.VNI)})
+		static := l2.Flooding != nil && l2.Flooding.Mode == v1.FloodingStatic
+		out = append(out, frr.L2VNI{VNI: uint32(l2.VNI), Isolated: static})
 	}
 	return out, errs
 }

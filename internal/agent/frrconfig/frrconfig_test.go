@@ -102,8 +102,15 @@ func TestNodeConfig(t *testing.T) {
 			}
 		}},
 		{"L2VNIs", nil, func(t *testing.T, c *frr.NodeConfig) {
-			if len(c.L2VNIs) != 1 || c.L2VNIs[0].VNI != 1010 {
+			if len(c.L2VNIs) != 1 || c.L2VNIs[0].VNI != 1010 || c.L2VNIs[0].Isolated {
 				t.Errorf("l2vnis %+v", c.L2VNIs)
+			}
+		}},
+		{"a static-flooding network's VNI is isolated from EVPN", func(s *v1.NodeNetworkConfigSpec) {
+			s.Layer2s[0].Flooding = &v1.Flooding{Mode: v1.FloodingStatic, Peers: []string{"192.0.2.9"}}
+		}, func(t *testing.T, c *frr.NodeConfig) {
+			if len(c.L2VNIs) != 1 || c.L2VNIs[0].VNI != 1010 || !c.L2VNIs[0].Isolated {
+				t.Errorf("l2vnis %+v, want VNI 1010 isolated", c.L2VNIs)
 			}
 		}},
 		{"peering split by family, password, timers", func(s *v1.NodeNetworkConfigSpec) {
