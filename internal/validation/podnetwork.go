@@ -71,7 +71,7 @@ type ResolvedPodInterface struct {
 func ResolvePodInterface(path *field.Path, in *v1.PodInterface, namespace string, nsLabels map[string]string,
 	l2 *v1.Layer2NetworkConfiguration) ResolvedPodInterface {
 	ap := path.Child("addresses")
-	if !joinsNetwork(in.Type) {
+	if !PodInterfaceJoinsNetwork(in.Type) {
 		pool, errs := podaddr.Parse(ap, in.Addresses, nil)
 		return ResolvedPodInterface{Admitted: true, Pool: pool, Errs: errs}
 	}
@@ -86,8 +86,9 @@ func ResolvePodInterface(path *field.Path, in *v1.PodInterface, namespace string
 	return ResolvedPodInterface{Admitted: true, Pool: pool, Errs: errs}
 }
 
-// joinsNetwork: veth and macvlan interfaces join a layer-2 network; vlan and bridge are inside the pod.
-func joinsNetwork(t v1.PodInterfaceType) bool {
+// PodInterfaceJoinsNetwork says whether an interface of the type joins a layer-2 network (veth, macvlan) or is
+// inside the pod (vlan, bridge).
+func PodInterfaceJoinsNetwork(t v1.PodInterfaceType) bool {
 	return t == v1.PodInterfaceVeth || t == v1.PodInterfaceMACVLAN
 }
 
@@ -151,11 +152,11 @@ func ValidatePodNetworkConfig(obj *v1.PodNetworkConfig, s *Snapshot) field.Error
 	networks := make([]*v1.Layer2NetworkConfiguration, len(spec.Interfaces))
 	for i := range spec.Interfaces {
 		in := &spec.Interfaces[i]
-		if joinsNetwork(in.Type) && (s == nil || in.Network == "") {
+		if PodInterfaceJoinsNetwork(in.Type) && (s == nil || in.Network == "") {
 			continue // without the snapshot there is no subnet to check against; a missing network is reported above
 		}
 		var l2 *v1.Layer2NetworkConfiguration
-		if s != nil && joinsNetwork(in.Type) {
+		if s != nil && PodInterfaceJoinsNetwork(in.Type) {
 			l2 = s.layer2(in.Network)
 		}
 		var nsLabels map[string]string
@@ -593,7 +594,7 @@ func (s *Snapshot) checkPodPoolOverlaps(ip *field.Path, obj *v1.PodNetworkConfig
 	var errs field.ErrorList
 	for i := range obj.Spec.Interfaces {
 		in := &obj.Spec.Interfaces[i]
-		if pools[i] == nil || !joinsNetwork(in.Type) {
+		if pools[i] == nil || !PodInterfaceJoinsNetwork(in.Type) {
 			continue
 		}
 		net := podaddr.NetworkOf(s.layer2(in.Network))
@@ -605,7 +606,7 @@ func (s *Snapshot) checkPodPoolOverlaps(ip *field.Path, obj *v1.PodNetworkConfig
 			}
 			for k := range o.Spec.Interfaces {
 				oi := &o.Spec.Interfaces[k]
-				if oi.Network != in.Network || !joinsNetwork(oi.Type) {
+				if oi.Network != in.Network || !PodInterfaceJoinsNetwork(oi.Type) {
 					continue
 				}
 				op, _ := podaddr.Parse(field.NewPath("other"), oi.Addresses, net)
@@ -635,7 +636,7 @@ func PodNetworkWarnings(l2 *v1.Layer2NetworkConfiguration, s *Snapshot) []string
 		o := &s.PodNetworkConfigs[i]
 		for k := range o.Spec.Interfaces {
 			in := &o.Spec.Interfaces[k]
-			if in.Network != l2.Name || !joinsNetwork(in.Type) {
+			if in.Network != l2.Name || !PodInterfaceJoinsNetwork(in.Type) {
 				continue
 			}
 			r := ResolvePodInterface(field.NewPath("spec", "interfaces").Index(k), in, o.Namespace, s.NamespaceLabels[o.Namespace], l2)

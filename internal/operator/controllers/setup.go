@@ -10,7 +10,7 @@ import (
 // Leader election (cmd/network-operator --leader-elect) uses a Lease:
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
-// Setup registers the controllers with mgr.
+// Setup registers the controllers with mgr (whose cache is made with CacheOptions).
 func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Metrics == nil {
 		return errors.New("controllers: Options.Metrics is required")
@@ -24,6 +24,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := (&MirrorStatusReconciler{Client: mgr.GetClient(), Opts: opts}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up mirror status controller: %w", err)
+	}
+	if err := (&PodNetworkReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up pod network controller: %w", err)
 	}
 	return nil
 }
