@@ -90,7 +90,9 @@ type Layer2NetworkConfigurationSpec struct {
 	Flooding *Flooding `json:"flooding,omitempty"`
 
 	// PodNamespaceSelector selects the namespaces whose PodNetworkConfigs may attach pods to this network
-	// (checked at admission). Unset: none may.
+	// (checked at admission). Unset: none may; empty ({}): every namespace may. A change that leaves existing
+	// PodNetworkConfigs out is admitted with a warning naming them; the operator frees their addresses there
+	// (condition Allocated=False, NetworkNotAllowed) and the agents remove the interfaces.
 	// +optional
 	PodNamespaceSelector *metav1.LabelSelector `json:"podNamespaceSelector,omitempty"`
 }

@@ -164,17 +164,21 @@ type PodInterface struct {
 }
 
 // PodAddresses are the address pools of one pod interface. Each selected pod gets one address per pool family;
-// the pools must lie in the network's subnet (its anycast gateways' prefixes) and may not overlap another
-// PodNetworkConfig's pools on the same network, so addresses are never duplicated across pods or tenants.
+// the pools must lie in the network's subnets (its anycast gateways' prefixes) and may not overlap another
+// PodNetworkConfig's pools on the same network, so addresses are never duplicated across pods or tenants. Without
+// a subnet (vlan and bridge interfaces, a network without anycast gateways) a range is its own subnet.
 type PodAddresses struct {
-	// Ranges are CIDRs (10.40.0.64/27), at most one per IP family: every address of them except the network's
-	// gateways, the subnet's network and broadcast addresses and Static's.
+	// Ranges are CIDRs (10.40.0.64/27), at most one per IP family, every address of which is handed out: a range
+	// in a network's subnet must not contain a gateway, the subnet's network address or its IPv4 broadcast address
+	// (refused at admission). Without a subnet the range is the subnet: its addresses get the range's prefix
+	// length, and its own network and IPv4 broadcast addresses are not handed out.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=2
 	Ranges []string `json:"ranges,omitempty"`
 	// Static are single addresses (10.40.0.10), handed out before the ranges' in list order: with a selector that
-	// matches one pod, that pod's fixed address.
+	// matches one pod, that pod's fixed address. Each lies in a subnet of the network (not a gateway, network or
+	// broadcast address) or, without a subnet, in the range of its family.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=256
@@ -241,7 +245,8 @@ type PodNetworkStatus struct {
 // PodNetworkConfigStatus is written by the operator (allocations, conditions) and by the agents (pods: each
 // agent its own node's pods).
 type PodNetworkConfigStatus struct {
-	// Allocations are the addresses given to pods, written by the operator only.
+	// Allocations are the addresses given to pods, written by the operator only (server-side apply, field manager
+	// network-operator): per selected pod, interface and pool family one, kept while the pod (by UID) stays selected.
 	// +optional
 	// +listType=atomic
 	Allocations []PodAddressAllocation `json:"allocations,omitempty"`
@@ -250,7 +255,9 @@ type PodNetworkConfigStatus struct {
 	// +listType=map
 	// +listMapKey=name
 	Pods []PodNetworkStatus `json:"pods,omitempty"`
-	// Conditions: Applied (every selected, running pod has everything).
+	// Conditions, written by the operator: Allocated (every selected pod has its addresses, or why not:
+	// PoolExhausted, NetworkNotAllowed, PoolInvalid) and Applied (every selected, running pod has everything, as
+	// its node's agent reports in Pods).
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -100,3 +100,34 @@ func TestForEach(t *testing.T) {
 		t.Errorf("forEach = %v, want the item's error", err)
 	}
 }
+
+// TestPodNetworkSamplesDecode: the pod network samples (config/samples/podnetwork-*.yaml, applied against the API
+// server with admission in internal/operator/webhook) decode into typed objects, as Cluster.Apply reads them.
+func TestPodNetworkSamplesDecode(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(root, "config", "samples", "podnetwork-*.yaml"))
+	if err != nil || len(files) < 2 {
+		t.Fatalf("pod network samples %v (%v)", files, err)
+	}
+	for _, f := range files {
+		objs, err := decodeFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var configs int
+		for _, o := range objs {
+			if c, ok := o.(*v1.PodNetworkConfig); ok {
+				configs++
+				if c.Namespace == "" {
+					t.Errorf("%s: PodNetworkConfig %s has no namespace", f, c.Name)
+				}
+			}
+		}
+		if configs == 0 {
+			t.Errorf("%s: no PodNetworkConfig", f)
+		}
+	}
+}

@@ -332,3 +332,47 @@ func waitFor(t *testing.T, what string, f func() error) {
 		return err == nil, err
 	}))
 }
+
+// TestPodNetworkSamples applies config/samples/podnetwork-*.yaml as `kubectl apply --validate=strict` would, in
+// file order (each file brings its namespace): the samples of the documentation pass the schema and admission.
+func TestPodNetworkSamples(t *testing.T) {
+	env := shared.Get(t)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(root, "config", "samples", "podnetwork-*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 2 {
+		t.Fatalf("samples %v: want the extra interface and the MTU tuning", files)
+	}
+	var configs []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := testenv.DecodeObjects(data)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, u := range objs {
+			err := env.Client.Create(ctxT(t), u, client.FieldValidation("Strict"))
+			if u.GetKind() == "Namespace" && apierrors.IsAlreadyExists(err) {
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s: %s %s refused: %v", filepath.Base(f), u.GetKind(), u.GetName(), err)
+			}
+			if u.GetKind() == "PodNetworkConfig" {
+				configs = append(configs, u.GetNamespace()+"/"+u.GetName())
+			}
+		}
+	}
+	slices.Sort(configs)
+	if want := []string{"tenant-a/cnf-tenant-network", "tenant-a/mtu-1400"}; !slices.Equal(configs, want) {
+		t.Errorf("PodNetworkConfigs of the samples %v, want %v", configs, want)
+	}
+}
