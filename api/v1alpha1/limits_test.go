@@ -91,6 +91,12 @@ func TestCRDBoundsMatchConstants(t *testing.T) {
 		"networkconfigrevisions": {
 			".spec.sequence": atLeast(1),
 		},
+		"podnetworkconfigs": {
+			".spec.primary.mtu":        b(MinPodMTU, MaxMTU),
+			".spec.primary.txQueueLen": b(0, MaxPodTxQueueLen),
+			".spec.interfaces[].mtu":   b(MinPodMTU, MaxMTU),
+			".spec.interfaces[].vlan":  b(0, MaxVLAN), // 0: not a vlan interface
+		},
 	}
 
 	files, err := filepath.Glob(filepath.Join("..", "..", "config", "crd", "bases", "*.yaml"))

@@ -28,6 +28,8 @@ const (
 	MaxPodRoutes = 64
 	// MaxPodSysctls bounds spec.sysctls.
 	MaxPodSysctls = 32
+	// MaxPodTxQueueLen bounds spec.primary.txQueueLen.
+	MaxPodTxQueueLen = 100000
 	// MinPodMTU is the smallest MTU a pod interface may get (IPv4's minimum link MTU is 68, but IPv6 needs 1280;
 	// below 576 nothing a CNF runs works).
 	MinPodMTU = 576

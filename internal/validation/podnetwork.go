@@ -117,6 +117,9 @@ func ValidatePodNetworkConfig(obj *v1.PodNetworkConfig, s *Snapshot) field.Error
 		if spec.Primary.MTU != nil {
 			errs = append(errs, validateRange(pp.Child("mtu"), int64(*spec.Primary.MTU), v1.MinPodMTU, v1.MaxMTU, "MTU")...)
 		}
+		if spec.Primary.TxQueueLen != nil {
+			errs = append(errs, validateRange(pp.Child("txQueueLen"), int64(*spec.Primary.TxQueueLen), 0, v1.MaxPodTxQueueLen, "transmit queue length")...)
+		}
 	}
 	ip := p.Child("interfaces")
 	index := map[string]int{}

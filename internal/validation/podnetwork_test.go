@@ -187,6 +187,8 @@ func TestValidatePodNetworkConfig(t *testing.T) {
 		// MTU.
 		{name: "MTU below 576", mut: func(s *v1.PodNetworkConfigSpec) { s.Primary.MTU = ptr.To[int32](575) },
 			want: [][]string{{`spec.primary.mtu: Invalid value: 575: MTU must be within 576..9000`}}},
+		{name: "transmit queue too long", mut: func(s *v1.PodNetworkConfigSpec) { s.Primary.TxQueueLen = ptr.To[int32](100001) },
+			want: [][]string{{`spec.primary.txQueueLen: Invalid value: 100001: transmit queue length must be within 0..100000`}}},
 		{name: "MTU above 9000", mut: iface(2, func(in *v1.PodInterface) { in.MTU = ptr.To[int32](9001) }),
 			want: [][]string{{`spec.interfaces[2].mtu: Invalid value: 9001: MTU must be within 576..9000`}}},
 		{name: "veth above its network", mut: iface(0, func(in *v1.PodInterface) { in.MTU = ptr.To[int32](1501) }),
