@@ -31,10 +31,12 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/agent/cri"
 	"github.com/network-operator/network-operator/internal/agent/dataplane"
 	"github.com/network-operator/network-operator/internal/agent/dpctl"
 	"github.com/network-operator/network-operator/internal/agent/frrconfig"
@@ -44,6 +46,9 @@ import (
 	"github.com/network-operator/network-operator/internal/agent/mirror"
 	"github.com/network-operator/network-operator/internal/agent/netconf"
 	"github.com/network-operator/network-operator/internal/agent/nodefile"
+	"github.com/network-operator/network-operator/internal/agent/podnet"
+	"github.com/network-operator/network-operator/internal/agent/podnetctl"
+	"github.com/network-operator/network-operator/internal/agent/podstate"
 	"github.com/network-operator/network-operator/internal/agent/reconcile"
 	"github.com/network-operator/network-operator/internal/agent/standalone"
 	"github.com/network-operator/network-operator/pkg/frr"
@@ -77,6 +82,9 @@ type flags struct {
 	vtepAddress                                  netip.Addr
 	defaultMTU                                   int
 	logLevel                                     string
+	podNetwork                                   bool
+	criSocket, podNetns, podStateDir             string
+	podSysctlDir                                 string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -126,6 +134,13 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.vethVRFs, "veth-vrfs", "", "comma-separated VRFs that get a veth pair to the default VRF")
 	fs.IntVar(&f.defaultMTU, "default-mtu", 0, "MTU of a VRF's links when the spec sets none (0: 1500)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.BoolVar(&f.podNetwork, "pod-network", false, "Kubernetes mode: apply PodNetworkConfigs to this node's pods (their network namespaces, found through --cri-socket)")
+	fs.StringVar(&f.criSocket, "cri-socket", cri.DefaultSocket, "--pod-network: the container runtime's CRI socket")
+	fs.StringVar(&f.podNetns, "pod-netns", string(cri.SourceAuto), "--pod-network: how a pod's network namespace is reached: path (the runtime's "+
+		"netns path; its directory must be mounted), pid (/proc/<sandbox pid>/ns/net; needs hostPID) or auto (path when visible, else pid)")
+	fs.StringVar(&f.podStateDir, "pod-state-dir", podstate.DefaultDir, "--pod-network: where the per-pod records are kept (original tuning, interfaces made)")
+	fs.StringVar(&f.podSysctlDir, "pod-sysctl-dir", podnet.DefaultSysctlDir, "--pod-network: the sysctl tree written from inside pods' namespaces "+
+		"(a container's own /proc/sys is read-only: mount the host's elsewhere)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -142,6 +157,11 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		return nil, errors.New("--frr-management-vrfs needs --frr-base-config")
 	case f.frrBaseConfig != "" && f.frrMode == frrNone:
 		return nil, errors.New("--frr-base-config needs --frr reload or systemd")
+	case f.podNetwork && f.configFile != "":
+		return nil, errors.New("--pod-network needs Kubernetes mode (no --config-file)")
+	}
+	if err := cri.Source(f.podNetns).Check(); err != nil {
+		return nil, fmt.Errorf("--pod-netns: %w", err)
 	}
 	return f, nil
 }
@@ -296,10 +316,10 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 			Once: f.once, StatusFile: f.statusFile, Passwords: passwords, Out: stdout, Logger: logger,
 			Env: fileEnv(f, links), Rewrite: rewrite})
 	}
-	return runKube(ctx, f, engine, logger)
+	return runKube(ctx, f, engine, links, ns, logger)
 }
 
-func runKube(ctx context.Context, f *flags, engine *reconcile.Engine, logger *slog.Logger) error {
+func runKube(ctx context.Context, f *flags, engine *reconcile.Engine, links *netlink.Handle, ns netns.NsHandle, logger *slog.Logger) error {
 	log.SetLogger(logr.FromSlogHandler(logger.Handler()))
 	cfg, err := kubeConfig(f.kubeconfig)
 	if err != nil {
@@ -312,12 +332,41 @@ func runKube(ctx context.Context, f *flags, engine *reconcile.Engine, logger *sl
 	if err := v1.AddToScheme(scheme); err != nil {
 		return err
 	}
-	mgr, err := kube.NewManager(cfg, scheme, kube.Options{NodeName: f.nodeName, Engine: engine, Resync: f.resync,
-		StartupTaint: f.startupTaint, Logger: logger})
+	ko := kube.Options{NodeName: f.nodeName, Engine: engine, Resync: f.resync, StartupTaint: f.startupTaint, Logger: logger}
+	if f.podNetwork {
+		setup, closeCRI, err := podNetworking(f, links, ns, logger)
+		if err != nil {
+			return err
+		}
+		defer closeCRI()
+		ko.Cache, ko.Setup = podnetctl.CacheOptions(f.nodeName), []func(ctrl.Manager) error{setup}
+	}
+	mgr, err := kube.NewManager(cfg, scheme, ko)
 	if err != nil {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// podNetworking wires the pod networking controller: the CRI client that finds pods' namespaces, the applier
+// working from the node's namespace, the per-pod records.
+func podNetworking(f *flags, links *netlink.Handle, ns netns.NsHandle, logger *slog.Logger) (func(ctrl.Manager) error, func(), error) {
+	finder, err := cri.New(f.criSocket, cri.Options{Source: cri.Source(f.podNetns)})
+	if err != nil {
+		return nil, nil, fmt.Errorf("--cri-socket / --pod-netns: %w", err)
+	}
+	store := podstate.New(f.podStateDir)
+	applier, err := podnet.New(links, podnet.Options{Store: store, HostNS: ns, SysctlDir: f.podSysctlDir})
+	if err != nil {
+		finder.Close()
+		return nil, nil, err
+	}
+	logger.Info("pod networking on", "criSocket", f.criSocket, "netns", f.podNetns, "stateDir", f.podStateDir)
+	setup := func(mgr ctrl.Manager) error {
+		return podnetctl.Setup(mgr, podnetctl.Options{NodeName: f.nodeName, Applier: applier, Store: store, Netns: finder,
+			Resync: f.resync, Logger: logger.With("controller", "podnetwork")})
+	}
+	return setup, func() { finder.Close() }, nil
 }
 
 // kubeConfig loads the --kubeconfig file when given, else what controller-runtime finds (KUBECONFIG, in-cluster,

@@ -49,6 +49,15 @@ const (
 	SourcePID  Source = "pid"
 )
 
+// Check returns ErrBadSource for anything but auto, path and pid.
+func (s Source) Check() error {
+	switch s {
+	case SourceAuto, SourcePath, SourcePID:
+		return nil
+	}
+	return fmt.Errorf("%w %q: want %s, %s or %s", ErrBadSource, string(s), SourceAuto, SourcePath, SourcePID)
+}
+
 var (
 	// ErrNoSandbox: the pod has no ready sandbox on this node (not yet, or no more).
 	ErrNoSandbox = errors.New("no ready pod sandbox")
@@ -84,12 +93,11 @@ func New(socket string, o Options) (*Client, error) {
 	if socket == "" {
 		socket = DefaultSocket
 	}
-	switch o.Source {
-	case "":
+	if o.Source == "" {
 		o.Source = SourceAuto
-	case SourceAuto, SourcePath, SourcePID:
-	default:
-		return nil, fmt.Errorf("%w %q: want %s, %s or %s", ErrBadSource, o.Source, SourceAuto, SourcePath, SourcePID)
+	}
+	if err := o.Source.Check(); err != nil {
+		return nil, err
 	}
 	if o.ProcRoot == "" {
 		o.ProcRoot = "/proc"

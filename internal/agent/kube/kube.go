@@ -1,5 +1,6 @@
 // Package kube runs the node agent against the Kubernetes API: a controller-runtime manager whose cache holds
-// exactly one object - this node's NodeNetworkConfig (a field selector on metadata.name) - a reconciler that
+// this node's NodeNetworkConfig (a field selector on metadata.name; further objects only when Options.Cache adds
+// them, e.g. pod networking's Pods of this node) - a reconciler that
 // applies its spec through the reconcile engine and writes the status the operator's rollout reads, BGP
 // passwords read from Secrets on demand (never cached), and a Node condition plus the removal of a start-up
 // taint once the node is healthy.
@@ -57,6 +58,10 @@ type Options struct {
 	// StartupTaint is the taint key removed once healthy ("" keeps DefaultStartupTaint; "-" disables).
 	StartupTaint string
 	Logger       *slog.Logger
+	// Cache adds objects to the manager's cache with their selectors (e.g. podnetctl's: this node's Pods).
+	Cache map[client.Object]cache.ByObject
+	// Setup registers further controllers with the manager (e.g. podnetctl.Setup).
+	Setup []func(ctrl.Manager) error
 
 	// skipNameValidation allows several managers in one process: only tests run several (export_test.go).
 	skipNameValidation bool
@@ -68,13 +73,15 @@ func NewManager(cfg *rest.Config, scheme *runtime.Scheme, o Options) (ctrl.Manag
 	if o.NodeName == "" || o.Engine == nil {
 		return nil, errors.New("kube: NodeName and Engine are required")
 	}
+	byObject := map[client.Object]cache.ByObject{
+		&v1.NodeNetworkConfig{}: {Field: fields.OneTermEqualSelector("metadata.name", o.NodeName)},
+	}
+	for obj, by := range o.Cache {
+		byObject[obj] = by
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
-		Cache: cache.Options{
-			ByObject: map[client.Object]cache.ByObject{
-				&v1.NodeNetworkConfig{}: {Field: fields.OneTermEqualSelector("metadata.name", o.NodeName)},
-			},
-		},
+		Cache:  cache.Options{ByObject: byObject},
 		Client: client.Options{Cache: &client.CacheOptions{
 			// Never start informers for these: a node agent must not cache every Secret or Node of the cluster.
 			DisableFor: []client.Object{&corev1.Secret{}, &corev1.Node{}},
@@ -90,6 +97,11 @@ func NewManager(cfg *rest.Config, scheme *runtime.Scheme, o Options) (ctrl.Manag
 	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Opts: o}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, err
+	}
+	for _, setup := range o.Setup {
+		if err := setup(mgr); err != nil {
+			return nil, err
+		}
 	}
 	return mgr, nil
 }
