@@ -94,6 +94,22 @@ const (
 	L2VXLANPrefix  = "l2vx."
 )
 
+// Prefixes of the node agent's other interface names: the veth pair of a VRF (VethDefaultPrefix in the default VRF,
+// VethVRFPrefix in the VRF), a layer-2 network's 802.1Q port on the trunk and a MirrorTarget's tunnel.
+const (
+	VethDefaultPrefix  = "df."
+	VethVRFPrefix      = "vf."
+	L2VLANPrefix       = "vl."
+	MirrorTunnelPrefix = "gm."
+)
+
+// AgentInterfacePrefixes are the prefixes of every interface name the node agent derives from other objects; a
+// Link's interfaceName starts with none of them, so the two never collide.
+func AgentInterfacePrefixes() []string {
+	return []string{VRFDevicePrefix, BridgePrefix, VXLANPrefix, LoopbackPrefix, L2BridgePrefix, L2VXLANPrefix,
+		VethDefaultPrefix, VethVRFPrefix, L2VLANPrefix, RoutingTablePrefix, MirrorTunnelPrefix}
+}
+
 // VRF names that exist without a VRFRouteConfiguration: the node's main table and the operator's cluster VRF.
 const (
 	DefaultVRFName = "default"

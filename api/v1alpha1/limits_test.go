@@ -77,6 +77,7 @@ func TestCRDBoundsMatchConstants(t *testing.T) {
 			".spec.mirrors[].match.dstPort":     b(0, MaxPort),
 			".spec.mirrors[].target.key":        b(0, MaxGREKey),
 			".spec.routingTables[].tableID":     b(MinRoutingTableID, MaxRoutingTableID),
+			".spec.links[].bridge.mtu":          b(MinMTU, MaxMTU),
 		},
 		"routingtables": {
 			".spec.tableId": b(MinRoutingTableID, MaxRoutingTableID),
@@ -96,6 +97,12 @@ func TestCRDBoundsMatchConstants(t *testing.T) {
 			".spec.primary.txQueueLen": b(0, MaxPodTxQueueLen),
 			".spec.interfaces[].mtu":   b(MinPodMTU, MaxMTU),
 			".spec.interfaces[].vlan":  b(0, MaxVLAN), // 0: not a vlan interface
+		},
+		"links": {
+			".spec.bridge.mtu": b(MinMTU, MaxMTU),
+			".spec.vxlan.mtu":  b(MinMTU, MaxMTU),
+			".spec.vxlan.vnid": b(MinVNI, MaxVNI),
+			".spec.vxlan.port": b(MinPort, MaxPort),
 		},
 	}
 

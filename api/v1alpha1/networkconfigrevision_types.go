@@ -69,6 +69,13 @@ type MirrorSelectorRevision struct {
 	MirrorSelectorSpec `json:",inline"`
 }
 
+// LinkRevision is one Link in a revision snapshot.
+type LinkRevision struct {
+	// Name of the Link.
+	Name     string `json:"name"`
+	LinkSpec `json:",inline"`
+}
+
 // NetworkConfigRevisionSpec is an immutable snapshot of every user resource, sorted by name.
 //
 // The snapshot lists are stored without a schema: their content was validated when the user resources were
@@ -119,6 +126,12 @@ type NetworkConfigRevisionSpec struct {
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	MirrorSelectors []MirrorSelectorRevision `json:"mirrorSelectors,omitempty"`
+
+	// Links snapshots the Links, sorted by name.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	Links []LinkRevision `json:"links,omitempty"`
 }
 
 // Sort orders the snapshot lists by name, the canonical order ContentHash expects.
@@ -129,6 +142,7 @@ func (s *NetworkConfigRevisionSpec) Sort() {
 	slices.SortFunc(s.RoutingTables, func(a, b RoutingTableRevision) int { return cmp.Compare(a.Name, b.Name) })
 	slices.SortFunc(s.MirrorTargets, func(a, b MirrorTargetRevision) int { return cmp.Compare(a.Name, b.Name) })
 	slices.SortFunc(s.MirrorSelectors, func(a, b MirrorSelectorRevision) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(s.Links, func(a, b LinkRevision) int { return cmp.Compare(a.Name, b.Name) })
 }
 
 // ContentHash is the sha256 (hex) over the canonical JSON encoding of the snapshot lists, sorted by name. Revision
@@ -143,6 +157,7 @@ func (s *NetworkConfigRevisionSpec) ContentHash() (string, error) {
 		RoutingTables:   slices.Clone(s.RoutingTables),
 		MirrorTargets:   slices.Clone(s.MirrorTargets),
 		MirrorSelectors: slices.Clone(s.MirrorSelectors),
+		Links:           slices.Clone(s.Links),
 	}
 	c.Sort()
 	// Empty and nil lists must hash alike. The kinds added later are left out when empty, so content without
@@ -155,7 +170,8 @@ func (s *NetworkConfigRevisionSpec) ContentHash() (string, error) {
 		RoutingTables   []RoutingTableRevision   `json:"routingTables,omitempty"`
 		MirrorTargets   []MirrorTargetRevision   `json:"mirrorTargets,omitempty"`
 		MirrorSelectors []MirrorSelectorRevision `json:"mirrorSelectors,omitempty"`
-	}{"revision/v1", nonNil(c.VRF), nonNil(c.Layer2), nonNil(c.BGP), c.RoutingTables, c.MirrorTargets, c.MirrorSelectors}
+		Links           []LinkRevision           `json:"links,omitempty"`
+	}{"revision/v1", nonNil(c.VRF), nonNil(c.Layer2), nonNil(c.BGP), c.RoutingTables, c.MirrorTargets, c.MirrorSelectors, c.Links}
 	data, err := json.Marshal(content)
 	if err != nil {
 		return "", fmt.Errorf("encode revision content: %w", err)

@@ -62,6 +62,13 @@ type NodeNetworkConfigSpec struct {
 	// +listMapKey=name
 	Mirrors []NodeMirror `json:"mirrors,omitempty"`
 
+	// Links are the node's Links (bridges, VXLANs, existing interfaces), references resolved to interface names,
+	// sorted by name.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Links []NodeLink `json:"links,omitempty"`
+
 	// DataPlane is what the eBPF router attaches to and how it forwards.
 	// +optional
 	DataPlane DataPlaneSpec `json:"dataplane,omitempty"`
@@ -313,6 +320,49 @@ type NodeLayer2 struct {
 	// Flooding is how the network's VXLAN reaches the other VTEPs, resolved for this node. Unset: BGP EVPN. Mode
 	// static: head-end replication to exactly Peers (the listed peers, or the VTEP address of every other node the
 	// network is on; none: the network is on this node only), no BGP.
+	// +optional
+	Flooding *Flooding `json:"flooding,omitempty"`
+}
+
+// NodeLink is one Link on the node: exactly one of Bridge, VXLAN and Unmanaged is set.
+type NodeLink struct {
+	// Name of the Link.
+	// +required
+	Name string `json:"name"`
+	// InterfaceName on the node.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=15
+	InterfaceName string `json:"interfaceName"`
+	// Bridge: the agent creates a bridge.
+	// +optional
+	Bridge *BridgeLink `json:"bridge,omitempty"`
+	// VXLAN: the agent creates a VXLAN VTEP.
+	// +optional
+	VXLAN *NodeVXLANLink `json:"vxlan,omitempty"`
+	// Unmanaged: the interface exists on the node; the agent never changes it.
+	// +optional
+	Unmanaged *UnmanagedLink `json:"unmanaged,omitempty"`
+}
+
+// NodeVXLANLink is a Link's VXLAN with its references resolved.
+type NodeVXLANLink struct {
+	// VNI of the VXLAN.
+	// +required
+	VNI int32 `json:"vni"`
+	// Port is the UDP destination port.
+	// +required
+	Port int32 `json:"port"`
+	// Device is the interface name of the Link the VXLAN sends over ("": none).
+	// +optional
+	Device string `json:"device,omitempty"`
+	// Master is the interface name of the bridge Link the VXLAN is a port of ("": none).
+	// +optional
+	Master string `json:"master,omitempty"`
+	// MTU of the VXLAN (0: not managed).
+	// +optional
+	MTU int32 `json:"mtu,omitempty"`
+	// Flooding resolved for this node, as NodeLayer2.Flooding: unset is BGP EVPN, static lists every peer.
 	// +optional
 	Flooding *Flooding `json:"flooding,omitempty"`
 }

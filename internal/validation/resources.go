@@ -36,6 +36,9 @@ type Snapshot struct {
 	Layer2Networks         []v1.Layer2NetworkConfiguration
 	BGPPeerings            []v1.BGPPeering
 	RoutingTables          []v1.RoutingTable
+	// Links, and the labels of the existing Nodes (for Links that may meet on a node).
+	Links      []v1.Link
+	NodeLabels []map[string]string
 	// PodNetworkConfigs of every namespace (an object is the validated one's previous version when namespace and
 	// name match), and the labels of the namespaces the PodNetworkConfig rules ask about.
 	PodNetworkConfigs []v1.PodNetworkConfig
@@ -61,6 +64,14 @@ func (s *Snapshot) vniUser(vni int64, self string, selfKind string, selfVRF stri
 			continue
 		}
 		return fmt.Sprintf("VRF %q (VRFRouteConfiguration %q)", v.Spec.VRF, v.Name)
+	}
+	if selfKind == v1.KindLink {
+		return "" // Links share VNIs with each other on disjoint nodes (ValidateLink)
+	}
+	for i := range s.Links {
+		if x := s.Links[i].Spec.VXLAN; x != nil && int64(x.VNID) == vni {
+			return fmt.Sprintf("Link %q", s.Links[i].Name)
+		}
 	}
 	return ""
 }

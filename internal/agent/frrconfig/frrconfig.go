@@ -60,6 +60,8 @@ func NodeConfig(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords P
 
 	l2s, ferrs := l2VNIs(field.NewPath("layer2s"), spec.Layer2s)
 	cfg.L2VNIs, errs = l2s, append(errs, ferrs...)
+	links, ferrs := linkVNIs(field.NewPath("links"), spec.Links)
+	cfg.L2VNIs, errs = append(cfg.L2VNIs, links...), append(errs, ferrs...)
 
 	vrfNames := map[string]string{} // spec name -> FRR name
 	for i := range spec.VRFs {
@@ -153,6 +155,26 @@ func l2VNIs(path *field.Path, layer2s []v1.NodeLayer2) ([]frr.L2VNI, field.Error
 		}
 		static := l2.Flooding != nil && l2.Flooding.Mode == v1.FloodingStatic
 		out = append(out, frr.L2VNI{VNI: uint32(l2.VNI), Isolated: static})
+	}
+	return out, errs
+}
+
+// linkVNIs declares the VNI of every Link's VXLAN in a bridge (a master): zebra takes those, as it takes a layer-2
+// network's, and they are one concept: EVPN, or isolated with static flooding. zebra ignores a VXLAN without a
+// bridge, so those need nothing.
+func linkVNIs(path *field.Path, links []v1.NodeLink) ([]frr.L2VNI, field.ErrorList) {
+	var out []frr.L2VNI
+	var errs field.ErrorList
+	for i, l := range links {
+		if l.VXLAN == nil || l.VXLAN.Master == "" {
+			continue
+		}
+		if ferrs := vniRange(path.Index(i).Child("vxlan", "vni"), l.VXLAN.VNI); len(ferrs) > 0 {
+			errs = append(errs, ferrs...)
+			continue
+		}
+		static := l.VXLAN.Flooding != nil && l.VXLAN.Flooding.Mode == v1.FloodingStatic
+		out = append(out, frr.L2VNI{VNI: uint32(l.VXLAN.VNI), Isolated: static})
 	}
 	return out, errs
 }

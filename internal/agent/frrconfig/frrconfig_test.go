@@ -106,6 +106,20 @@ func TestNodeConfig(t *testing.T) {
 				t.Errorf("l2vnis %+v", c.L2VNIs)
 			}
 		}},
+		{"Links' VXLANs in a bridge are L2VNIs, isolated with static flooding; a VXLAN without bridge is not", func(s *v1.NodeNetworkConfigSpec) {
+			s.Links = []v1.NodeLink{
+				{Name: "evpn", InterfaceName: "vxe", VXLAN: &v1.NodeVXLANLink{VNI: 2001, Port: 4789, Master: "br0"}},
+				{Name: "static", InterfaceName: "vxs", VXLAN: &v1.NodeVXLANLink{VNI: 2002, Port: 4789, Master: "br0",
+					Flooding: &v1.Flooding{Mode: v1.FloodingStatic}}},
+				{Name: "bare", InterfaceName: "vxb", VXLAN: &v1.NodeVXLANLink{VNI: 2003, Port: 4789, Flooding: &v1.Flooding{Mode: v1.FloodingStatic}}},
+				{Name: "bridge", InterfaceName: "br0", Bridge: &v1.BridgeLink{}},
+			}
+		}, func(t *testing.T, c *frr.NodeConfig) {
+			want := []frr.L2VNI{{VNI: 1010}, {VNI: 2001}, {VNI: 2002, Isolated: true}}
+			if !slices.EqualFunc(c.L2VNIs, want, func(a, b frr.L2VNI) bool { return a.VNI == b.VNI && a.Isolated == b.Isolated }) {
+				t.Errorf("l2vnis %+v, want %+v", c.L2VNIs, want)
+			}
+		}},
 		{"a static-flooding network's VNI is isolated from EVPN", func(s *v1.NodeNetworkConfigSpec) {
 			s.Layer2s[0].Flooding = &v1.Flooding{Mode: v1.FloodingStatic, Peers: []string{"192.0.2.9"}}
 		}, func(t *testing.T, c *frr.NodeConfig) {

@@ -127,7 +127,7 @@ func (p Problem) String() string { return fmt.Sprintf("mirror %s: %v", p.Mirror,
 
 // DeviceName is the tunnel device of a MirrorTarget: "gm." + the name when it fits, else a hash.
 func DeviceName(target string) string {
-	if n := "gm." + target; len(n) <= 15 && !strings.ContainsAny(target, "/: \t\n") {
+	if n := v1.MirrorTunnelPrefix + target; len(n) <= 15 && !strings.ContainsAny(target, "/: \t\n") {
 		return n
 	}
 	h := sha256.Sum256([]byte(target))

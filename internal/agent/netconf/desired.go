@@ -82,6 +82,9 @@ func BuildDesired(spec *v1alpha1.NodeNetworkConfigSpec, settings Settings, f Fea
 			return nil, err
 		}
 	}
+	if err := b.addLinks(spec.Links); err != nil {
+		return nil, err
+	}
 	b.addRules()
 	for _, v := range vrfs {
 		if st, ok := b.vrfs[v.Name]; ok {
@@ -121,6 +124,11 @@ func (b *builder) vtep(spec *v1alpha1.NodeNetworkConfigSpec) error {
 	need := len(spec.Layer2s) > 0
 	for _, v := range spec.VRFs {
 		if v.VNI != 0 {
+			need = true
+		}
+	}
+	for _, l := range spec.Links {
+		if l.VXLAN != nil {
 			need = true
 		}
 	}

@@ -1,7 +1,7 @@
 // Package netconf manages the node's network objects for the agent through netlink: per VRF a VRF device (or,
 // on kernels without VRF support, only its routing table), an L3VNI bridge and VXLAN, per layer-2 network a
-// bridge and VXLAN with anycast gateway addresses, veth pairs to the default VRF, and the routes and rules those
-// need.
+// bridge and VXLAN with anycast gateway addresses (flooding by EVPN or to static peers), veth pairs to the default
+// VRF, the node's Links (bridges and VXLANs), and the routes and rules those need.
 //
 // It works in three steps: BuildDesired turns a NodeNetworkConfigSpec plus node-local Settings into object specs
 // (pure), Observe reads what exists, ComputePlan diffs the two into ordered, printable actions (pure), and

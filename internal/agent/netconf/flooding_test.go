@@ -147,28 +147,9 @@ func (n *staticNode) spec(peers ...string) *v1alpha1.NodeNetworkConfigSpec {
 // learnt the hosts' MACs); a peer dropped from one node's list loses exactly that entry; removing the network
 // leaves no link, flood entry or bridge port of netconf's (the hosts' foreign veth ends stay).
 func TestStaticFloodingNamespaces(t *testing.T) {
-	l := lab.New(t)
+	l, vteps := floodLab(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	topo := lab.Topology{
-		Namespaces: []lab.Namespace{{Name: "fab"}},
-		Devices:    []lab.Device{{Port: lab.Port{NS: "fab", Name: "sw"}, Kind: lab.KindBridge}},
-	}
-	var vteps []string
-	for i := 1; i <= 3; i++ {
-		node, host := fmt.Sprintf("n%d", i), fmt.Sprintf("h%d", i)
-		vteps = append(vteps, fmt.Sprintf("192.168.50.%d", i))
-		topo.Namespaces = append(topo.Namespaces, lab.Namespace{Name: node}, lab.Namespace{Name: host})
-		topo.Veths = append(topo.Veths,
-			lab.Veth{A: lab.Port{NS: node, Name: "up", Addrs: []string{vteps[i-1] + "/24"}}, B: lab.Port{NS: "fab", Name: fmt.Sprintf("p%d", i)}},
-			lab.Veth{A: lab.Port{NS: host, Name: "eth0", Addrs: []string{fmt.Sprintf("10.30.0.%d/24", i)}}, B: lab.Port{NS: node, Name: "host"}})
-	}
-	l.MustBuild(ctx, topo)
-	fab := l.NS("fab")
-	for i := 1; i <= 3; i++ {
-		enslave(t, fab, fmt.Sprintf("p%d", i), "sw")
-	}
-
 	nodes := make([]*staticNode, 3)
 	for i := range nodes {
 		n := &staticNode{ns: l.NS(fmt.Sprintf("n%d", i+1)), vtep: vteps[i]}
@@ -195,13 +176,7 @@ func TestStaticFloodingNamespaces(t *testing.T) {
 		}
 	}
 
-	for _, pair := range [][2]int{{1, 2}, {1, 3}, {2, 3}, {3, 1}} {
-		from, dst := l.NS(fmt.Sprintf("h%d", pair[0])), netip.MustParseAddr(fmt.Sprintf("10.30.0.%d", pair[1]))
-		res, err := from.Ping(ctx, dst, lab.PingOptions{Count: 3, Deadline: 5 * time.Second})
-		if err != nil || res.Received == 0 {
-			t.Errorf("h%d -> %s: %+v, %v", pair[0], dst, res, err)
-		}
-	}
+	pingAll(t, ctx, l)
 	for i, n := range nodes {
 		if p := mustPlan(t, n.m, n.spec(vteps...)); !p.Empty() {
 			t.Errorf("node %d: a resync after traffic (learnt MACs) plans:\n%s", i+1, p)
@@ -234,6 +209,44 @@ func TestStaticFloodingNamespaces(t *testing.T) {
 		}
 		if h := link(t, n.ns, "host"); h.Attrs().MasterIndex != 0 {
 			t.Errorf("node %d: the host's veth end still has master %d", i+1, h.Attrs().MasterIndex)
+		}
+	}
+}
+
+// floodLab builds three "nodes" n1..n3 with an uplink "up" each on one underlay segment (a bridge in namespace
+// "fab"), their VTEP addresses 192.168.50.1..3 (returned) on it, and a host h1..h3 per node whose "eth0"
+// (10.30.0.N/24) is a veth to the node's "host".
+func floodLab(t *testing.T) (*lab.Lab, []string) {
+	t.Helper()
+	l := lab.New(t)
+	topo := lab.Topology{
+		Namespaces: []lab.Namespace{{Name: "fab"}},
+		Devices:    []lab.Device{{Port: lab.Port{NS: "fab", Name: "sw"}, Kind: lab.KindBridge}},
+	}
+	var vteps []string
+	for i := 1; i <= 3; i++ {
+		node, host := fmt.Sprintf("n%d", i), fmt.Sprintf("h%d", i)
+		vteps = append(vteps, fmt.Sprintf("192.168.50.%d", i))
+		topo.Namespaces = append(topo.Namespaces, lab.Namespace{Name: node}, lab.Namespace{Name: host})
+		topo.Veths = append(topo.Veths,
+			lab.Veth{A: lab.Port{NS: node, Name: "up", Addrs: []string{vteps[i-1] + "/24"}}, B: lab.Port{NS: "fab", Name: fmt.Sprintf("p%d", i)}},
+			lab.Veth{A: lab.Port{NS: host, Name: "eth0", Addrs: []string{fmt.Sprintf("10.30.0.%d/24", i)}}, B: lab.Port{NS: node, Name: "host"}})
+	}
+	l.MustBuild(testCtx(t), topo)
+	for i := 1; i <= 3; i++ {
+		enslave(t, l.NS("fab"), fmt.Sprintf("p%d", i), "sw")
+	}
+	return l, vteps
+}
+
+// pingAll checks that every host reaches every other.
+func pingAll(t *testing.T, ctx context.Context, l *lab.Lab) {
+	t.Helper()
+	for _, pair := range [][2]int{{1, 2}, {1, 3}, {2, 3}, {3, 1}} {
+		from, dst := l.NS(fmt.Sprintf("h%d", pair[0])), netip.MustParseAddr(fmt.Sprintf("10.30.0.%d", pair[1]))
+		res, err := from.Ping(ctx, dst, lab.PingOptions{Count: 3, Deadline: 5 * time.Second})
+		if err != nil || res.Received == 0 {
+			t.Errorf("h%d -> %s: %+v, %v", pair[0], dst, res, err)
 		}
 	}
 }

@@ -36,6 +36,8 @@ const (
 	RoleRoutingTable = "routingtable"
 	// RoleLoopback is a VRF's loopback (NodeLoopback): a dummy, or an empty bridge where there are no dummies.
 	RoleLoopback = "loopback"
+	// RoleLink is a node Link's bridge or VXLAN (NodeLink), named after the Link.
+	RoleLink = "link"
 )
 
 // Alias is the ownership mark of a link with that role for that object name.

@@ -66,9 +66,9 @@ func DefaultNames() Names {
 		L3VXLAN:     v1alpha1.VXLANPrefix,
 		L2Bridge:    v1alpha1.L2BridgePrefix,
 		L2VXLAN:     v1alpha1.L2VXLANPrefix,
-		VethDefault: "df.",
-		VethVRF:     "vf.",
-		VLAN:        "vl.",
+		VethDefault: v1alpha1.VethDefaultPrefix,
+		VethVRF:     v1alpha1.VethVRFPrefix,
+		VLAN:        v1alpha1.L2VLANPrefix,
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -34,6 +35,8 @@ type ConfigReconciler struct {
 
 // +kubebuilder:rbac:groups=network.network-operator.io,resources=vrfrouteconfigurations;layer2networkconfigurations;bgppeerings;routingtables;mirrortargets;mirrorselectors,verbs=get;list;watch
 // +kubebuilder:rbac:groups=network.network-operator.io,resources=layer2networkconfigurations/status;bgppeerings/status;mirrortargets/status;mirrorselectors/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=network.network-operator.io,resources=links,verbs=get;list;watch
+// +kubebuilder:rbac:groups=network.network-operator.io,resources=links/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=network.network-operator.io,resources=networkconfigrevisions,verbs=get;list;watch;create;update;patch;delete
 
 // Reconcile takes one snapshot and creates a revision when its content is new.
@@ -146,6 +149,17 @@ func (r *ConfigReconciler) snapshot(ctx context.Context) (v1.NetworkConfigRevisi
 		spec.MirrorSelectors = append(spec.MirrorSelectors, v1.MirrorSelectorRevision{Name: o.Name, MirrorSelectorSpec: *o.Spec.DeepCopy()})
 		objs = append(objs, conditioned{"MirrorSelector", o, &o.Status.Conditions})
 	}
+	var links v1.LinkList
+	if err := r.Client.List(ctx, &links); err != nil {
+		return spec, nil, fmt.Errorf("list Links: %w", err)
+	}
+	for i := range links.Items {
+		o := &links.Items[i]
+		spec.Links = append(spec.Links, v1.LinkRevision{Name: o.Name, LinkSpec: *o.Spec.DeepCopy()})
+		if o.Spec.VXLAN != nil {
+			objs = append(objs, conditioned{v1.KindLink, o, &o.Status.Conditions})
+		}
+	}
 	spec.Sort()
 	return spec, objs, nil
 }
@@ -175,6 +189,7 @@ func (r *ConfigReconciler) reportResolved(ctx context.Context, objs []conditione
 		log.FromContext(ctx).Info("held back until its references exist", "kind", h.Kind, "name", h.Name, "reason", h.Reason)
 	}
 	for _, o := range objs {
+		orig := o.obj.DeepCopyObject().(client.Object)
 		c := metav1.Condition{Type: ConditionResolved, Status: metav1.ConditionTrue, Reason: ConditionReasonResolved,
 			Message: "every referenced object exists; the object is in the revisions", ObservedGeneration: o.obj.GetGeneration()}
 		if reason, ok := reasons[o.kind+"/"+o.obj.GetName()]; ok {
@@ -186,7 +201,10 @@ func (r *ConfigReconciler) reportResolved(ctx context.Context, objs []conditione
 		if !meta.SetStatusCondition(o.conditions, c) {
 			continue
 		}
-		if err := r.Client.Status().Update(ctx, o.obj); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		// A merge patch, without the object's version: another controller writing the status a moment ago (a
+		// status controller's condition) must not make this one wait for the next snapshot. The patch carries the
+		// conditions as this controller saw them; a status controller rewrites its own condition when it differs.
+		if err := r.Client.Status().Patch(ctx, o.obj, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("set condition %s of %s %s: %w", ConditionResolved, o.kind, o.obj.GetName(), err)
 		}
 	}
@@ -208,6 +226,8 @@ func (r *ConfigReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesRawSource(source.Kind(cache, &v1.RoutingTable{}, debounce.Handler[*v1.RoutingTable](snapshotRequest, d))).
 		WatchesRawSource(source.Kind(cache, &v1.MirrorTarget{}, debounce.Handler[*v1.MirrorTarget](snapshotRequest, d))).
 		WatchesRawSource(source.Kind(cache, &v1.MirrorSelector{}, debounce.Handler[*v1.MirrorSelector](snapshotRequest, d))).
+		WatchesRawSource(source.Kind(cache, &v1.Link{}, debounce.Handler[*v1.Link](snapshotRequest, d),
+			predicate.TypedGenerationChangedPredicate[*v1.Link]{})).
 		// A deleted revision (by hand or pruning) may have been the newest: look again.
 		WatchesRawSource(source.Kind(cache, &v1.NetworkConfigRevision{}, handler.TypedFuncs[*v1.NetworkConfigRevision, reconcile.Request]{
 			DeleteFunc: func(_ context.Context, _ event.TypedDeleteEvent[*v1.NetworkConfigRevision], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {

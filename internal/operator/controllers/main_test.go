@@ -53,6 +53,7 @@ const (
 	runConfig = 1 << iota
 	runRollout
 	runMirrorStatus
+	runLinkStatus
 	runBoth = runConfig | runRollout
 )
 
@@ -91,6 +92,11 @@ func startOperator(t testing.TB, opts Options, which int) *operator {
 			t.Fatal(err)
 		}
 	}
+	if which&runLinkStatus != 0 {
+		if err := (&LinkStatusReconciler{Client: mgr.GetClient(), Opts: opts}).SetupWithManager(mgr); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
@@ -118,6 +124,7 @@ func resetCluster(t testing.TB) {
 		{&v1.RoutingTable{}, &v1.RoutingTableList{}},
 		{&v1.MirrorTarget{}, &v1.MirrorTargetList{}},
 		{&v1.MirrorSelector{}, &v1.MirrorSelectorList{}},
+		{&v1.Link{}, &v1.LinkList{}},
 		{&v1.NodeNetworkConfig{}, &v1.NodeNetworkConfigList{}},
 		{&v1.NetworkConfigRevision{}, &v1.NetworkConfigRevisionList{}},
 		{&corev1.Node{}, &corev1.NodeList{}},
@@ -153,6 +160,8 @@ func mustItems(l client.ObjectList) []any {
 	case *v1.MirrorTargetList:
 		return anySlice(l.Items)
 	case *v1.MirrorSelectorList:
+		return anySlice(l.Items)
+	case *v1.LinkList:
 		return anySlice(l.Items)
 	case *v1.NodeNetworkConfigList:
 		return anySlice(l.Items)

@@ -25,6 +25,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := (&MirrorStatusReconciler{Client: mgr.GetClient(), Opts: opts}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up mirror status controller: %w", err)
 	}
+	if err := (&LinkStatusReconciler{Client: mgr.GetClient(), Opts: opts}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up link status controller: %w", err)
+	}
 	if err := (&PodNetworkReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up pod network controller: %w", err)
 	}

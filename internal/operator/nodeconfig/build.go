@@ -88,6 +88,10 @@ func Build(rev *v1.NetworkConfigRevisionSpec, node *corev1.Node, current *v1.Nod
 	errs = append(errs, peerErrs...)
 	spec.BGPPeers = peers
 
+	links, linkErrs := buildLinks(rev.Links, nodeLabels, underlay.VTEPAddress)
+	errs = append(errs, linkErrs...)
+	spec.Links = links
+
 	spec.RoutingTables = buildRoutingTables(rev.RoutingTables)
 	mirrors, mirrorErrs := buildMirrors(rev, vrfs, l2s)
 	errs = append(errs, mirrorErrs...)

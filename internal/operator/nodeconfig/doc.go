@@ -18,9 +18,13 @@
 // has in the node's current spec; VRFs new to the node take the lowest free ids in (VNI, name) order.
 // Adding or removing a VRF never renumbers another one, so its counters and map entries stay put.
 //
-// Loopback addresses are the one part planned over all nodes at once: Build leaves loopbacks[].address empty,
-// and AssignLoopbackAddresses fills it in the specs of every node of the revision (PlanLoopbackAddresses, also
-// pure: a node keeps its address, the others take the lowest free host address in node name order).
+// Loopback addresses and flood peers are the parts planned over all nodes at once: Build leaves loopbacks[].address
+// empty, and AssignLoopbackAddresses fills it in the specs of every node of the revision (PlanLoopbackAddresses, also
+// pure: a node keeps its address, the others take the lowest free host address in node name order); Build leaves
+// the peers of static flooding without listed peers empty, and AssignFloodPeers fills in the VTEP address of every
+// other node of the layer-2 network or Link.
+//
+// Links: the Links the node is selected by, their device and master references resolved to interface names.
 //
 // Underlay (fabric side), from operator flags and Node annotations:
 //

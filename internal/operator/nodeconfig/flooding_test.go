@@ -139,8 +139,8 @@ func TestFloodPeersRefused(t *testing.T) {
 	if len(errs) != len(nodes) {
 		t.Fatalf("%d nodes refused, want all %d", len(errs), len(nodes))
 	}
-	if e := errs[0]; e.Node != "n000-gw" || e.Network != "every" || e.Peers != v1.MaxFloodPeers+1 ||
-		!strings.Contains(e.Error(), "257 other nodes, at most 256 peers") {
+	if e := errs[0]; e.Node != "n000-gw" || e.Name != "every" || e.Peers != v1.MaxFloodPeers+1 ||
+		!strings.Contains(e.Error(), `Layer2NetworkConfiguration "every", flooding static without peers: 257 other nodes, at most 256 peers`) {
 		t.Errorf("first error %+v (%v)", e, e)
 	}
 	if got := flooding(specs["n000-gw"])["every"]; got != "static []" {

@@ -108,5 +108,5 @@ func holdOnce(rev *v1.NetworkConfigRevisionSpec) []Held {
 		held = append(held, Held{"MirrorSelector", s.Name, reason})
 		return true
 	})
-	return held
+	return append(held, holdLinks(rev)...)
 }

@@ -76,6 +76,10 @@ func SetupWebhooks(mgr ctrl.Manager) error {
 		WithValidator(checkOnly[*v1.MirrorSelector]{kind: "MirrorSelector", check: validation.ValidateMirrorSelector}).Complete(); err != nil {
 		return fmt.Errorf("register MirrorSelector webhook: %w", err)
 	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1.Link{}).
+		WithValidator(&linkValidator{reader: r}).Complete(); err != nil {
+		return fmt.Errorf("register Link webhook: %w", err)
+	}
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1.PodNetworkConfig{}).
 		WithValidator(&podNetworkValidator{reader: r}).Complete(); err != nil {
 		return fmt.Errorf("register PodNetworkConfig webhook: %w", err)
@@ -165,6 +169,9 @@ func (v *vrfValidator) validate(ctx context.Context, obj *v1.VRFRouteConfigurati
 	if err != nil {
 		return nil, err
 	}
+	if err := addLinks(ctx, v.reader, s); err != nil {
+		return nil, err
+	}
 	return nil, invalid("VRFRouteConfiguration", obj.Name, validation.ValidateVRFRouteConfiguration(obj, s))
 }
 
@@ -188,6 +195,9 @@ type layer2Validator struct{ reader client.Reader }
 func (v *layer2Validator) validate(ctx context.Context, obj *v1.Layer2NetworkConfiguration) (admission.Warnings, error) {
 	s, err := readSnapshot(ctx, v.reader, snapshotKinds{vrfs: true, layer2s: true, podnets: true})
 	if err != nil {
+		return nil, err
+	}
+	if err := addLinks(ctx, v.reader, s); err != nil {
 		return nil, err
 	}
 	if err := invalid("Layer2NetworkConfiguration", obj.Name, validation.ValidateLayer2NetworkConfiguration(obj, s)); err != nil {
