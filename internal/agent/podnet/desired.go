@@ -8,10 +8,11 @@ import (
 	"strconv"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
+	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/podselect"
+	"github.com/network-operator/network-operator/internal/validation"
 )
 
 // Input is what the desired state of one pod is built from.
@@ -25,19 +26,21 @@ type Input struct {
 	Features Features
 }
 
-// Selecting returns the configs of the pod's namespace whose pod selector matches the pod's labels, by name. A
-// config whose selector cannot be parsed selects nothing (admission refuses such selectors).
-func Selecting(configs []v1.PodNetworkConfig, namespace string, podLabels map[string]string) []v1.PodNetworkConfig {
+// Selecting returns the configs that apply to the pod (internal/podselect: its namespace's configs whose selector
+// matches, while the pod is scheduled, not on the host network and not terminated), by name. A config whose
+// selector cannot be parsed selects nothing (admission refuses such selectors).
+func Selecting(configs []v1.PodNetworkConfig, pod *corev1.Pod) []v1.PodNetworkConfig {
 	var out []v1.PodNetworkConfig
-	for _, c := range configs {
-		if c.Namespace != namespace || c.DeletionTimestamp != nil {
+	for i := range configs {
+		c := &configs[i]
+		if c.DeletionTimestamp != nil {
 			continue
 		}
-		sel, err := metav1.LabelSelectorAsSelector(&c.Spec.PodSelector)
-		if err != nil || !sel.Matches(labels.Set(podLabels)) {
+		sel, err := podselect.Selector(c)
+		if err != nil || !podselect.Selects(c, sel, pod) {
 			continue
 		}
-		out = append(out, c)
+		out = append(out, *c)
 	}
 	slices.SortFunc(out, func(a, b v1.PodNetworkConfig) int { return strings.Compare(a.Name, b.Name) })
 	return out
@@ -114,7 +117,7 @@ func (b *builder) config(c v1.PodNetworkConfig) {
 		b.route(c, i, r, primary, prob)
 	}
 	for _, s := range c.Spec.Sysctls {
-		b.sysctl(c, s, prob)
+		b.sysctl(c, s, primary, prob)
 	}
 }
 
@@ -413,13 +416,14 @@ func (b *builder) route(c v1.PodNetworkConfig, i int, r v1.PodRoute, primary str
 	b.d.Routes = append(b.d.Routes, rt)
 }
 
-// sysctlName is a dotted sysctl name below net.: no empty, "." or ".." segment, no '/'.
-var sysctlName = regexp.MustCompile(`^net(\.[A-Za-z0-9_:@+-][A-Za-z0-9_:@+.-]*)+$`)
-
-// sysctl adds config c's sysctl s.
-func (b *builder) sysctl(c v1.PodNetworkConfig, s v1.PodSysctl, prob func(reason, format string, args ...any)) {
-	if !sysctlName.MatchString(s.Name) || strings.Contains(s.Name, "..") || strings.ContainsAny(s.Value, "\n\x00") {
-		prob(ReasonInvalid, "sysctl %s: only net.* keys of the pod's network namespace, with a one-line value", s.Name)
+// sysctl adds config c's sysctl s, when the allow-list (validation.PodSysctlAllowed, admission's) takes it.
+func (b *builder) sysctl(c v1.PodNetworkConfig, s v1.PodSysctl, primary string, prob func(reason, format string, args ...any)) {
+	ifs := []string{primary}
+	for _, i := range c.Spec.Interfaces {
+		ifs = append(ifs, i.Name)
+	}
+	if err := validation.PodSysctlAllowed(s.Name, s.Value, ifs); err != nil {
+		prob(ReasonInvalid, "sysctl %s: %v", s.Name, err)
 		return
 	}
 	dev, _ := sysctlDevice(s.Name)

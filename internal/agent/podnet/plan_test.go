@@ -418,7 +418,7 @@ func TestDesiredProblems(t *testing.T) {
 					"Conflict: interface net1: PodNetworkConfig cnf already has an interface of that name",
 					"Conflict: routes[0] 10.50.0.0/16 dev net9: PodNetworkConfig cnf already has a route to 10.50.0.0/16",
 					"Conflict: sysctl net.ipv4.ip_forward: PodNetworkConfig cnf already sets it",
-					"Invalid: sysctl kernel.hostname: only net.* keys",
+					"Invalid: sysctl kernel.hostname: not in the allow-list",
 				},
 			},
 		},

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
-	"slices"
 	"sync"
 	"time"
 
@@ -175,26 +174,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.c.List(ctx, &list, client.InNamespace(pod.Namespace)); err != nil {
 		return reconcile.Result{}, err
 	}
-	selecting := podnet.Selecting(list.Items, pod.Namespace, pod.Labels)
-	terminal := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-	switch {
-	case pod.DeletionTimestamp != nil:
-		return reconcile.Result{}, errors.Join(r.remove(ctx, podRef(&pod)), r.setEntries(ctx, key, list.Items, nil))
-	case pod.Spec.HostNetwork:
-		return reconcile.Result{}, r.setEntries(ctx, key, list.Items, same(selecting, v1.PodNetworkStatus{Reason: podnet.ReasonNotSupported,
-			Message: "the pod uses the node's network namespace (hostNetwork): the agent configures only pods' own namespaces"}))
-	case terminal:
-		return reconcile.Result{}, errors.Join(r.remove(ctx, podRef(&pod)), r.setEntries(ctx, key, list.Items, same(selecting,
-			v1.PodNetworkStatus{Reason: podnet.ReasonPodNotRunning, Message: "the pod has ended (" + string(pod.Status.Phase) + ")"})))
+	// The pods the configs apply to are podselect's (the operator's rule too): a pod being deleted keeps its
+	// network through its grace period, a terminated one or one on the host network has none.
+	selecting := podnet.Selecting(list.Items, &pod)
+	if pod.Spec.HostNetwork {
+		return reconcile.Result{}, r.setEntries(ctx, key, list.Items, nil) // the node's own namespace: never touched
 	}
 	rec, err := r.o.Store.Load(string(pod.UID))
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if len(selecting) == 0 && rec == nil {
-		return reconcile.Result{}, r.setEntries(ctx, key, list.Items, nil)
+	if len(selecting) == 0 {
+		// Records are written before anything is made: without one the pod has nothing of the agent's.
+		var rerr error
+		if rec != nil {
+			rerr = r.remove(ctx, podRef(&pod))
+		}
+		return reconcile.Result{}, errors.Join(rerr, r.setEntries(ctx, key, list.Items, nil))
 	}
-	if len(selecting) > 0 && !sandboxReady(&pod) {
+	if !sandboxReady(&pod) {
 		return reconcile.Result{}, r.setEntries(ctx, key, list.Items, same(selecting,
 			v1.PodNetworkStatus{Reason: podnet.ReasonPodNotRunning, Message: "the pod's sandbox is not ready yet"}))
 	}
@@ -311,22 +309,10 @@ func truncate(s string) string {
 }
 
 // remove removes everything of the pod (in its namespace while the runtime still has it, else on the host).
+// Callers know the pod has something of the agent's (a record, or host links marked as its).
 func (r *Reconciler) remove(ctx context.Context, pod podnet.Pod) error {
 	unlock := r.lock(types.UID(pod.UID))
 	defer unlock()
-	rec, err := r.o.Store.Load(pod.UID)
-	if err != nil {
-		return err
-	}
-	if rec == nil {
-		owned, err := r.o.Applier.Pods(ctx)
-		if err != nil {
-			return err
-		}
-		if !slices.Contains(owned, pod.UID) {
-			return nil // nothing of the pod's
-		}
-	}
 	var h netns.NsHandle
 	if ns, err := r.podNetns(ctx, pod.UID); err == nil {
 		if h, err = ns.Open(); err != nil {

@@ -433,12 +433,18 @@ func TestPodLifecycle(t *testing.T) {
 		}
 	})
 
+	t.Run("pod terminated: removed, entry gone", func(t *testing.T) {
+		done, dns := pods[2], nss[2]
+		must(t, e.c.Get(ctx, client.ObjectKeyFromObject(done), done))
+		done.Status.Phase = corev1.PodSucceeded
+		must(t, e.c.Status().Update(ctx, done))
+		waitLinks(t, dns)
+		e.waitEntry(cfg.Name, done.Name, func(s v1.PodNetworkStatus) bool { return s.Name == "" }, done.Name+"'s entry removed")
+	})
+
 	t.Run("config deleted: everything goes", func(t *testing.T) {
 		must(t, e.c.Delete(ctx, cfg))
-		for i, pns := range nss {
-			if i == 1 {
-				continue
-			}
+		for _, pns := range nss {
 			waitLinks(t, pns)
 		}
 		waittest.Must(t, 20*time.Millisecond, 20*time.Second, "host and records clean", waittest.Check(func() (bool, error) {
