@@ -86,8 +86,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		}))).
 		Watches(&v1.PodNetworkConfig{}, handler.EnqueueRequestsFromMapFunc(r.podsOfConfig), builder.WithPredicates(configChanged())).
 		Watches(&v1.NodeNetworkConfig{}, handler.EnqueueRequestsFromMapFunc(r.allPods), builder.WithPredicates(
-			predicate.NewPredicateFuncs(func(obj client.Object) bool { return obj.GetName() == o.NodeName }),
-			predicate.GenerationChangedPredicate{})).
+			predicate.NewPredicateFuncs(func(obj client.Object) bool { return obj.GetName() == o.NodeName }), nodeChanged())).
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("pod networking controller: %w", err)
@@ -106,6 +105,19 @@ func configChanged() predicate.Funcs {
 		}
 		return o.Generation != n.Generation || !reflect.DeepEqual(o.Status.Allocations, n.Status.Allocations) ||
 			!o.DeletionTimestamp.Equal(n.DeletionTimestamp)
+	}}
+}
+
+// nodeChanged passes a new spec of the node (its networks) and a new applied revision: the node's bridges are
+// made (or re-made, releasing their ports) when the agent applies the spec, after the spec event.
+func nodeChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*v1.NodeNetworkConfig)
+		n, ok2 := e.ObjectNew.(*v1.NodeNetworkConfig)
+		if !ok1 || !ok2 {
+			return true
+		}
+		return o.Generation != n.Generation || o.Status.AppliedRevision != n.Status.AppliedRevision
 	}}
 }
 
@@ -196,13 +208,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, r.setEntries(ctx, key, list.Items, same(selecting,
 			v1.PodNetworkStatus{Reason: podnet.ReasonPodNotRunning, Message: "the pod's sandbox is not ready yet"}))
 	}
-	entries, err := r.apply(ctx, &pod, selecting)
+	entries, again, err := r.apply(ctx, &pod, selecting)
 	serr := r.setEntries(ctx, key, list.Items, entries)
 	if err != nil {
 		return reconcile.Result{}, errors.Join(err, serr)
 	}
-	return reconcile.Result{RequeueAfter: r.o.Resync}, serr
+	return reconcile.Result{RequeueAfter: again}, serr
 }
+
+// sandboxRetry is how soon a pod whose sandbox the kubelet reported but the runtime does not list is tried again.
+const sandboxRetry = time.Second
 
 // criTimeout bounds one question to the container runtime.
 const criTimeout = 10 * time.Second
@@ -240,23 +255,23 @@ func same(configs []v1.PodNetworkConfig, e v1.PodNetworkStatus) map[string]v1.Po
 	return out
 }
 
-// apply applies the selecting configs to the pod and returns the status entry per config.
-func (r *Reconciler) apply(ctx context.Context, pod *corev1.Pod, selecting []v1.PodNetworkConfig) (map[string]v1.PodNetworkStatus, error) {
+// apply applies the selecting configs to the pod and returns the status entry per config and when to look again.
+func (r *Reconciler) apply(ctx context.Context, pod *corev1.Pod, selecting []v1.PodNetworkConfig) (map[string]v1.PodNetworkStatus, time.Duration, error) {
 	unlock := r.lock(pod.UID)
 	defer unlock()
 	start := time.Now()
-	failed := func(reason string, err error) (map[string]v1.PodNetworkStatus, error) {
-		return same(selecting, v1.PodNetworkStatus{Reason: reason, Message: err.Error()}), err
+	failed := func(reason string, err error) (map[string]v1.PodNetworkStatus, time.Duration, error) {
+		return same(selecting, v1.PodNetworkStatus{Reason: reason, Message: err.Error()}), 0, err
 	}
 	ns, err := r.podNetns(ctx, string(pod.UID))
 	switch {
 	case errors.Is(err, cri.ErrNoSandbox):
-		// Not yet (the pod's status was ahead of the runtime) or no more: the next pod event or resync retries.
-		entries, _ := failed(podnet.ReasonPodNotRunning, err)
-		return entries, nil
+		// Not yet (the pod's status was ahead of the runtime) or no more (the next pod event says so).
+		entries, _, _ := failed(podnet.ReasonPodNotRunning, err)
+		return entries, sandboxRetry, nil
 	case errors.Is(err, cri.ErrHostNetwork):
-		entries, _ := failed(podnet.ReasonNotSupported, err)
-		return entries, nil
+		entries, _, _ := failed(podnet.ReasonNotSupported, err)
+		return entries, r.o.Resync, nil
 	case err != nil:
 		return failed(podnet.ReasonApplyFailed, err)
 	}
@@ -297,7 +312,7 @@ func (r *Reconciler) apply(ctx context.Context, pod *corev1.Pod, selecting []v1.
 		entries[o.Config] = v1.PodNetworkStatus{Applied: o.Applied, Interfaces: o.Interfaces, Reason: o.Reason,
 			Message: truncate(o.Message), ObservedGeneration: o.Generation}
 	}
-	return entries, aerr
+	return entries, r.o.Resync, aerr
 }
 
 func truncate(s string) string {

@@ -466,3 +466,30 @@ func TestPodLifecycle(t *testing.T) {
 func podRef(p *corev1.Pod) string {
 	return podnet.Pod{Namespace: p.Namespace, Name: p.Name, UID: string(p.UID)}.String()
 }
+
+// TestNotApplied: what a config cannot have is reported in its status entry, and the rest applied: an interface
+// into a network the node lacks is NetworkNotOnNode; a pod whose sandbox the runtime does not know is
+// PodNotRunning until it does.
+func TestNotApplied(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	cfg := e.config("partial")
+	cfg.Spec.Interfaces = append(cfg.Spec.Interfaces, v1.PodInterface{Name: "net9", Type: v1.PodInterfaceVeth, Network: "net-z"})
+	must(t, e.c.Create(ctx, cfg))
+	pod, pns := e.newPod("partial-0", "q0", map[string]string{"app": "cnf"})
+	e.allocate(cfg, v1.PodAddressAllocation{Pod: pod.Name, PodUID: string(pod.UID), Interface: "net1", Address: "10.40.0.90/24"})
+	e.finder.set(string(pod.UID), "") // the runtime does not list the sandbox yet
+	e.ready(pod)
+	st := e.waitEntry(cfg.Name, pod.Name, func(s v1.PodNetworkStatus) bool { return s.Reason == podnet.ReasonPodNotRunning },
+		"PodNotRunning while the runtime has no sandbox")
+	if !strings.Contains(st.Message, "no ready pod sandbox") {
+		t.Errorf("message %q does not say why", st.Message)
+	}
+	e.finder.set(string(pod.UID), pns.Path) // found at the next try
+	waitLinks(t, pns, "net1", "mv1")
+	st = e.waitEntry(cfg.Name, pod.Name, func(s v1.PodNetworkStatus) bool { return s.Reason == podnet.ReasonNetworkNotOnNode },
+		"NetworkNotOnNode for net9")
+	if st.Applied || !strings.Contains(st.Message, `network "net-z"`) || !slices.Equal(st.Interfaces, []string{"net1", "mv1"}) {
+		t.Errorf("entry %+v: want not applied, naming net-z, with net1 and mv1 applied", st)
+	}
+}
