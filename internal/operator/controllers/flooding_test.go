@@ -82,10 +82,12 @@ func TestStaticFloodingFollowsNodes(t *testing.T) {
 
 	expect := func(what string, want map[string]string) {
 		t.Helper()
+		start := time.Now()
 		waitFor(t, time.Minute, what, func() (bool, error) {
 			got := floodPeers(t, "gateway")
 			return maps.Equal(got, want), fmt.Errorf("peers %v, want %v", got, want)
 		})
+		t.Logf("%s: every node's configuration applied with the new peers %v after the change", what, time.Since(start).Round(time.Millisecond))
 	}
 	// createNode's router ids (the VTEP addresses): node-00i is 10.0.0.(i+1).
 	expect("two nodes flood to each other", map[string]string{
