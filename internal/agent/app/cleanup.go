@@ -10,11 +10,16 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/vishvananda/netns"
+
 	"github.com/network-operator/network-operator/internal/agent/cleanup"
+	"github.com/network-operator/network-operator/internal/agent/cri"
 	"github.com/network-operator/network-operator/internal/agent/dpctl"
 	"github.com/network-operator/network-operator/internal/agent/laststate"
 	"github.com/network-operator/network-operator/internal/agent/mirror"
 	"github.com/network-operator/network-operator/internal/agent/netconf"
+	"github.com/network-operator/network-operator/internal/agent/podnet"
+	"github.com/network-operator/network-operator/internal/agent/podstate"
 	"github.com/network-operator/network-operator/pkg/loader"
 )
 
@@ -30,6 +35,11 @@ func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	dryRun := fs.Bool("dry-run", false, "print what would be removed and change nothing")
 	wait := fs.Bool("wait", false, "after cleaning, write --done-file and stay until SIGTERM")
 	doneFile := fs.String("done-file", "/tmp/cleanup-done", "with --wait: written once the node is clean")
+	podNetwork := fs.Bool("pod-network", false, "also remove what pod networking made (pods' interfaces and tuning, host veth ends, records)")
+	criSocket := fs.String("cri-socket", cri.DefaultSocket, "--pod-network: the container runtime's CRI socket")
+	podNetns := fs.String("pod-netns", string(cri.SourceAuto), "--pod-network: how a pod's network namespace is reached: auto, path or pid")
+	podStateDir := fs.String("pod-state-dir", podstate.DefaultDir, "--pod-network: the per-pod records")
+	podSysctlDir := fs.String("pod-sysctl-dir", podnet.DefaultSysctlDir, "--pod-network: the sysctl tree written from inside pods' namespaces")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -58,11 +68,32 @@ func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		Uninstall: func(ctx context.Context, dir string) error {
 			return dpctl.Run(ctx, []string{"uninstall", "--pin-dir", dir}, io.Discard, stderr)
 		}}
+	if *podNetwork {
+		finder, err := cri.New(*criSocket, cri.Options{Source: cri.Source(*podNetns)})
+		if err != nil {
+			fmt.Fprintln(stderr, "network-agent cleanup:", err)
+			return ExitUsage
+		}
+		defer finder.Close()
+		if o.Pods, err = podnet.New(links, podnet.Options{Store: podstate.New(*podStateDir), HostNS: ns, SysctlDir: *podSysctlDir}); err != nil {
+			fmt.Fprintln(stderr, "network-agent cleanup:", err)
+			return ExitFailed
+		}
+		o.PodNetns = func(ctx context.Context, uid string) (netns.NsHandle, error) {
+			n, err := finder.PodNetns(ctx, uid)
+			if err != nil {
+				return 0, err
+			}
+			return n.Open()
+		}
+		o.Files = append(o.Files, *podStateDir)
+	}
 	plan, err := cleanup.PlanCleanup(ctx, o)
 	if err != nil {
 		fmt.Fprintln(stderr, "network-agent cleanup:", err)
 		return ExitFailed
 	}
+	defer plan.Close()
 	fmt.Fprint(stdout, plan)
 	if *dryRun {
 		return ExitOK
@@ -71,7 +102,11 @@ func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "network-agent cleanup:", err)
 		return ExitFailed
 	}
-	if after, err := cleanup.PlanCleanup(ctx, o); err != nil || !after.Empty() {
+	after, err := cleanup.PlanCleanup(ctx, o)
+	if err == nil {
+		defer after.Close()
+	}
+	if err != nil || !after.Empty() {
 		fmt.Fprintf(stderr, "network-agent cleanup: still left after cleaning (%v):\n%s", err, after)
 		return ExitFailed
 	}

@@ -1,7 +1,8 @@
 // Package cleanup removes from a node everything the agent made, for an uninstall: the eBPF router's
-// attachments and pins (pkg/loader), the netlink objects netconf owns (by their alias and route protocol), the
-// state files, and, for a host FRR, the configuration the agent rendered. Foreign objects stay: only what carries
-// our marks is touched.
+// attachments and pins (pkg/loader), the netlink objects netconf owns (by their alias and route protocol), what
+// pod networking made for pods (podnet: interfaces, restored tuning, host veth ends and neighbour/FDB entries,
+// records), the state files, and, for a host FRR, the configuration the agent rendered. Foreign objects stay: only
+// what carries our marks is touched.
 //
 // It plans first (netconf's removals, the mirror filters and tunnels, the pin directory, the files) and prints
 // the plan; Apply then removes exactly that, in the order the kernel needs (detach before deleting the devices).
@@ -15,9 +16,12 @@ import (
 	"os"
 	"strings"
 
+	"github.com/vishvananda/netns"
+
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/agent/mirror"
 	"github.com/network-operator/network-operator/internal/agent/netconf"
+	"github.com/network-operator/network-operator/internal/agent/podnet"
 )
 
 // Options say what to clean.
@@ -33,6 +37,19 @@ type Options struct {
 	Files []string
 	// ResetFRR, when set, gives FRR an empty configuration (a host FRR; a pod's FRR goes with its pod).
 	ResetFRR func(ctx context.Context) error
+	// Pods removes what pod networking made (nil: it was off).
+	Pods *podnet.Applier
+	// PodNetns opens a pod's network namespace by UID; an error leaves the pod's own namespace as it is and
+	// cleans the host side (nil: host side only).
+	PodNetns func(ctx context.Context, uid string) (netns.NsHandle, error)
+}
+
+// PodPlan is the removal of one pod's networking, planned in its namespace (NS > 0) or on the host alone.
+type PodPlan struct {
+	Plan *podnet.Plan
+	NS   netns.NsHandle
+	// Note says why the pod's namespace was not reached ("" when it was).
+	Note string
 }
 
 // Plan is what Apply removes.
@@ -42,17 +59,40 @@ type Plan struct {
 	PinDir  string       // "" when absent
 	Files   []string
 	FRR     bool
+	Pods    []PodPlan
 }
 
 // Empty reports whether there is nothing of ours left.
 func (p *Plan) Empty() bool {
+	for _, pp := range p.Pods {
+		if !pp.Plan.Empty() {
+			return false
+		}
+	}
 	return p.Netlink.Empty() && (p.Mirror == nil || p.Mirror.Empty()) && p.PinDir == "" && len(p.Files) == 0 && !p.FRR
+}
+
+// Close closes the pods' namespaces the plan holds.
+func (p *Plan) Close() {
+	for _, pp := range p.Pods {
+		if pp.NS > 0 {
+			pp.NS.Close()
+		}
+	}
 }
 
 func (p *Plan) String() string {
 	var b strings.Builder
 	if p.PinDir != "" {
 		fmt.Fprintf(&b, "detach the eBPF router everywhere and remove %s\n", p.PinDir)
+	}
+	for _, pp := range p.Pods {
+		if pp.Note != "" {
+			fmt.Fprintf(&b, "pod %s: %s\n", pp.Plan.Desired.Pod, pp.Note)
+		}
+		if !pp.Plan.Empty() {
+			b.WriteString(pp.Plan.String())
+		}
 	}
 	if p.Mirror != nil {
 		for _, st := range p.Mirror.Steps() {
@@ -84,6 +124,11 @@ func PlanCleanup(ctx context.Context, o Options) (*Plan, error) {
 		return nil, fmt.Errorf("plan the netlink removals: %w", err)
 	}
 	p := &Plan{Netlink: np, FRR: o.ResetFRR != nil}
+	if o.Pods != nil {
+		if p.Pods, err = planPods(ctx, o); err != nil {
+			return nil, err
+		}
+	}
 	if o.Mirror != nil {
 		// No tunnels and no rules wanted: the removal of every filter and tunnel the agent marked as its own.
 		if p.Mirror, err = o.Mirror.PlanFor(ctx, nil, nil); err != nil {
@@ -103,14 +148,48 @@ func PlanCleanup(ctx context.Context, o Options) (*Plan, error) {
 	return p, nil
 }
 
+// planPods plans, for every pod the agent has something of, the removal of all of it: in the pod's namespace
+// while its sandbox exists, else on the host.
+func planPods(ctx context.Context, o Options) ([]PodPlan, error) {
+	uids, err := o.Pods.Pods(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan the pod networking removals: %w", err)
+	}
+	var out []PodPlan
+	for _, uid := range uids {
+		pp := PodPlan{}
+		if o.PodNetns != nil {
+			if pp.NS, err = o.PodNetns(ctx, uid); err != nil {
+				pp.NS, pp.Note = 0, fmt.Sprintf("the pod's namespace is not reached (%v): its host side only", err)
+			}
+		}
+		if pp.Plan, err = o.Pods.Plan(ctx, podnet.Input{Pod: podnet.Pod{UID: uid}}, pp.NS); err != nil {
+			(&Plan{Pods: append(out, pp)}).Close()
+			return nil, fmt.Errorf("plan the pod networking removals: %w", err)
+		}
+		out = append(out, pp)
+	}
+	return out, nil
+}
+
 // Apply carries the plan out: FRR first (zebra withdraws what it advertised while the devices still exist), then
-// the router is detached and unpinned, then the devices, routes and rules go, then the files.
+// pods' networking (while the bridges they are on exist), then the router is detached and unpinned, then the
+// devices, routes and rules go, then the files.
 func Apply(ctx context.Context, o Options, p *Plan, out io.Writer) error {
 	if p.FRR {
 		if err := o.ResetFRR(ctx); err != nil {
 			return fmt.Errorf("reset FRR: %w", err)
 		}
 		fmt.Fprintln(out, "FRR: empty configuration loaded")
+	}
+	for _, pp := range p.Pods {
+		if pp.Plan.Empty() {
+			continue
+		}
+		if _, err := o.Pods.Apply(ctx, pp.Plan, pp.NS); err != nil {
+			return fmt.Errorf("pod networking removals: %w", err)
+		}
+		fmt.Fprintf(out, "pod %s: %d actions of pod networking done\n", pp.Plan.Desired.Pod, len(pp.Plan.Actions))
 	}
 	if p.PinDir != "" {
 		if err := o.Uninstall(ctx, p.PinDir); err != nil {

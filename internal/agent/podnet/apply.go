@@ -110,11 +110,14 @@ func (a *Applier) Plan(ctx context.Context, in Input, podNS netns.NsHandle) (*Pl
 		return nil, err
 	}
 	in.Features = f
-	d := BuildDesired(in)
 	rec, err := a.o.Store.Load(in.Pod.UID)
 	if err != nil {
 		return nil, err
 	}
+	if in.Pod.Name == "" && rec != nil {
+		in.Pod.Namespace, in.Pod.Name = rec.Namespace, rec.Name // a pod known only by its UID (collection, cleanup)
+	}
+	d := BuildDesired(in)
 	ph, err := a.podHandle(podNS)
 	if err != nil {
 		return nil, err

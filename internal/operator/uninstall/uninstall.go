@@ -149,6 +149,7 @@ func (u *uninstaller) cleanupDaemonSet() (*appsv1.DaemonSet, error) {
 		Command:         []string{"/usr/local/bin/network-agent", "cleanup", "--wait", "--done-file", doneFile},
 		Args:            cleanupArgs(agent.Args),
 		SecurityContext: agent.SecurityContext, VolumeMounts: agent.VolumeMounts,
+		Env: agent.Env, // NODE_NAME: kept flags may name it ($(NODE_NAME) in --cri-socket)
 		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", doneFile}}},
 			PeriodSeconds: 1},
 	}
@@ -162,11 +163,13 @@ func (u *uninstaller) cleanupDaemonSet() (*appsv1.DaemonSet, error) {
 	}, nil
 }
 
-// cleanupArgs keeps the agent's flags that say where its state is.
+// cleanupArgs keeps the agent's flags that say where its state is, and those of pod networking (whether it is on,
+// how pods' namespaces are found, where its records are).
 func cleanupArgs(agentArgs []string) []string {
 	var out []string
 	for _, a := range agentArgs {
-		for _, f := range []string{"--pin-dir=", "--state-file=", "--frr-state-dir="} {
+		for _, f := range []string{"--pin-dir=", "--state-file=", "--frr-state-dir=",
+			"--pod-network=", "--cri-socket=", "--pod-netns=", "--pod-state-dir=", "--pod-sysctl-dir="} {
 			if len(a) > len(f) && a[:len(f)] == f {
 				out = append(out, a)
 			}

@@ -48,6 +48,11 @@ func TestCleanupArgs(t *testing.T) {
 			in:   []string{"--node-name=n1", "--pin-dir=/sys/fs/bpf/x", "--listen=:9750", "--state-file=/var/lib/s", "--frr-state-dir=/var/lib/frr"},
 			want: []string{"--pin-dir=/sys/fs/bpf/x", "--state-file=/var/lib/s", "--frr-state-dir=/var/lib/frr"}},
 		{name: "an empty value is not kept", in: []string{"--pin-dir="}, want: nil},
+		{name: "pod networking kept",
+			in: []string{"--pod-network=true", "--cri-socket=/run/containerd/containerd.sock", "--pod-netns=auto",
+				"--pod-state-dir=/var/lib/network-operator/pods", "--pod-sysctl-dir=/host/proc/sys", "--resync=30s"},
+			want: []string{"--pod-network=true", "--cri-socket=/run/containerd/containerd.sock", "--pod-netns=auto",
+				"--pod-state-dir=/var/lib/network-operator/pods", "--pod-sysctl-dir=/host/proc/sys"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := cleanupArgs(tc.in); !slices.Equal(got, tc.want) {
