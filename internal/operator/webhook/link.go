@@ -33,14 +33,19 @@ import (
 // +kubebuilder:rbac:groups=network.network-operator.io,resources=links,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 
-// addLinks adds the Links and the Nodes' labels to a snapshot: a Link's interface name and VNI are unique on the
-// nodes it meets others on, and no layer-2 network or VRF may take a Link's VNI.
+// addLinks adds the Links to a snapshot: no layer-2 network or VRF may take a Link's VNI.
 func addLinks(ctx context.Context, r client.Reader, s *validation.Snapshot) error {
 	var links v1.LinkList
 	if err := r.List(ctx, &links); err != nil {
 		return fmt.Errorf("list Links: %w", err)
 	}
 	s.Links = links.Items
+	return nil
+}
+
+// addNodeLabels adds the Nodes' labels to a snapshot: a Link's interface name and VNI are unique on the nodes it
+// meets other Links on.
+func addNodeLabels(ctx context.Context, r client.Reader, s *validation.Snapshot) error {
 	var nodes corev1.NodeList
 	if err := r.List(ctx, &nodes); err != nil {
 		return fmt.Errorf("list Nodes: %w", err)
@@ -59,6 +64,9 @@ func (v *linkValidator) validate(ctx context.Context, obj *v1.Link) (admission.W
 		return nil, err
 	}
 	if err := addLinks(ctx, v.reader, s); err != nil {
+		return nil, err
+	}
+	if err := addNodeLabels(ctx, v.reader, s); err != nil {
 		return nil, err
 	}
 	return nil, invalid(v1.KindLink, obj.Name, validation.ValidateLink(obj, s))
