@@ -158,6 +158,7 @@ func (pl *planner) planLinks() {
 	// or a route's device may be a link decided later.
 	var kept []Link
 	observed := map[string]PodLink{}
+	frozen := map[string]bool{}
 	for _, l := range pl.d.Links {
 		if why := pl.blocked(l); why != "" {
 			pl.unavailable[l.Name] = why
@@ -165,8 +166,14 @@ func (pl *planner) planLinks() {
 		}
 		if l.Kind == v1.PodInterfaceVeth || l.Kind == v1.PodInterfaceMACVLAN {
 			if br, ok := pl.o.hostLink(l.Bridge); !ok || br.Kind != "bridge" {
-				pl.unavailable[l.Name] = "the bridge " + l.Bridge + " of network " + l.Network + " is not on the node"
 				pl.problem(l.Config, ReasonApplyFailed, "interface %s: the bridge %s of network %s is not on the node (yet)", l.Name, l.Bridge, l.Network)
+				if ob, ok := pl.o.podLink(l.Name); ok && pl.owned(ob) {
+					// The node re-makes the bridge (its apply deletes and creates it): the interface stays as it is
+					// until the bridge is back, and is then put on it again.
+					frozen[l.Name] = true
+					continue
+				}
+				pl.unavailable[l.Name] = "the bridge " + l.Bridge + " of network " + l.Network + " is not on the node"
 				continue
 			}
 		}
@@ -201,6 +208,8 @@ func (pl *planner) planLinks() {
 		switch {
 		case pl.fresh[l.Name]:
 			pl.createLink(l)
+		case frozen[l.Name]:
+			pl.links = append(pl.links, l)
 		case slices.ContainsFunc(kept, func(k Link) bool { return k.Name == l.Name }):
 			pl.links = append(pl.links, l)
 			pl.updateLink(l, observed[l.Name])

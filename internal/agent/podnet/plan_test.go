@@ -371,6 +371,45 @@ func TestPlanChanges(t *testing.T) {
 	}
 }
 
+// TestBridgeRemade: while the network's bridge is missing on the node (netconf re-makes it), the interfaces on it
+// stay as they are (reported), and once it is back the veth's host end is put on it again.
+func TestBridgeRemade(t *testing.T) {
+	in := podnet.Input{Pod: pod, Configs: []v1.PodNetworkConfig{full()}, Node: node(), Features: noVLAN}
+	o := converged(t, scratch(), plan(t, in, scratch()))
+	host := podnet.HostVethName(uid, "net1")
+	gone := *o
+	gone.HostLinks = slices.DeleteFunc(slices.Clone(o.HostLinks), func(h podnet.HostLink) bool { return h.Name == "l2br.100" })
+	for i := range gone.HostLinks {
+		if gone.HostLinks[i].Name == host {
+			gone.HostLinks[i].Master = ""
+		}
+	}
+	p := plan(t, in, &gone)
+	if len(p.Actions) != 0 {
+		t.Errorf("actions while the bridge is missing:\n%s", p)
+	}
+	if probs := p.ConfigProblems("cnf"); !slices.ContainsFunc(probs, func(pr podnet.Problem) bool {
+		return pr.Reason == podnet.ReasonApplyFailed && strings.Contains(pr.Message, "the bridge l2br.100 of network net-a is not on the node")
+	}) {
+		t.Errorf("problems %v: want the missing bridge named", probs)
+	}
+	back := gone
+	back.HostLinks = append(slices.Clone(gone.HostLinks), podnet.HostLink{Name: "l2br.100", Kind: "bridge", Index: 50, MTU: 1450, Up: true})
+	// The macvlan's parent was the old bridge (the kernel deletes a macvlan with its parent; here it stayed): it
+	// is re-created on the new one.
+	p = plan(t, in, &back)
+	want := []string{
+		"delete pod macvlan mv1 (re-created: it is not on l2br.100)",
+		"create macvlan mv1 (on l2br.100 (network net-a), mode bridge, mtu 1400, mac " + podnet.MAC(uid, "mv1").String() + ")",
+		"set master of host " + host + " none -> l2br.100",
+		"set master of pod mv1 none -> br0",
+		"set pod mv1 up",
+	}
+	if got := actions(p); !slices.Equal(got, want) {
+		t.Errorf("actions once the bridge is back:\n  got  %s\n  want %s", strings.Join(got, "\n       "), strings.Join(want, "\n       "))
+	}
+}
+
 // TestDesiredProblems: what a config cannot have is named in its result, and the rest stays desired.
 func TestDesiredProblems(t *testing.T) {
 	second := v1.PodNetworkConfig{
