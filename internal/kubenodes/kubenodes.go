@@ -97,6 +97,9 @@ type Node struct {
 	createdMP []string
 }
 
+// CRISocket is the node's containerd socket (the kubelet's container runtime endpoint), a path on the host.
+func (n *Node) CRISocket() string { return n.sock }
+
 // Cluster is a running cluster; Close it.
 type Cluster struct {
 	opts    Options

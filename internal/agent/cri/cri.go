@@ -26,6 +26,7 @@ import (
 	"strings"
 
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -248,13 +249,12 @@ func (c *Client) resolve(id string, info sandboxInfo) (Netns, error) {
 	e := &NetnsError{SandboxID: id}
 	if c.o.Source != SourcePID {
 		p := info.netnsPath()
-		switch _, err := os.Stat(p); {
-		case p == "":
+		if p == "" {
 			e.PathErr = errors.New("the runtime spec names no network namespace path")
-		case err != nil:
+		} else if err := isNetns(p); err != nil {
 			e.PathErr = fmt.Errorf("its network namespace %s is not visible here (mount the runtime's netns directory %s into the agent, "+
 				"mountPropagation HostToContainer): %w", p, filepath.Dir(p), err)
-		default:
+		} else {
 			return Netns{SandboxID: id, Path: p, Source: SourcePath}, nil
 		}
 	}
@@ -273,6 +273,22 @@ func (c *Client) resolve(id string, info sandboxInfo) (Netns, error) {
 		}
 	}
 	return Netns{}, e
+}
+
+// errNotNsfs: the path exists but is not a namespace's bind mount here (e.g. the empty mount point a runtime in
+// another mount namespace mounted the namespace on).
+var errNotNsfs = errors.New("not a namespace file (nsfs) in this mount namespace")
+
+// isNetns checks that the runtime's netns path is a namespace bind mount as this process sees it.
+func isNetns(p string) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(p, &st); err != nil {
+		return err
+	}
+	if st.Type != unix.NSFS_MAGIC {
+		return errNotNsfs
+	}
+	return nil
 }
 
 // hostPID checks that ProcRoot shows the host's PID namespace: only there are kernel threads visible, and

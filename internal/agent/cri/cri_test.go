@@ -132,11 +132,14 @@ func procRoot(t *testing.T, host bool) string {
 
 func TestPodNetns(t *testing.T) {
 	dir := t.TempDir()
-	visible := filepath.Join(dir, "cni-1111")
-	if err := os.WriteFile(visible, nil, 0o644); err != nil {
+	// A namespace file as the agent sees a mounted netns directory: this process's own (nsfs).
+	visible := "/proc/" + strconv.Itoa(os.Getpid()) + "/ns/net"
+	hidden := filepath.Join(dir, "not-mounted", "cni-2222")
+	// The empty mount point a runtime in another mount namespace mounted the namespace on.
+	mountPoint := filepath.Join(dir, "cni-3333")
+	if err := os.WriteFile(mountPoint, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	hidden := filepath.Join(dir, "not-mounted", "cni-2222")
 	rt := &fakeRuntime{sandboxes: []sandbox{
 		{id: "old-ready-sandbox-of-pod-a", podUID: "pod-a", state: runtimeapi.PodSandboxState_SANDBOX_READY, created: 1, pid: 1, netnsPath: hidden},
 		{id: "new-ready-sandbox-of-pod-a", podUID: "pod-a", state: runtimeapi.PodSandboxState_SANDBOX_READY, created: 2, pid: 4242, netnsPath: visible},
@@ -144,6 +147,7 @@ func TestPodNetns(t *testing.T) {
 		{id: "sandbox-of-pod-c", podUID: "pod-c", state: runtimeapi.PodSandboxState_SANDBOX_READY, pid: 4242, netnsPath: hidden},
 		{id: "host-network-pod-d", podUID: "pod-d", state: runtimeapi.PodSandboxState_SANDBOX_READY, hostNet: true, pid: 4242},
 		{id: "no-verbose-info-pod-e", podUID: "pod-e", state: runtimeapi.PodSandboxState_SANDBOX_READY, noInfo: true},
+		{id: "sandbox-of-pod-f", podUID: "pod-f", state: runtimeapi.PodSandboxState_SANDBOX_READY, pid: 4242, netnsPath: mountPoint},
 	}}
 	sock := serve(t, rt)
 	hostProc, podProc := procRoot(t, true), procRoot(t, false)
@@ -165,6 +169,10 @@ func TestPodNetns(t *testing.T) {
 			wantPath: filepath.Join(hostProc, "4242", "ns", "net"), wantSrc: cri.SourcePID},
 		{name: "auto: neither: the error names both", source: cri.SourceAuto, proc: podProc, pod: "pod-c",
 			wantErr: cri.ErrNetnsUnavailable, errHas: []string{hidden + " is not visible here", "mount the runtime's netns directory " + filepath.Dir(hidden), "hostPID: true"}},
+		{name: "path: only the mount point is here: not taken, says so", source: cri.SourcePath, proc: hostProc, pod: "pod-f",
+			wantErr: cri.ErrNetnsUnavailable, errHas: []string{"not a namespace file (nsfs)"}},
+		{name: "auto: only the mount point is here: the pid", source: cri.SourceAuto, proc: hostProc, pod: "pod-f",
+			wantPath: filepath.Join(hostProc, "4242", "ns", "net"), wantSrc: cri.SourcePID},
 		{name: "path: not mounted: says to mount it", source: cri.SourcePath, proc: hostProc, pod: "pod-c",
 			wantErr: cri.ErrNetnsUnavailable, errHas: []string{"mount the runtime's netns directory"}},
 		{name: "pid: not the host's PID namespace: says hostPID", source: cri.SourcePID, proc: podProc, pod: "pod-a",
