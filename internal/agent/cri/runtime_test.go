@@ -12,11 +12,16 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/agent/cri"
+	"github.com/network-operator/network-operator/internal/agent/podnet"
+	"github.com/network-operator/network-operator/internal/agent/podstate"
 	"github.com/network-operator/network-operator/internal/images"
 	"github.com/network-operator/network-operator/internal/kubenodes"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
@@ -148,6 +153,9 @@ func TestRealRuntime(t *testing.T) {
 		}
 		t.Logf("path way from outside the node's mount namespace: %v", err)
 	})
+	t.Run("podnet applies into the found namespace, the host is clean after the pod", func(t *testing.T) {
+		applyIntoRealPod(ctx, t, c.Nodes()[0], cs, pod)
+	})
 	t.Run("hostNetwork pod refused", func(t *testing.T) {
 		cl, err := cri.New(sock, cri.Options{})
 		if err != nil {
@@ -158,4 +166,87 @@ func TestRealRuntime(t *testing.T) {
 			t.Fatalf("err = %v, want ErrHostNetwork", err)
 		}
 	})
+}
+
+// applyIntoRealPod puts a veth and a macvlan into the real pod (found through the runtime) from the node's
+// namespace, where a bridge stands in for the network's, tunes the CNI's eth0, then deletes the pod: once the
+// kubelet has torn its sandbox down, the host side is cleaned from the record alone.
+func applyIntoRealPod(ctx context.Context, t *testing.T, node *kubenodes.Node, cs kubernetes.Interface, pod *corev1.Pod) {
+	nodeNS, err := netns.GetFromPath(node.Netns)
+	must(t, err)
+	defer nodeNS.Close()
+	host, err := netlink.NewHandleAt(nodeNS)
+	must(t, err)
+	defer host.Close()
+	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "l2br.100", MTU: 1450}}
+	must(t, host.LinkAdd(br))
+	t.Cleanup(func() { _ = host.LinkDel(br) })
+	must(t, host.LinkSetUp(br))
+	store := podstate.New(filepath.Join(t.TempDir(), "pods"))
+	a, err := podnet.New(host, podnet.Options{Store: store, HostNS: nodeNS})
+	must(t, err)
+	cl, err := cri.New(node.CRISocket(), cri.Options{})
+	must(t, err)
+	defer cl.Close()
+	n, err := cl.PodNetns(ctx, string(pod.UID))
+	must(t, err)
+	h, err := n.Open()
+	must(t, err)
+	cfg := v1.PodNetworkConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "cnf"}, Spec: v1.PodNetworkConfigSpec{
+		Primary: &v1.PrimaryInterfaceTuning{Name: "eth0", MTU: ptr.To(int32(1400))},
+		Interfaces: []v1.PodInterface{{Name: "net1", Type: v1.PodInterfaceVeth, Network: "net-a"},
+			{Name: "mv1", Type: v1.PodInterfaceMACVLAN, Network: "net-a"}}}}
+	in := podnet.Input{Pod: podnet.Pod{Namespace: "default", Name: pod.Name, UID: string(pod.UID)}, Configs: []v1.PodNetworkConfig{cfg},
+		Node: &v1.NodeNetworkConfigSpec{Layer2s: []v1.NodeLayer2{{Name: "net-a", VLAN: 100, VNI: 10100, MTU: 1450}}}}
+	p, err := a.Plan(ctx, in, h)
+	must(t, err)
+	start := time.Now()
+	_, err = a.Apply(ctx, p, h)
+	must(t, err)
+	t.Logf("applied into the real pod in %v:\n%s", time.Since(start), p)
+	pl, err := netlink.NewHandleAt(h)
+	must(t, err)
+	for _, name := range []string{"net1", "mv1"} {
+		if _, err := pl.LinkByName(name); err != nil {
+			t.Errorf("%s in the pod: %v", name, err)
+		}
+	}
+	if eth0, err := pl.LinkByName("eth0"); err != nil || eth0.Attrs().MTU != 1400 {
+		t.Errorf("the CNI's eth0: %v %v, want mtu 1400", eth0, err)
+	}
+	pl.Close()
+	h.Close()
+
+	zero := int64(0)
+	must(t, cs.CoreV1().Pods("default").Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}))
+	err = wait.Poll(ctx, 100*time.Millisecond, 2*time.Minute, "the pod's sandbox gone", func(ctx context.Context) (bool, string, error) {
+		_, err := cl.PodNetns(ctx, string(pod.UID))
+		if errors.Is(err, cri.ErrNoSandbox) {
+			return true, "", nil
+		}
+		return false, fmt.Sprintf("runtime: %v", err), nil
+	})
+	must(t, err)
+	p, err = a.Plan(ctx, podnet.Input{Pod: in.Pod}, 0)
+	must(t, err)
+	_, err = a.Apply(ctx, p, 0)
+	must(t, err)
+	t.Logf("after the pod:\n%s", p)
+	links, err := host.LinkList()
+	must(t, err)
+	for _, l := range links {
+		if strings.HasPrefix(l.Attrs().Alias, podnet.AliasPrefix) {
+			t.Errorf("host link %s (%s) left after the pod", l.Attrs().Name, l.Attrs().Alias)
+		}
+	}
+	if uids, err := store.UIDs(); err != nil || len(uids) > 0 {
+		t.Errorf("records left: %v %v", uids, err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

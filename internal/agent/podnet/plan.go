@@ -53,7 +53,10 @@ func (p *Plan) ConfigProblems(config string) []Problem {
 func (p *Plan) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "pod %s:\n", p.Desired.Pod)
-	if len(p.Actions) == 0 {
+	switch {
+	case len(p.Actions) == 0 && !sameRecord(p.Prev, p.Record):
+		b.WriteString("  no changes in the kernel; the pod's record is updated\n")
+	case len(p.Actions) == 0:
 		b.WriteString("  no changes\n")
 	}
 	for i, a := range p.Actions {
