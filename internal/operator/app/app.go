@@ -180,6 +180,11 @@ func run(ctx context.Context, f *flags, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	m, err := metrics.New(ctrlmetrics.Registry)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	m.CountRequests(cfg) // before any client is made from cfg
 	var certs *webhookcert.Manager
 	if f.webhooks && f.certMode == certModeSelf {
 		if certs, err = ensureCertificate(ctx, cfg, scheme, f.cert); err != nil {
@@ -200,7 +205,7 @@ func run(ctx context.Context, f *flags, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
 	}
-	if err := setup(mgr, f, certs); err != nil {
+	if err := setup(mgr, f, certs, m); err != nil {
 		return err
 	}
 	if err := mgr.Start(ctx); err != nil {
@@ -251,13 +256,10 @@ func ensureCertificate(ctx context.Context, cfg *rest.Config, scheme *runtime.Sc
 	return certs, nil
 }
 
-// setup adds the controllers, the webhooks, the certificate manager (nil: none) and the health checks.
-func setup(mgr manager.Manager, f *flags, certs *webhookcert.Manager) error {
+// setup adds the controllers (reporting to m), the webhooks, the certificate manager (nil: none) and the health
+// checks.
+func setup(mgr manager.Manager, f *flags, certs *webhookcert.Manager, m *metrics.Metrics) error {
 	opts := f.controllers
-	m, err := metrics.New(ctrlmetrics.Registry)
-	if err != nil {
-		return fmt.Errorf("metrics: %w", err)
-	}
 	opts.Metrics = m
 	if err := controllers.Setup(mgr, opts); err != nil {
 		return fmt.Errorf("set up controllers: %w", err)

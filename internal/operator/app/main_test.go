@@ -149,7 +149,9 @@ func TestBinaryWiring(t *testing.T) {
 			return err
 		}
 		for _, want := range []string{"network_operator_revision_sequence 1", `network_operator_rollout_node_updates_total{reason="rollout"} 1`,
-			`controller_runtime_reconcile_total{controller="rollout"`, `controller_runtime_reconcile_total{controller="networkconfig"`} {
+			`controller_runtime_reconcile_total{controller="rollout"`, `controller_runtime_reconcile_total{controller="networkconfig"`,
+			// the operator's own requests, counted by its client configuration
+			`network_operator_api_requests_total{resource="nodenetworkconfigs",verb="create"} 1`} {
 			if !strings.Contains(body, want) {
 				return fmt.Errorf("metrics lack %q", want)
 			}

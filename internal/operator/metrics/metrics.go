@@ -36,6 +36,9 @@ type Metrics struct {
 	NodeConfigsCollected prometheus.Counter
 	// RevisionsPruned counts superseded revisions deleted.
 	RevisionsPruned prometheus.Counter
+	// APIRequests counts the operator's requests to the API server by verb and resource (RequestKind), once
+	// CountRequests wrapped the client configuration.
+	APIRequests *prometheus.CounterVec
 }
 
 // New creates the metrics and registers them with reg (controller-runtime's metrics.Registry in the
@@ -65,11 +68,13 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "NodeNetworkConfigs deleted because their Node no longer exists."}),
 		RevisionsPruned: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "revisions_pruned_total",
 			Help: "Superseded, unreferenced NetworkConfigRevisions deleted."}),
+		APIRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_requests_total",
+			Help: "Requests of the operator to the API server, by verb and resource (with subresource)."}, []string{"verb", "resource"}),
 	}
 	var errs []error
 	for _, c := range []prometheus.Collector{m.RevisionSequence, m.TargetSequence, m.RevisionsCreated, m.Snapshots,
 		m.RolloutNodes, m.NodesUpdated, m.RolloutFailures, m.Rollbacks, m.RolloutDuration, m.NodeConfigsCollected,
-		m.RevisionsPruned} {
+		m.RevisionsPruned, m.APIRequests} {
 		if err := reg.Register(c); err != nil {
 			errs = append(errs, err)
 		}
