@@ -17,13 +17,21 @@ import (
 // reloaderFor applies configs to a test router; its state dir is per test.
 func reloaderFor(t *testing.T, r *frrproc.Instance) *frr.Reloader {
 	t.Helper()
-	rel, err := frr.NewReloader(frr.Options{
-		Target:   frr.Target{VtySocket: r.Dir, ConfDir: r.ConfDir},
-		StateDir: t.TempDir(),
-	})
+	return newReloader(t, frr.Options{Target: frr.Target{VtySocket: r.Dir, ConfDir: r.ConfDir}, StateDir: t.TempDir()})
+}
+
+// newReloader is frr.NewReloader, closed (its scratch FRR stopped) when the test ends.
+func newReloader(t *testing.T, opts frr.Options) *frr.Reloader {
+	t.Helper()
+	rel, err := frr.NewReloader(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := rel.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return rel
 }
 
@@ -104,6 +112,9 @@ func TestReloadTransitions(t *testing.T) {
 		if len(res.Residual) > 0 {
 			t.Errorf("%s: FRR still differs after reload: %q", name, res.Residual)
 		}
+		if res.Path != frr.PathDelta {
+			t.Errorf("%s: applied by %q (%s), want the delta", name, res.Path, res.PathReason)
+		}
 		running, err := router.Vtysh(ctx, "show running-config")
 		if err != nil {
 			t.Fatal(err)
@@ -124,10 +135,7 @@ func TestPathspaceReload(t *testing.T) {
 	ns := frrtest.Netns(t, "frrps-")
 	ps := frrproc.UniqueName("nops")
 	router := frrtest.Router(t, frrproc.Options{Netns: ns.Name, Pathspace: ps})
-	rel, err := frr.NewReloader(frr.Options{Target: frr.Target{Pathspace: ps}, StateDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel := newReloader(t, frr.Options{Target: frr.Target{Pathspace: ps}, StateDir: t.TempDir()})
 	if got := rel.Target().ConfigPath(); got != router.ConfigPath() {
 		t.Fatalf("config path %s, daemons read %s", got, router.ConfigPath())
 	}

@@ -108,42 +108,61 @@ func (t Target) CheckCanonical(ctx context.Context, file string, scratchDaemons 
 
 func (t Target) scratchLoad(ctx context.Context, file string, daemons []string, after func(*frrproc.Instance) error, tl *timeline) (err error) {
 	start := time.Now()
+	ns, in, err := startScratch(ctx, t, daemons)
+	if err != nil {
+		return err
+	}
+	tl.since(StepScratchStart, start)
+	defer func() {
+		start := time.Now()
+		if serr := stopScratch(ctx, ns, in); serr != nil && err == nil {
+			err = serr
+		}
+		tl.since(StepScratchStop, start)
+	}()
+	start = time.Now()
+	err = loadVerdict(ctx, in, file)
+	tl.since(StepScratchLoad, start)
+	if err != nil {
+		return err
+	}
+	if after != nil {
+		return after(in)
+	}
+	return nil
+}
+
+// startScratch starts daemons for a scratch load: in a namespace of their own, without a BGP listener.
+func startScratch(ctx context.Context, t Target, daemons []string) (*frrproc.Netns, *frrproc.Instance, error) {
 	ns, err := frrproc.NewNetns(ctx, "frrchk-")
 	if err != nil {
-		return fmt.Errorf("scratch FRR for validation: %w", err)
+		return nil, nil, fmt.Errorf("scratch FRR for validation: %w", err)
 	}
-	var stopped time.Time // when the daemons were told to stop: the namespace goes last
-	defer func() {
-		if derr := ns.Delete(context.WithoutCancel(ctx)); derr != nil && err == nil {
-			err = derr
-		}
-		if !stopped.IsZero() {
-			tl.since(StepScratchStop, stopped)
-		}
-	}()
 	// Forwarding on, as FRR's datacenter defaults want it, so a config that
 	// does not mention forwarding matches the scratch instance.
 	for _, key := range []string{"net.ipv4.ip_forward", "net.ipv6.conf.all.forwarding"} {
 		if err := ns.Sysctl(ctx, key, "1"); err != nil {
-			return fmt.Errorf("scratch FRR for validation: %w", err)
+			return nil, nil, errors.Join(fmt.Errorf("scratch FRR for validation: %w", err), ns.Delete(context.WithoutCancel(ctx)))
 		}
 	}
 	in, err := frrproc.Start(ctx, frrproc.Options{
 		Netns: ns.Name, Daemons: daemons, NoBGPListen: true, DaemonDir: t.DaemonDir, Vtysh: t.VtyshPath,
 	})
 	if err != nil {
-		return fmt.Errorf("scratch FRR for validation: %w", err)
+		return nil, nil, errors.Join(fmt.Errorf("scratch FRR for validation: %w", err), ns.Delete(context.WithoutCancel(ctx)))
 	}
-	defer func() {
-		stopped = time.Now()
-		if serr := in.Stop(); serr != nil && err == nil {
-			err = serr
-		}
-	}()
-	tl.since(StepScratchStart, start)
-	start = time.Now()
+	return ns, in, nil
+}
+
+// stopScratch stops the daemons, then removes their namespace.
+func stopScratch(ctx context.Context, ns *frrproc.Netns, in *frrproc.Instance) error {
+	return errors.Join(in.Stop(), ns.Delete(context.WithoutCancel(ctx)))
+}
+
+// loadVerdict loads file into the scratch daemons in and says whether FRR refused any of it: the scratch load's
+// one verdict, a *ValidationError naming the file's lines.
+func loadVerdict(ctx context.Context, in *frrproc.Instance, file string) error {
 	out, loadErr := in.LoadFile(ctx, file)
-	tl.since(StepScratchLoad, start)
 	if ctx.Err() != nil {
 		return fmt.Errorf("scratch load: %w", ctx.Err())
 	}
@@ -152,9 +171,6 @@ func (t Target) scratchLoad(ctx context.Context, file string, daemons []string, 
 	}
 	if loadErr != nil {
 		return &ValidationError{Check: "scratch load", Messages: []string{Redact(strings.TrimSpace(string(out))), loadErr.Error()}}
-	}
-	if after != nil {
-		return after(in)
 	}
 	return nil
 }

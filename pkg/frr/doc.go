@@ -14,12 +14,20 @@
 // (refresh: go test ./pkg/frr -run 'TestGolden$' -update).
 //
 // Applying: a Reloader checks a config before FRR sees it (vtysh's parser,
-// then a load into a scratch zebra+bgpd in a throw-away namespace, then
-// frr-reload.py --test against the running daemons), installs it as frr.conf
-// (mode 0600: it holds BGP passwords) and reloads with frr-reload.py or a
-// systemd reload over D-Bus. It skips configs equal to the last applied one,
+// then a scratch zebra+bgpd in a namespace of its own, kept running between
+// applies: a candidate is checked as the change from the config it holds -
+// the delta the node's daemons get - and by a load into fresh daemons where
+// that is not conclusive, which alone refuses; see scratch), installs it as
+// frr.conf (mode 0600: it holds BGP passwords) and reloads. Package frrdiff
+// computes in Go what frr-reload.py computes (the lines to delete and add
+// against "show running-config"), so a reload is one vtysh run of that delta
+// and one show running-config to check the result (Path "delta"); where
+// frrdiff cannot read a side, or FRR refuses part of the delta, frr-reload.py
+// does it (Result.Path, PathReason). With a systemd reload over D-Bus the unit
+// runs frr-reload.py. A Reloader skips configs equal to the last applied one,
 // keeps that one on disk for a cold start, rolls back a failed reload and
-// re-runs frr-reload.py while FRR's running config still differs.
+// applies again while FRR's running config still differs. Result.Steps times
+// each step (make bench shows them).
 //
 // Reading: Target.Summary, EVPNSummary, Neighbors, VNIs and EVPNRoutes decode
 // FRR's "show ... json" output into typed structs for status and metrics.

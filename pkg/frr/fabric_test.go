@@ -233,8 +233,7 @@ func TestEVPNFabric(t *testing.T) {
 		n.frr = frrtest.Router(t, frrproc.Options{Netns: n.ns.Name})
 		n.target = frr.Target{VtySocket: n.frr.Dir, ConfDir: n.frr.ConfDir}
 		n.stateDir = t.TempDir()
-		rel, err := frr.NewReloader(frr.Options{Target: n.target, StateDir: n.stateDir})
-		must(t, err)
+		rel := newReloader(t, frr.Options{Target: n.target, StateDir: n.stateDir})
 		n.rel = rel
 	}
 	daemonsUp := time.Now()
@@ -478,8 +477,7 @@ func TestEVPNFabric(t *testing.T) {
 	t.Run("cold start restores the last applied config", func(t *testing.T) {
 		good, err := frr.Render(&n1.cfg)
 		must(t, err)
-		rel, err := frr.NewReloader(frr.Options{Target: n1.target, StateDir: n1.stateDir})
-		must(t, err)
+		rel := newReloader(t, frr.Options{Target: n1.target, StateDir: n1.stateDir})
 		last, err := rel.LastApplied()
 		must(t, err)
 		if string(last) != string(good) {

@@ -76,8 +76,7 @@ func TestIsolatedVNIStaysOutOfEVPN(t *testing.T) {
 		n.frr = frrtest.Router(t, frrproc.Options{Netns: n.ns.Name})
 		n.target = frr.Target{VtySocket: n.frr.Dir, ConfDir: n.frr.ConfDir}
 		n.stateDir = t.TempDir()
-		rel, err := frr.NewReloader(frr.Options{Target: n.target, StateDir: n.stateDir})
-		must(t, err)
+		rel := newReloader(t, frr.Options{Target: n.target, StateDir: n.stateDir})
 		n.rel = rel
 		n.apply(t, ctx)
 	}

@@ -16,11 +16,16 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/network-operator/network-operator/pkg/frr/frrdiff"
 )
 
 // ErrReloadFailed marks a validated config that FRR failed to apply; the
 // previous config has been restored (or the error says why it could not be).
 var ErrReloadFailed = errors.New("FRR reload failed")
+
+// ErrClosed is returned by a Reloader used after Close.
+var ErrClosed = errors.New("frr reloader is closed")
 
 // ReloadMethod selects how a new frr.conf reaches the daemons.
 type ReloadMethod int
@@ -49,9 +54,9 @@ type Options struct {
 	// Owner of frr.conf and the candidate file. Nil: user and group "frr"
 	// when running as root and they exist, else unchanged.
 	Owner *FileOwner
-	// ScratchDaemons load the candidate in a throw-away FRR instance before
-	// it is applied (see Target.Check). Nil means DefaultScratchDaemons; an
-	// empty slice leaves only the syntax check and frr-reload.py --test.
+	// ScratchDaemons validate the candidate in a scratch FRR instance before
+	// it is applied (see scratch: kept running until Close). Nil means
+	// DefaultScratchDaemons; an empty slice leaves only the syntax check.
 	ScratchDaemons []string
 	Method         ReloadMethod
 	// Systemd and SystemdUnit (default "frr.service") serve ReloadSystemd.
@@ -65,13 +70,18 @@ type Result struct {
 	Skipped bool
 	// Hash is the SHA-256 of the config.
 	Hash string
-	// Diff is what frr-reload.py computed against the running config.
+	// Diff is what frr-reload.py computes against the running config (frrdiff
+	// computes the same in Go where it can read both configs).
 	Diff Diff
 	// Residual lists changes FRR still reports after reloading: lines it
 	// does not keep in its running config. Empty for rendered configs.
 	Residual []string
-	// Validate covers the syntax check, scratch load and --test diff; Reload
-	// the reload passes and the final comparison.
+	// Path says how the config reached the daemons; PathReason why not by the
+	// delta alone (frrdiff's reason, or FRR's refusal of part of the delta).
+	Path       Path
+	PathReason string
+	// Validate covers the syntax check, the scratch instance and the diff;
+	// Reload the reload passes and the final comparison.
 	Validate, Reload time.Duration
 	// Steps break both down, in the order they ended (StepSyntax, ...).
 	Steps []Step
@@ -83,9 +93,11 @@ type Diff struct{ Add, Delete []string }
 // Reloader validates and applies rendered configs to one set of daemons.
 // Apply calls are serialised.
 type Reloader struct {
-	opts Options
-	mu   sync.Mutex
-	last string // hash of the last applied config
+	opts    Options
+	mu      sync.Mutex
+	last    string   // hash of the last applied config
+	scratch *scratch // nil without ScratchDaemons
+	closed  bool
 }
 
 const lastAppliedFile = "last-applied.conf"
@@ -113,6 +125,9 @@ func NewReloader(opts Options) (*Reloader, error) {
 		return nil, fmt.Errorf("frr reloader state dir: %w", err)
 	}
 	r := &Reloader{opts: opts}
+	if len(opts.ScratchDaemons) > 0 {
+		r.scratch = newScratch(opts.Target, opts.ScratchDaemons)
+	}
 	if data, err := os.ReadFile(r.lastAppliedPath()); err == nil {
 		r.last = hashOf(data)
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -136,6 +151,17 @@ func lookupFRROwner() *FileOwner {
 		return nil
 	}
 	return &FileOwner{UID: uid, GID: gid}
+}
+
+// Close stops the scratch FRR instance; the Reloader refuses work afterwards (ErrClosed).
+func (r *Reloader) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	if r.scratch == nil {
+		return nil
+	}
+	return r.scratch.stop(context.Background())
 }
 
 // Target returns the daemons this Reloader applies to.
@@ -163,18 +189,22 @@ func (r *Reloader) RestoreLastApplied(ctx context.Context) (Result, error) {
 	return r.apply(ctx, data, true)
 }
 
-// Validate checks cfg without applying it: syntax, a load into a scratch
-// FRR instance, and a frr-reload.py --test diff against the running daemons. A refusal is a
-// *ValidationError (errors.Is ErrRejected) naming the offending lines.
+// Validate checks cfg without applying it: syntax, the scratch FRR instance,
+// and the diff against the running daemons. A refusal is a *ValidationError
+// (errors.Is ErrRejected) naming the offending lines.
 func (r *Reloader) Validate(ctx context.Context, cfg []byte) (Diff, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		return Diff{}, ErrClosed
+	}
 	cand, err := r.writeCandidate(cfg)
 	if err != nil {
 		return Diff{}, err
 	}
 	defer os.Remove(cand)
-	return r.validate(ctx, cand, nil)
+	p, err := r.prepare(ctx, cand, cfg, nil)
+	return p.diff, err
 }
 
 // Apply validates cfg, installs it as frr.conf and reloads FRR. It is a no-op
@@ -188,6 +218,9 @@ func (r *Reloader) apply(ctx context.Context, cfg []byte, force bool) (res Resul
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	res = Result{Hash: hashOf(cfg)}
+	if r.closed {
+		return res, ErrClosed
+	}
 	if !force && res.Hash == r.last {
 		res.Skipped = true
 		return res, nil
@@ -200,7 +233,9 @@ func (r *Reloader) apply(ctx context.Context, cfg []byte, force bool) (res Resul
 		return res, err
 	}
 	defer os.Remove(cand)
-	if res.Diff, err = r.validate(ctx, cand, tl); err != nil {
+	p, err := r.prepare(ctx, cand, cfg, tl)
+	res.Diff = p.diff
+	if err != nil {
 		return res, err
 	}
 	res.Validate = time.Since(start)
@@ -214,15 +249,24 @@ func (r *Reloader) apply(ctx context.Context, cfg []byte, force bool) (res Resul
 	if err := os.Rename(cand, confPath); err != nil {
 		return res, fmt.Errorf("install %s: %w", confPath, err)
 	}
-	if err := r.prestageVRFs(ctx, cfg, tl); err != nil {
-		return res, r.rollback(ctx, confPath, prev, prevErr == nil, err)
+	undo := func(err error) error { return r.rollback(ctx, confPath, prev, prevErr == nil, err) }
+	switch {
+	case r.opts.Method == ReloadSystemd:
+		res.Path = PathSystemd
+		if err := r.reload(ctx, confPath, tl); err != nil {
+			return res, undo(err)
+		}
+	case p.delta != nil:
+		res.Path = PathDelta
+		res.Residual, err = r.opts.applyDelta(ctx, p.cand, *p.delta, tl)
+		if err != nil {
+			res.Path, res.PathReason = PathDeltaThenScript, err.Error()
+			res.Residual, err = r.reloadScript(ctx, cfg, confPath, undo, tl)
+		}
+	default:
+		res.Path, res.PathReason = PathReloadScript, p.why
+		res.Residual, err = r.reloadScript(ctx, cfg, confPath, undo, tl)
 	}
-	if err := r.reload(ctx, confPath, tl); err != nil {
-		return res, r.rollback(ctx, confPath, prev, prevErr == nil, err)
-	}
-	convStart := time.Now()
-	res.Residual, err = r.converge(ctx, confPath)
-	tl.since(StepConverge, convStart)
 	if err != nil {
 		return res, err
 	}
@@ -232,6 +276,21 @@ func (r *Reloader) apply(ctx context.Context, cfg []byte, force bool) (res Resul
 	}
 	r.last = res.Hash
 	return res, nil
+}
+
+// reloadScript applies confPath with frr-reload.py: the VRF blocks first, the reload, and converge. A failed
+// reload is undone.
+func (r *Reloader) reloadScript(ctx context.Context, cfg []byte, confPath string, undo func(error) error, tl *timeline) ([]string, error) {
+	if err := r.prestageVRFs(ctx, cfg, tl); err != nil {
+		return nil, undo(err)
+	}
+	if err := r.reload(ctx, confPath, tl); err != nil {
+		return nil, undo(err)
+	}
+	start := time.Now()
+	left, err := r.converge(ctx, confPath)
+	tl.since(StepConverge, start)
+	return left, err
 }
 
 // maxReloadPasses bounds converge: frr-reload.py orders some deletions
@@ -391,10 +450,63 @@ func (r *Reloader) writeCandidate(cfg []byte) (string, error) {
 	return name, nil
 }
 
-func (r *Reloader) validate(ctx context.Context, cand string, tl *timeline) (Diff, error) {
-	if err := r.opts.check(ctx, cand, r.opts.ScratchDaemons, tl); err != nil {
-		return Diff{}, err
+// prepared is a validated candidate and how it will be applied.
+type prepared struct {
+	diff Diff
+	cand *frrdiff.Config // frrdiff's reading of the candidate; nil when it cannot read it
+	// delta turns the daemons' running config into the candidate; nil: frr-reload.py applies it, why says why.
+	delta *frrdiff.Delta
+	why   string
+}
+
+// prepare validates the candidate file (vtysh's parser, then the scratch instance) and computes its diff
+// against the running daemons: frrdiff's, with the running config read while the candidate is checked, or
+// frr-reload.py --test's where frrdiff cannot read a side.
+func (r *Reloader) prepare(ctx context.Context, candFile string, cfg []byte, tl *timeline) (prepared, error) {
+	var p prepared
+	cand, err := frrdiff.Parse(cfg, frrdiff.File)
+	if err != nil {
+		p.why = "candidate: " + err.Error()
+	} else {
+		p.cand = cand
 	}
+	var wg sync.WaitGroup
+	var running *frrdiff.Config
+	runErr := errors.New("not read")
+	rctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	if p.cand != nil {
+		wg.Go(func() { running, runErr = r.opts.runningConfig(rctx, tl) })
+	}
+	if err := r.opts.check(ctx, candFile, nil, tl); err != nil {
+		return p, err
+	}
+	if r.scratch != nil {
+		if err := r.scratch.validate(ctx, candFile, p.cand, tl); err != nil {
+			return p, err
+		}
+	}
+	wg.Wait()
+	if p.cand != nil {
+		if runErr != nil {
+			p.why = runErr.Error()
+		} else if d, err := frrdiff.Compare(p.cand, running); err != nil {
+			p.why = err.Error()
+		} else {
+			p.delta, p.diff = &d, deltaDiff(d)
+			return p, nil
+		}
+	}
+	diff, err := r.testDiff(ctx, candFile, tl)
+	p.diff = diff
+	return p, err
+}
+
+// testDiff is frr-reload.py --test's diff of the candidate file against the running daemons.
+func (r *Reloader) testDiff(ctx context.Context, cand string, tl *timeline) (Diff, error) {
 	start := time.Now()
 	out, stderr, err := runCmd(ctx, r.opts.Python, r.opts.reloadArgs("--test", cand)...)
 	tl.since(StepTest, start)

@@ -78,6 +78,11 @@ func TestReloaderSystemdMethod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := rel.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cfg, err := os.ReadFile(filepath.Join("testdata", "golden", "l2vni-explicit.conf"))

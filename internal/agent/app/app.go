@@ -246,6 +246,13 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 	if err != nil {
 		return err
 	}
+	if reloader != nil {
+		defer func() { // its scratch FRR instance goes with the agent
+			if err := reloader.Close(); err != nil {
+				logger.Warn("stopping the scratch FRR instance", "err", err)
+			}
+		}()
+	}
 	ns, links, err := openNetns(f.netnsName)
 	if err != nil {
 		return err

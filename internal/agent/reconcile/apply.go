@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/agent/dataplane"
 	"github.com/network-operator/network-operator/internal/agent/metrics"
 	"github.com/network-operator/network-operator/internal/agent/mirror"
 	"github.com/network-operator/network-operator/internal/agent/netconf"
+	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/loader"
 )
 
@@ -143,10 +146,23 @@ func (e *Engine) applyFRR(ctx context.Context, p *Plan) error {
 		return err
 	}
 	if !res.Skipped {
-		e.log.Info("FRR reloaded", "hash", short(res.Hash), "added", len(res.Diff.Add), "deleted", len(res.Diff.Delete),
-			"validate", res.Validate, "reload", res.Reload)
+		attrs := []any{"hash", short(res.Hash), "added", len(res.Diff.Add), "deleted", len(res.Diff.Delete),
+			"validate", res.Validate, "reload", res.Reload, "path", res.Path, "steps", stepTimes(res.Steps)}
+		if res.PathReason != "" {
+			attrs = append(attrs, "pathReason", res.PathReason)
+		}
+		e.log.Info("FRR reloaded", attrs...)
 	}
 	return nil
+}
+
+// stepTimes prints an FRR apply's steps as "name duration, ..." for the log.
+func stepTimes(steps []frr.Step) string {
+	parts := make([]string, len(steps))
+	for i, s := range steps {
+		parts[i] = s.Name + " " + s.Took.Round(time.Millisecond).String()
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (e *Engine) applyTables(ctx context.Context, p *Plan) error {

@@ -50,6 +50,8 @@ type Netlink interface {
 type FRR interface {
 	Apply(ctx context.Context, cfg []byte) (frr.Result, error)
 	LastApplied() ([]byte, error)
+	// PlanPath says how Apply would bring a config to FRR (the plan shows it).
+	PlanPath(cfg []byte) (frr.Path, string)
 }
 
 // FRRStatus reads FRR's BGP state (frr.Target): the health check's "FRR answers" and the BGP metrics.

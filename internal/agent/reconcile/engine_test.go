@@ -130,6 +130,8 @@ func (f *fakeFRR) LastApplied() ([]byte, error) {
 	return f.last, nil
 }
 
+func (f *fakeFRR) PlanPath([]byte) (frr.Path, string) { return frr.PathDelta, "" }
+
 func (f *fakeFRR) Summary(context.Context) (frr.Summary, error) { return frr.Summary{}, nil }
 
 type fakeAttachment struct {
@@ -417,6 +419,9 @@ func TestPlanString(t *testing.T) {
 	}
 	if p.Empty() {
 		t.Fatal("plan of a fresh node is empty")
+	}
+	if !strings.Contains(s, ") by delta: ") {
+		t.Errorf("the FRR step does not say how the reload reaches FRR:\n%s", s)
 	}
 }
 

@@ -57,6 +57,10 @@ type FRRStep struct {
 	// Added and Removed count the lines that differ from the last applied config (secrets redacted).
 	Added, Removed []string
 	Summary        string
+	// Path is how the reload reaches FRR as far as the config decides (frr.Reloader.PlanPath), PathReason why
+	// not by the delta.
+	Path       frr.Path
+	PathReason string
 }
 
 // TablesStep is the table generation of a plan.
@@ -90,7 +94,12 @@ func (p *Plan) String() string {
 	case p.FRR.Skip != "":
 		line(StepFRR, "not managed: %s", p.FRR.Skip)
 	case p.FRR.Changed:
-		line(StepFRR, "render, validate and reload FRR (%s): %d lines added, %d removed", p.FRR.Summary, len(p.FRR.Added), len(p.FRR.Removed))
+		how := string(p.FRR.Path)
+		if p.FRR.PathReason != "" {
+			how += " (" + p.FRR.PathReason + ")"
+		}
+		line(StepFRR, "render, validate and reload FRR (%s) by %s: %d lines added, %d removed", p.FRR.Summary, how,
+			len(p.FRR.Added), len(p.FRR.Removed))
 		for _, l := range p.FRR.Removed {
 			fmt.Fprintf(&b, "       - %s\n", l)
 		}
@@ -233,6 +242,7 @@ func (e *Engine) planFRR(ctx context.Context, p *Plan, passwords frrconfig.Passw
 	p.FRR.Changed = !bytes.Equal(last, rendered)
 	if p.FRR.Changed {
 		p.FRR.Added, p.FRR.Removed = lineDiff(last, rendered)
+		p.FRR.Path, p.FRR.PathReason = e.o.FRR.PlanPath(rendered)
 	}
 	return nil
 }

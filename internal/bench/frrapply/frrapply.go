@@ -131,6 +131,7 @@ func run(ctx context.Context, configs [2][]byte, applies int) (totals []time.Dur
 	if err != nil {
 		return nil, nil, err
 	}
+	defer func() { err = errors.Join(err, rel.Close()) }()
 	if _, err := rel.Apply(ctx, configs[0]); err != nil {
 		return nil, nil, fmt.Errorf("first apply: %w", err)
 	}

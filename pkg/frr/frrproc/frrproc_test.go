@@ -71,3 +71,57 @@ func TestInstanceLifecycle(t *testing.T) {
 		t.Errorf("Stop left %s (%v)", dir, err)
 	}
 }
+
+// TestGuard: when the owner's end of the pipe closes (as when the owner is killed), the guard kills the
+// daemons and removes the namespace and the directory; stopped first, it does nothing.
+func TestGuard(t *testing.T) {
+	testreq.Need(t, "FRR daemons", Check())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, ownerDies := range []bool{true, false} {
+		ns, err := NewNetns(ctx, "frrguard-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := Start(ctx, Options{Netns: ns.Name, NoBGPListen: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := StartGuard(ns, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ownerDies {
+			if err := g.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat("/run/netns/" + ns.Name); err != nil {
+				t.Errorf("a stopped guard removed the namespace: %v", err)
+			}
+			if err := in.Stop(); err != nil {
+				t.Error(err)
+			}
+			if err := ns.Delete(ctx); err != nil {
+				t.Error(err)
+			}
+			continue
+		}
+		g.w.Close() // what the kernel does when the owner dies
+		if err := g.cmd.Wait(); err != nil {
+			t.Fatalf("guard: %v", err)
+		}
+		for _, d := range in.procs {
+			select {
+			case <-d.done:
+			case <-ctx.Done():
+				t.Fatalf("%s still runs after the guard", d.name)
+			}
+		}
+		if _, err := os.Stat("/run/netns/" + ns.Name); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("namespace %s left: %v", ns.Name, err)
+		}
+		if _, err := os.Stat(in.Dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("directory %s left: %v", in.Dir, err)
+		}
+	}
+}

@@ -359,3 +359,12 @@ func Poll(ctx context.Context, interval time.Duration, cond func(context.Context
 
 // ErrTimeout is returned by Poll when the deadline passes first.
 var ErrTimeout = errors.New("condition not met before deadline")
+
+// Pids returns the process ids of the running daemons.
+func (in *Instance) Pids() []int {
+	var pids []int
+	for _, d := range in.procs {
+		pids = append(pids, d.cmd.Process.Pid)
+	}
+	return pids
+}

@@ -1,0 +1,136 @@
+package frr
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/network-operator/network-operator/pkg/frr/frrdiff"
+)
+
+// Path says how a config reached the daemons (Result.Path).
+type Path string
+
+const (
+	// PathDelta: the delta frrdiff computed from the running config, in one "vtysh -f" run, checked against
+	// one "show running-config" afterwards.
+	PathDelta Path = "delta"
+	// PathReloadScript: frr-reload.py, because frrdiff cannot read the candidate or the running config the
+	// way frr-reload.py would (Result.PathReason says where).
+	PathReloadScript Path = "frr-reload.py"
+	// PathDeltaThenScript: FRR refused part of the delta (or the check after it failed); frr-reload.py
+	// applied the config from where the delta left it.
+	PathDeltaThenScript Path = "delta, then frr-reload.py"
+	// PathSystemd: systemd's reload of the FRR unit (which runs frr-reload.py).
+	PathSystemd Path = "systemd"
+)
+
+// PlanPath says how Apply would bring cfg to the daemons as far as cfg alone decides: PathDelta, PathSystemd,
+// or PathReloadScript and why frrdiff cannot read cfg. At Apply, FRR's running config can still be one frrdiff
+// cannot read, and FRR can refuse part of the delta (Result.Path says what ran).
+func (r *Reloader) PlanPath(cfg []byte) (Path, string) {
+	if r.opts.Method == ReloadSystemd {
+		return PathSystemd, ""
+	}
+	if _, err := frrdiff.Parse(cfg, frrdiff.File); err != nil {
+		return PathReloadScript, err.Error()
+	}
+	return PathDelta, ""
+}
+
+// Steps of the delta path, next to those of steps.go.
+const (
+	StepScratchDelta = "scratch delta"  // the delta to the candidate run in the scratch instance and checked there
+	StepDelta        = "vtysh -f delta" // the delta run against the daemons
+	StepCheck        = "check"          // show running-config and the diff to the candidate after the delta
+)
+
+// deltaDiff is the Diff frr-reload.py --test would print for d, secrets redacted.
+func deltaDiff(d frrdiff.Delta) Diff {
+	del, add := d.Listing()
+	redact := func(lines []string) []string {
+		out := make([]string, len(lines))
+		for i, l := range lines {
+			out[i] = Redact(l)
+		}
+		return out
+	}
+	return Diff{Delete: redact(del), Add: redact(add)}
+}
+
+// runningConfig reads the target's running config the way frrdiff diffs it; the error wraps
+// frrdiff.ErrUndecidable when frrdiff cannot.
+func (t Target) runningConfig(ctx context.Context, tl *timeline) (*frrdiff.Config, error) {
+	start := time.Now()
+	out, err := t.RunningConfig(ctx)
+	tl.since(StepRunning, start)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := frrdiff.Parse(out, frrdiff.Running)
+	if err != nil {
+		return nil, fmt.Errorf("FRR's running config: %w", err)
+	}
+	return cfg, nil
+}
+
+// runScript runs a frrdiff script against the target's daemons with one "vtysh -f". A command FRR refused is a
+// *ValidationError (Check "delta") naming the script's lines, secrets redacted.
+func (t Target) runScript(ctx context.Context, script []byte) error {
+	t = t.withDefaults()
+	f, err := os.CreateTemp(t.RunDir, ".frr-delta-") // next to frr.conf: only FRR and root can read it
+	if err != nil {
+		return fmt.Errorf("delta script: %w", err)
+	}
+	name := f.Name()
+	defer os.Remove(name)
+	if err := finishFile(f, script, nil); err != nil {
+		return fmt.Errorf("delta script: %w", err)
+	}
+	stdout, stderr, err := runCmd(ctx, t.VtyshPath, append(t.vtyshArgs(), "-f", name)...)
+	if ctx.Err() != nil {
+		return fmt.Errorf("vtysh -f delta: %w", ctx.Err())
+	}
+	if verr := parseLoadOutput("delta", string(stdout)+stderr, name); verr != nil {
+		return verr
+	}
+	if err != nil {
+		return fmt.Errorf("vtysh -f delta: %w: %s", err, Redact(strings.TrimSpace(stderr+string(stdout))))
+	}
+	return nil
+}
+
+// applyDelta runs d against the target and checks the result against cand with one running config, again
+// while that makes progress (as frr-reload.py's second pass and converge do). It returns what still differs:
+// lines FRR does not keep (a brownfield base may have some).
+func (t Target) applyDelta(ctx context.Context, cand *frrdiff.Config, d frrdiff.Delta, tl *timeline) ([]string, error) {
+	var prev []string
+	for pass := 1; ; pass++ {
+		if len(deltaDiff(d).Significant()) == 0 {
+			return nil, nil // only what FRR never changes (its version line, the hostname): nothing to run
+		}
+		start := time.Now()
+		err := t.runScript(ctx, d.Script())
+		tl.since(StepDelta, start)
+		if err != nil {
+			return nil, fmt.Errorf("pass %d: %w", pass, err)
+		}
+		start = time.Now()
+		running, err := t.runningConfig(ctx, nil)
+		if err == nil {
+			d, err = frrdiff.Compare(cand, running)
+		}
+		tl.since(StepCheck, start)
+		if err != nil {
+			return nil, fmt.Errorf("check after pass %d: %w", pass, err)
+		}
+		left := deltaDiff(d).Significant()
+		if len(left) == 0 || slices.Equal(left, prev) || pass == maxReloadPasses {
+			return left, nil
+		}
+		prev = left
+	}
+}

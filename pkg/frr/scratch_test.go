@@ -1,0 +1,156 @@
+package frr
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/network-operator/network-operator/pkg/frr/frrproc"
+	"github.com/network-operator/network-operator/pkg/frr/frrtest"
+)
+
+// testReloader is a Reloader for daemons started for the test, closed with it.
+func testReloader(t *testing.T, opts Options) *Reloader {
+	t.Helper()
+	ns := frrtest.Netns(t, "frrscr-")
+	router := frrtest.Router(t, frrproc.Options{Netns: ns.Name})
+	opts.Target = Target{VtySocket: router.Dir, ConfDir: router.ConfDir, VtyshPath: opts.VtyshPath}
+	opts.StateDir = t.TempDir()
+	r, err := NewReloader(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return r
+}
+
+// validateSteps validates cfg as Apply does and returns the verdict and the steps it took.
+func (r *Reloader) validateSteps(ctx context.Context, cfg []byte) ([]string, error) {
+	cand, err := r.writeCandidate(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(cand)
+	tl := &timeline{}
+	_, err = r.prepare(ctx, cand, cfg, tl)
+	var names []string
+	for _, s := range tl.list() {
+		names = append(names, s.Name)
+	}
+	return names, err
+}
+
+func goldenConf(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "golden", name+".conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// insert puts text into cfg before the first line starting with marker.
+func insert(t *testing.T, cfg []byte, marker, text string) []byte {
+	t.Helper()
+	i := strings.Index(string(cfg), "\n"+marker)
+	if i < 0 {
+		t.Fatalf("marker %q not in the config", marker)
+	}
+	return []byte(string(cfg[:i+1]) + text + string(cfg[i+1:]))
+}
+
+// TestScratchRefusesAsAFreshLoad validates invalid configs with a scratch instance that holds a valid one, so
+// each is first tried as a change from it: every verdict must be the one a load into fresh daemons gives
+// (Target.Check, the validation before the scratch instance was kept), with the same check, lines and messages.
+func TestScratchRefusesAsAFreshLoad(t *testing.T) {
+	frrtest.Require(t)
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r := testReloader(t, Options{})
+	good := goldenConf(t, "full")
+	cases := []struct {
+		name, marker, text string
+		check              string // the check that refuses it
+	}{
+		{"prefix-list range", "ip prefix-list pl_peer_calico_in ", "ip prefix-list pl_bad seq 5 permit 10.0.0.0/16 ge 8\n", "scratch load"},
+		{"an L3VNI twice", "router bgp 65000\n", "vrf tenant2\n vni 5001\nexit-vrf\n", "scratch load"},
+		{"an unknown neighbor activated", "  neighbor fabric activate\n", "  neighbor 10.8.8.8 activate\n", "scratch load"},
+		{"a neighbor of no peer group", " neighbor calico peer-group\n", " neighbor 10.9.9.9 peer-group nosuch\n", "scratch load"},
+		{"a second AS", "ip prefix-list pl_peer_calico_in ", "router bgp 65001\nexit\n", "scratch load"},
+		{"syntax", " neighbor calico peer-group\n", " neighbor calico remote-as sixty-five\n", "vtysh -C"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := r.Validate(ctx, good); err != nil {
+				t.Fatalf("the valid config: %v", err)
+			}
+			bad := insert(t, good, c.marker, c.text)
+			_, got := r.Validate(ctx, bad)
+			file := filepath.Join(t.TempDir(), "bad.conf")
+			if err := os.WriteFile(file, bad, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want := r.opts.Check(ctx, file, DefaultScratchDaemons)
+			var gv, wv *ValidationError
+			if !errors.As(got, &gv) || !errors.As(want, &wv) {
+				t.Fatalf("Validate: %v; fresh load: %v; want both refusals", got, want)
+			}
+			if gv.Check != c.check || !reflect.DeepEqual(gv.Lines, wv.Lines) || !slices.Equal(gv.Messages, wv.Messages) || gv.Check != wv.Check {
+				t.Errorf("Validate refused with\n  %v\na fresh load with\n  %v\nwant both by %q", gv, wv, c.check)
+			}
+		})
+	}
+}
+
+// TestScratchKeepsItsConfig follows the scratch instance through valid and invalid configs: a fresh load at the
+// start, the delta from the config it holds for valid changes, a fresh load deciding a refusal, and a restart
+// before the next validation after it.
+func TestScratchKeepsItsConfig(t *testing.T) {
+	frrtest.Require(t)
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := testReloader(t, Options{})
+	a, b := goldenConf(t, "l3vni-auto"), goldenConf(t, "full")
+	bad := insert(t, b, "ip prefix-list pl_peer_calico_in ", "ip prefix-list pl_bad seq 5 permit 10.0.0.0/16 ge 8\n")
+	steps := []struct {
+		name    string
+		cfg     []byte
+		refused bool
+		want    []string // scratch steps in order
+	}{
+		{"first: fresh load", a, false, []string{StepScratchStart, StepScratchLoad}},
+		{"a change: the delta", b, false, []string{StepScratchDelta}},
+		{"refused: the delta does not decide, a fresh load does", bad, true, []string{StepScratchDelta, StepScratchStop, StepScratchStart, StepScratchLoad}},
+		{"after a refusal: restarted", b, false, []string{StepScratchStop, StepScratchStart, StepScratchLoad}},
+		{"back: the delta", a, false, []string{StepScratchDelta}},
+		{"unchanged: the delta, empty", a, false, []string{StepScratchDelta}},
+	}
+	for _, s := range steps {
+		names, err := r.validateSteps(ctx, s.cfg)
+		if (err != nil) != s.refused || err != nil && !errors.Is(err, ErrRejected) {
+			t.Fatalf("%s: %v, want refused=%v", s.name, err, s.refused)
+		}
+		got := slices.DeleteFunc(names, func(n string) bool { return !strings.HasPrefix(n, "scratch ") })
+		if !slices.Equal(got, s.want) {
+			t.Errorf("%s: scratch steps %q, want %q", s.name, got, s.want)
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Validate(ctx, a); !errors.Is(err, ErrClosed) {
+		t.Errorf("Validate after Close: %v, want ErrClosed", err)
+	}
+}
