@@ -87,7 +87,11 @@ func (t Target) runScript(ctx context.Context, script []byte) error {
 	}
 	name := f.Name()
 	defer os.Remove(name)
-	if err := finishFile(f, script, nil); err != nil {
+	_, err = f.Write(script) // mode 0600 (CreateTemp); read once and removed: no fsync
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("delta script: %w", err)
 	}
 	stdout, stderr, err := runCmd(ctx, t.VtyshPath, append(t.vtyshArgs(), "-f", name)...)

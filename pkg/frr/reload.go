@@ -459,7 +459,7 @@ type prepared struct {
 	why   string
 }
 
-// prepare validates the candidate file (vtysh's parser, then the scratch instance) and computes its diff
+// prepare validates the candidate file (the scratch instance, or vtysh's parser alone) and computes its diff
 // against the running daemons: frrdiff's, with the running config read while the candidate is checked, or
 // frr-reload.py --test's where frrdiff cannot read a side.
 func (r *Reloader) prepare(ctx context.Context, candFile string, cfg []byte, tl *timeline) (prepared, error) {
@@ -481,13 +481,14 @@ func (r *Reloader) prepare(ctx context.Context, candFile string, cfg []byte, tl 
 	if p.cand != nil {
 		wg.Go(func() { running, runErr = r.opts.runningConfig(rctx, tl) })
 	}
-	if err := r.opts.check(ctx, candFile, nil, tl); err != nil {
-		return p, err
-	}
+	syntax := func() error { return r.opts.check(ctx, candFile, nil, tl) }
 	if r.scratch != nil {
-		if err := r.scratch.validate(ctx, candFile, p.cand, tl); err != nil {
-			return p, err
-		}
+		err = r.scratch.validate(ctx, candFile, p.cand, syntax, tl)
+	} else {
+		err = syntax()
+	}
+	if err != nil {
+		return p, err
 	}
 	wg.Wait()
 	if p.cand != nil {

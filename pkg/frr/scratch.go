@@ -13,13 +13,14 @@ import (
 // scratch is a Reloader's long-lived scratch FRR instance: the daemons of Options.ScratchDaemons in a namespace
 // of their own, without a BGP listener, started at the first validation and kept until Close.
 //
-// Its verdicts are those of a load into fresh daemons (loadVerdict, as Target.Check): a config is refused only
-// by such a load, with its messages and line numbers. A config is accepted either by such a load, or - when the
-// scratch instance holds the config it accepted last - by running the delta from that config to the candidate
-// there (the script the node's daemons get for the same change) and finding that FRR refused none of it and
-// now runs exactly the candidate. When the delta is not conclusive (frrdiff cannot read a side, FRR refused a
-// line, something differs afterwards), a fresh load decides: the instance is restarted first. After a refusal
-// it holds an unknown config and is restarted at the next validation.
+// Its verdicts are those of Target.Check: vtysh's parser, then a load into fresh daemons (loadVerdict). A config
+// is refused only by these, with their messages and line numbers. A config is accepted either by them, or - when
+// the scratch instance holds the config it accepted last - by running the delta from that config to the
+// candidate there (the script the node's daemons get for the same change, every line of it through vtysh's
+// parser and the daemons) and finding that FRR refused none of it and now runs exactly the candidate; the lines
+// the delta leaves out are the accepted config's. When the delta is not conclusive (frrdiff cannot read a side,
+// FRR refused a line, something differs afterwards), the parser and a fresh load decide: the instance is
+// restarted first. After a refusal it holds an unknown config and is restarted at the next validation.
 //
 // What only a fresh load can see is the order of a file's lines: a line FRR takes only after a line the file
 // puts below it (a neighbor before its peer group) loads as a change when the peer group already exists. The
@@ -40,8 +41,9 @@ type scratch struct {
 
 func newScratch(t Target, daemons []string) *scratch { return &scratch{target: t, daemons: daemons} }
 
-// validate checks the candidate file (cand is its frrdiff reading; nil when frrdiff cannot read it).
-func (s *scratch) validate(ctx context.Context, file string, cand *frrdiff.Config, tl *timeline) error {
+// validate checks the candidate file (cand is its frrdiff reading; nil when frrdiff cannot read it); syntax is
+// vtysh's parser on the file, run unless the delta accepts it.
+func (s *scratch) validate(ctx context.Context, file string, cand *frrdiff.Config, syntax func() error, tl *timeline) error {
 	if cand != nil && s.holds {
 		start := time.Now()
 		ok := s.tryDelta(ctx, cand)
@@ -52,6 +54,9 @@ func (s *scratch) validate(ctx context.Context, file string, cand *frrdiff.Confi
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("scratch delta: %w", err)
 		}
+	}
+	if err := syntax(); err != nil {
+		return err
 	}
 	if s.in != nil && s.loaded {
 		start := time.Now()
