@@ -24,6 +24,28 @@ type Input struct {
 	Node *v1.NodeNetworkConfigSpec
 	// Features of the kernel.
 	Features Features
+	// Admission, when set, holds what decides whether a network admits the pod's namespace: a veth or macvlan
+	// into a network that does not (or no longer does) is left out - removed when the pod has it - with reason
+	// NetworkNotAllowed. The agent always sets it; nil (the uninstall's removals, plan tests) checks nothing.
+	Admission *Admission
+}
+
+// Admission is what the networks' podNamespaceSelectors are checked against (validation.NetworkAdmitsNamespace,
+// admission's rule).
+type Admission struct {
+	// Networks are the cluster's Layer2NetworkConfigurations by name.
+	Networks map[string]*v1.Layer2NetworkConfiguration
+	// NamespaceLabels are the labels of the pod's namespace.
+	NamespaceLabels map[string]string
+}
+
+// admits reports whether network admits the pod's namespace.
+func (a *Admission) admits(network string) bool {
+	if a == nil {
+		return true
+	}
+	ok, err := validation.NetworkAdmitsNamespace(a.Networks[network], a.NamespaceLabels)
+	return ok && err == nil
 }
 
 // Selecting returns the configs that apply to the pod (internal/podselect: its namespace's configs whose selector
@@ -150,6 +172,12 @@ func (b *builder) link(c v1.PodNetworkConfig, spec v1.PodInterface, primary stri
 	}
 	switch spec.Type {
 	case v1.PodInterfaceVeth, v1.PodInterfaceMACVLAN:
+		if !b.in.Admission.admits(spec.Network) {
+			// Admission's words: a tenant learns nothing about networks it may not use.
+			prob(ReasonNetworkNotAllowed, "interface %s: no Layer2NetworkConfiguration %q admits pods of namespace %q "+
+				"(its spec.podNamespaceSelector)", name, spec.Network, b.in.Pod.Namespace)
+			return Link{}, false
+		}
 		net, ok := b.network(spec.Network)
 		if !ok {
 			prob(ReasonNetworkNotOnNode, "interface %s: network %q is not one of this node's layer-2 networks", name, spec.Network)

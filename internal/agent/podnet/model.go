@@ -76,6 +76,10 @@ func (p Pod) String() string { return p.Namespace + "/" + p.Name + " (" + p.UID 
 
 // Reasons of a PodNetworkStatus (status.pods[].reason).
 const (
+	// ReasonNetworkNotAllowed: the interface's network does not exist or no longer admits the pod's namespace
+	// (validation.NetworkAdmitsNamespace: the administrator withdrew it, or the namespace's labels changed); the
+	// interface is not made, and removed when the pod has it.
+	ReasonNetworkNotAllowed = "NetworkNotAllowed"
 	// ReasonNetworkNotOnNode: the interface's network is not one of this node's layer-2 networks.
 	ReasonNetworkNotOnNode = "NetworkNotOnNode"
 	// ReasonNoAddress: the operator has not allocated (all) the interface's addresses yet.

@@ -371,6 +371,82 @@ func TestPlanChanges(t *testing.T) {
 	}
 }
 
+// TestNetworkWithdrawn: a network that no longer admits the pod's namespace (its podNamespaceSelector changed, or
+// the namespace's labels) takes the pod's interfaces on it away - the veth through its host end, the macvlan,
+// what depends on them - reported as NetworkNotAllowed; what needs no network stays. Admitted again, they come
+// back.
+func TestNetworkWithdrawn(t *testing.T) {
+	admitting := func(labels map[string]string) *podnet.Admission {
+		return &podnet.Admission{NamespaceLabels: labels, Networks: map[string]*v1.Layer2NetworkConfiguration{
+			"net-a": {ObjectMeta: metav1.ObjectMeta{Name: "net-a"}, Spec: v1.Layer2NetworkConfigurationSpec{
+				PodNamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tenant": "a"}}}},
+		}}
+	}
+	in := podnet.Input{Pod: pod, Configs: []v1.PodNetworkConfig{full()}, Node: node(), Features: noVLAN,
+		Admission: admitting(map[string]string{"tenant": "a"})}
+	first := plan(t, in, scratch())
+	if probs := first.ConfigProblems("cnf"); slices.ContainsFunc(probs, func(p podnet.Problem) bool { return p.Reason == podnet.ReasonNetworkNotAllowed }) {
+		t.Fatalf("admitted, yet problems %v", probs)
+	}
+	o := converged(t, scratch(), first)
+	host := podnet.HostVethName(uid, "net1")
+	for _, tc := range []struct {
+		name      string
+		admission *podnet.Admission
+	}{
+		{"the namespace lost its label", admitting(map[string]string{"tenant": "b"})},
+		{"the network is gone", &podnet.Admission{NamespaceLabels: map[string]string{"tenant": "a"}}},
+		{"the network admits no namespace (selector unset)", &podnet.Admission{NamespaceLabels: map[string]string{"tenant": "a"},
+			Networks: map[string]*v1.Layer2NetworkConfiguration{"net-a": {ObjectMeta: metav1.ObjectMeta{Name: "net-a"}}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := in
+			w.Admission = tc.admission
+			p := plan(t, w, o)
+			got := actions(p)
+			for _, want := range []string{
+				"delete host veth " + host + " (host end of net1, no longer desired; its pod end goes with it)",
+				"delete pod macvlan mv1 (no longer desired)",
+				"delete route 10.50.0.0/16 via 10.40.0.1 dev net1 from the pod (no longer desired)",
+			} {
+				if !slices.Contains(got, want) {
+					t.Errorf("no %q in the plan:\n%s", want, p)
+				}
+			}
+			for _, a := range got {
+				if strings.Contains(a, "eth0") || strings.Contains(a, "br0") && strings.HasPrefix(a, "delete") {
+					t.Errorf("%q: what needs no network stays (primary tuning, the bridge in the pod)", a)
+				}
+			}
+			var notAllowed []string
+			for _, pr := range p.ConfigProblems("cnf") {
+				if pr.Reason == podnet.ReasonNetworkNotAllowed {
+					notAllowed = append(notAllowed, pr.Message)
+				}
+			}
+			want := []string{
+				`interface net1: no Layer2NetworkConfiguration "net-a" admits pods of namespace "tenant-a" (its spec.podNamespaceSelector)`,
+				`interface mv1: no Layer2NetworkConfiguration "net-a" admits pods of namespace "tenant-a" (its spec.podNamespaceSelector)`,
+			}
+			if !slices.Equal(notAllowed, want) {
+				t.Errorf("NetworkNotAllowed problems %q, want %q", notAllowed, want)
+			}
+			out := podnet.Outcomes(p, nil, nil)
+			if len(out) != 1 || out[0].Applied || out[0].Reason != podnet.ReasonNetworkNotAllowed || !slices.Equal(out[0].Interfaces, []string{"br0"}) {
+				t.Errorf("outcome %+v: want not applied, NetworkNotAllowed, br0 alone in the pod", out)
+			}
+			gone := converged(t, o, p)
+			if again := plan(t, w, gone); !again.Empty() {
+				t.Errorf("not converged after the withdrawal:\n%s", again)
+			}
+			back := plan(t, in, gone)
+			if !slices.Contains(actions(back), "create veth net1 (host end "+host+", master l2br.100 (network net-a), mtu 1450, mac "+podnet.MAC(uid, "net1").String()+")") {
+				t.Errorf("admitted again: net1 not made again:\n%s", back)
+			}
+		})
+	}
+}
+
 // TestBridgeRemade: while the network's bridge is missing on the node (netconf re-makes it), the interfaces on it
 // stay as they are (reported), and once it is back the veth's host end is put on it again.
 func TestBridgeRemade(t *testing.T) {

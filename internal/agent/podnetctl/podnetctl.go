@@ -2,7 +2,7 @@
 // PodNetworkConfig and the node's NodeNetworkConfig, and applies to each pod what the configs selecting it ask
 // for (internal/agent/podnet), in the pod's network namespace found through the container runtime
 // (internal/agent/cri). It removes it all when the pod ends, its labels stop matching, or a config (or one of its
-// interfaces) is deleted, and reports per pod in the configs' status.pods - only this node's pods, with
+// interfaces) is deleted, or its network no longer admits the pod's namespace, and reports per pod in the configs' status.pods - only this node's pods, with
 // server-side apply under the field manager network-agent/<node>, so agents and the operator never overwrite
 // each other.
 package podnetctl
@@ -40,6 +40,8 @@ import (
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=network.network-operator.io,resources=podnetworkconfigs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=network.network-operator.io,resources=podnetworkconfigs/status,verbs=patch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=network.network-operator.io,resources=layer2networkconfigurations,verbs=get;list;watch
 
 // NetnsFinder finds a pod's network namespace (cri.Client).
 type NetnsFinder interface {
@@ -87,6 +89,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		Watches(&v1.PodNetworkConfig{}, handler.EnqueueRequestsFromMapFunc(r.podsOfConfig), builder.WithPredicates(configChanged())).
 		Watches(&v1.NodeNetworkConfig{}, handler.EnqueueRequestsFromMapFunc(r.allPods), builder.WithPredicates(
 			predicate.NewPredicateFuncs(func(obj client.Object) bool { return obj.GetName() == o.NodeName }), nodeChanged())).
+		// Which namespaces may join a network: the networks' podNamespaceSelectors and the namespaces' labels.
+		Watches(&v1.Layer2NetworkConfiguration{}, handler.EnqueueRequestsFromMapFunc(r.allPods), builder.WithPredicates(admissionChanged())).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.podsOfNamespace), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("pod networking controller: %w", err)
@@ -104,6 +109,19 @@ func configChanged() predicate.Funcs {
 			return true
 		}
 		return o.Generation != n.Generation || !reflect.DeepEqual(o.Status.Allocations, n.Status.Allocations) ||
+			!o.DeletionTimestamp.Equal(n.DeletionTimestamp)
+	}}
+}
+
+// admissionChanged passes a network's new podNamespaceSelector, its creation and its deletion.
+func admissionChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*v1.Layer2NetworkConfiguration)
+		n, ok2 := e.ObjectNew.(*v1.Layer2NetworkConfiguration)
+		if !ok1 || !ok2 {
+			return true
+		}
+		return !reflect.DeepEqual(o.Spec.PodNamespaceSelector, n.Spec.PodNamespaceSelector) ||
 			!o.DeletionTimestamp.Equal(n.DeletionTimestamp)
 	}}
 }
@@ -145,6 +163,10 @@ func (r *Reconciler) lock(uid types.UID) func() {
 
 func (r *Reconciler) podsOfConfig(ctx context.Context, obj client.Object) []reconcile.Request {
 	return r.pods(ctx, client.InNamespace(obj.GetNamespace()))
+}
+
+func (r *Reconciler) podsOfNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.pods(ctx, client.InNamespace(obj.GetName()))
 }
 
 func (r *Reconciler) allPods(ctx context.Context, _ client.Object) []reconcile.Request {
@@ -288,7 +310,11 @@ func (r *Reconciler) apply(ctx context.Context, pod *corev1.Pod, selecting []v1.
 	case !apierrors.IsNotFound(err):
 		return failed(podnet.ReasonApplyFailed, err)
 	}
-	in := podnet.Input{Pod: podRef(pod), Configs: selecting, Node: node}
+	adm, err := r.admission(ctx, pod.Namespace)
+	if err != nil {
+		return failed(podnet.ReasonApplyFailed, err)
+	}
+	in := podnet.Input{Pod: podRef(pod), Configs: selecting, Node: node, Admission: adm}
 	plan, err := r.o.Applier.Plan(ctx, in, h)
 	if err != nil {
 		return failed(podnet.ReasonApplyFailed, err)
@@ -313,6 +339,27 @@ func (r *Reconciler) apply(ctx context.Context, pod *corev1.Pod, selecting []v1.
 			Message: truncate(o.Message), ObservedGeneration: o.Generation}
 	}
 	return entries, r.o.Resync, aerr
+}
+
+// admission is what decides whether the networks admit pods of namespace (podnet.Admission): admission's rule,
+// checked again by the agent because an administrator may withdraw a network (or relabel the namespace) after
+// the PodNetworkConfig was admitted; the pods then lose their interfaces on it.
+func (r *Reconciler) admission(ctx context.Context, namespace string) (*podnet.Admission, error) {
+	var ns corev1.Namespace
+	if err := r.c.Get(ctx, types.NamespacedName{Name: namespace}, &ns); err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("namespace %s: %w", namespace, err)
+	}
+	var l2s v1.Layer2NetworkConfigurationList
+	if err := r.c.List(ctx, &l2s); err != nil {
+		return nil, fmt.Errorf("list Layer2NetworkConfigurations: %w", err)
+	}
+	a := &podnet.Admission{NamespaceLabels: ns.Labels, Networks: make(map[string]*v1.Layer2NetworkConfiguration, len(l2s.Items))}
+	for i := range l2s.Items {
+		if l2s.Items[i].DeletionTimestamp == nil {
+			a.Networks[l2s.Items[i].Name] = &l2s.Items[i]
+		}
+	}
+	return a, nil
 }
 
 func truncate(s string) string {

@@ -104,7 +104,8 @@ func (r *records) count(prefix string) int {
 }
 
 // env is one node's agent against the test API server: a lab node with net-a's bridge, the pods' namespaces,
-// the controller.
+// the controller; the network net-a (on the node) and net-z (not on it), both admitting the tenant namespace
+// (label tenant=<ns>).
 type env struct {
 	t      *testing.T
 	c      client.Client
@@ -112,6 +113,8 @@ type env struct {
 	node   *lab.Netns
 	name   string // the node's name
 	ns     string // the tenant namespace
+	netA   string // the Layer2NetworkConfiguration on the node (VLAN 100, bridge l2br.100)
+	netZ   string // one that is not on the node
 	finder *finder
 	store  *podstate.Store
 	logs   *records
@@ -128,15 +131,24 @@ func newEnv(t *testing.T) *env {
 			Addrs: []string{"10.40.0.1/24"}}}},
 	})
 	e := &env{t: t, c: te.Client, lab: l, node: l.NS("node"), name: "podnet-" + l.ID(), ns: "tenant-" + l.ID(),
+		netA: "net-a-" + l.ID(), netZ: "net-z-" + l.ID(),
 		finder: &finder{m: map[string]string{}}, store: podstate.New(filepath.Join(t.TempDir(), "pods")), logs: &records{}}
 	ctx := context.Background()
-	must(t, e.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}))
+	must(t, e.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns, Labels: map[string]string{"tenant": e.ns}}}))
 	t.Cleanup(func() {
 		_ = e.c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}})
 	})
+	for i, name := range []string{e.netA, e.netZ} {
+		l2 := &v1.Layer2NetworkConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1.Layer2NetworkConfigurationSpec{
+			ID: int32(100 + i), VNI: int32(10100 + i), MTU: 1450, AnycastMac: "02:00:0a:28:00:01",
+			AnycastGateways:      []string{fmt.Sprintf("10.%d.0.1/24", 40+i)},
+			PodNamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tenant": e.ns}}}}
+		must(t, e.c.Create(ctx, l2))
+		t.Cleanup(func() { _ = e.c.Delete(context.Background(), l2) })
+	}
 	nnc := &v1.NodeNetworkConfig{ObjectMeta: metav1.ObjectMeta{Name: e.name}, Spec: v1.NodeNetworkConfigSpec{Revision: "r1",
 		Underlay: v1.UnderlaySpec{ASN: 65000, RouterID: "10.255.0.1", VTEPAddress: "10.255.0.1"},
-		Layer2s:  []v1.NodeLayer2{{Name: "net-a", VLAN: 100, VNI: 10100, MTU: 1450, AnycastGateways: []string{"10.40.0.1/24"}}}}}
+		Layer2s:  []v1.NodeLayer2{{Name: e.netA, VLAN: 100, VNI: 10100, MTU: 1450, AnycastGateways: []string{"10.40.0.1/24"}}}}}
 	must(t, e.c.Create(ctx, nnc))
 	t.Cleanup(func() { _ = e.c.Delete(context.Background(), nnc) })
 	e.start()
@@ -181,7 +193,7 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// config is a PodNetworkConfig selecting app=cnf: a veth and a macvlan into net-a, a route, MTU tuning.
+// config is a PodNetworkConfig selecting app=cnf: a veth and a macvlan into netA, a route, MTU tuning.
 func (e *env) config(name string) *v1.PodNetworkConfig {
 	return &v1.PodNetworkConfig{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
@@ -189,8 +201,8 @@ func (e *env) config(name string) *v1.PodNetworkConfig {
 			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "cnf"}},
 			Primary:     &v1.PrimaryInterfaceTuning{Name: "eth0", MTU: ptr.To(int32(1400))},
 			Interfaces: []v1.PodInterface{
-				{Name: "net1", Type: v1.PodInterfaceVeth, Network: "net-a", Addresses: &v1.PodAddresses{Ranges: []string{"10.40.0.64/27"}}},
-				{Name: "mv1", Type: v1.PodInterfaceMACVLAN, Network: "net-a"},
+				{Name: "net1", Type: v1.PodInterfaceVeth, Network: e.netA, Addresses: &v1.PodAddresses{Ranges: []string{"10.40.0.64/27"}}},
+				{Name: "mv1", Type: v1.PodInterfaceMACVLAN, Network: e.netA},
 			},
 			Routes: []v1.PodRoute{{Destination: "10.50.0.0/16", Gateway: "10.40.0.1", Interface: "net1"}},
 		},
@@ -474,7 +486,7 @@ func TestNotApplied(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	cfg := e.config("partial")
-	cfg.Spec.Interfaces = append(cfg.Spec.Interfaces, v1.PodInterface{Name: "net9", Type: v1.PodInterfaceVeth, Network: "net-z"})
+	cfg.Spec.Interfaces = append(cfg.Spec.Interfaces, v1.PodInterface{Name: "net9", Type: v1.PodInterfaceVeth, Network: e.netZ})
 	must(t, e.c.Create(ctx, cfg))
 	pod, pns := e.newPod("partial-0", "q0", map[string]string{"app": "cnf"})
 	e.allocate(cfg, v1.PodAddressAllocation{Pod: pod.Name, PodUID: string(pod.UID), Interface: "net1", Address: "10.40.0.90/24"})
@@ -489,7 +501,75 @@ func TestNotApplied(t *testing.T) {
 	waitLinks(t, pns, "net1", "mv1")
 	st = e.waitEntry(cfg.Name, pod.Name, func(s v1.PodNetworkStatus) bool { return s.Reason == podnet.ReasonNetworkNotOnNode },
 		"NetworkNotOnNode for net9")
-	if st.Applied || !strings.Contains(st.Message, `network "net-z"`) || !slices.Equal(st.Interfaces, []string{"net1", "mv1"}) {
+	if st.Applied || !strings.Contains(st.Message, fmt.Sprintf("network %q", e.netZ)) || !slices.Equal(st.Interfaces, []string{"net1", "mv1"}) {
 		t.Errorf("entry %+v: want not applied, naming net-z, with net1 and mv1 applied", st)
 	}
+}
+
+// TestNetworkWithdrawn: when the administrator withdraws a network from the namespace - its podNamespaceSelector
+// changes, or the namespace loses the label it selects - the agent takes the pod's interfaces on it away (the
+// host end too) and reports NetworkNotAllowed, keeping what needs no network (the primary interface's MTU); given
+// back, the interfaces come back.
+func TestNetworkWithdrawn(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	cfg := e.config("withdrawn")
+	must(t, e.c.Create(ctx, cfg))
+	pod, pns := e.newPod("withdrawn-0", "w0", map[string]string{"app": "cnf"})
+	e.allocate(cfg, v1.PodAddressAllocation{Pod: pod.Name, PodUID: string(pod.UID), Interface: "net1", Address: "10.40.0.70/24"})
+	e.ready(pod)
+	waitLinks(t, pns, "net1", "mv1")
+	e.waitEntry(cfg.Name, pod.Name, func(s v1.PodNetworkStatus) bool { return s.Applied }, "applied while admitted")
+	host := podnet.HostVethName(string(pod.UID), "net1")
+	if !slices.Contains(e.hostLinks(), host) {
+		t.Fatalf("host end %s missing while admitted: %v", host, e.hostLinks())
+	}
+	withdrawn := func(what string) {
+		t.Helper()
+		waitLinks(t, pns)
+		st := e.waitEntry(cfg.Name, pod.Name, func(s v1.PodNetworkStatus) bool { return s.Reason == podnet.ReasonNetworkNotAllowed },
+			"NetworkNotAllowed after "+what)
+		want := fmt.Sprintf("no Layer2NetworkConfiguration %q admits pods of namespace %q", e.netA, e.ns)
+		if st.Applied || len(st.Interfaces) != 0 || !strings.Contains(st.Message, "interface net1: "+want) ||
+			!strings.Contains(st.Message, "interface mv1: "+want) {
+			t.Errorf("entry after %s: %+v: want not applied, no interfaces, net1 and mv1 named with %q", what, st, want)
+		}
+		if slices.Contains(e.hostLinks(), host) {
+			t.Errorf("host end %s left after %s", host, what)
+		}
+		if eth0, err := pns.Link("eth0"); err != nil || eth0.Attrs().MTU != 1400 {
+			t.Errorf("eth0 after %s: %v %v, want its tuned mtu 1400 kept", what, eth0, err)
+		}
+	}
+	admitted := func(what string) {
+		t.Helper()
+		waitLinks(t, pns, "net1", "mv1")
+		e.waitEntry(cfg.Name, pod.Name, func(s v1.PodNetworkStatus) bool { return s.Applied }, "applied again after "+what)
+	}
+	setSelector := func(sel map[string]string) {
+		t.Helper()
+		var l2 v1.Layer2NetworkConfiguration
+		must(t, e.c.Get(ctx, client.ObjectKey{Name: e.netA}, &l2))
+		patch := client.MergeFrom(l2.DeepCopy())
+		l2.Spec.PodNamespaceSelector = &metav1.LabelSelector{MatchLabels: sel}
+		must(t, e.c.Patch(ctx, &l2, patch))
+	}
+	setLabel := func(v string) {
+		t.Helper()
+		var ns corev1.Namespace
+		must(t, e.c.Get(ctx, client.ObjectKey{Name: e.ns}, &ns))
+		patch := client.MergeFrom(ns.DeepCopy())
+		ns.Labels["tenant"] = v
+		must(t, e.c.Patch(ctx, &ns, patch))
+	}
+
+	setSelector(map[string]string{"tenant": "someone-else"})
+	withdrawn("the network's podNamespaceSelector changed")
+	setSelector(map[string]string{"tenant": e.ns})
+	admitted("the selector was given back")
+
+	setLabel("relabelled")
+	withdrawn("the namespace was relabelled")
+	setLabel(e.ns)
+	admitted("the label was given back")
 }
