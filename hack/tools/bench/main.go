@@ -1,6 +1,7 @@
 // Command bench prints the network-operator benchmark: BPF per-packet cost, iperf3 throughput of the kernel and
-// eBPF paths with and without a kube-proxy-sized ruleset, generation swap times and the time of an FRR apply, in
-// one markdown table that is also written to docs/bench.md. Run it as root through hack/bench.sh (`make bench`).
+// eBPF paths with and without a kube-proxy-sized ruleset, generation swap times, the time of an FRR apply and the
+// operator at scale (1000 simulated nodes against a real API server), in one markdown table that is also written
+// to docs/bench.md. Run it as root through hack/bench.sh (`make bench`).
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/network-operator/network-operator/internal/bench/controlplane"
 	"github.com/network-operator/network-operator/internal/bench/frrapply"
 	"github.com/network-operator/network-operator/internal/bench/machine"
 	"github.com/network-operator/network-operator/internal/bench/perpacket"
@@ -27,20 +29,24 @@ import (
 func main() {
 	out := flag.String("out", "", "also write the result to this markdown file (e.g. docs/bench.md)")
 	quick := flag.Bool("quick", false, "short runs (smoke test; figures are rough)")
-	only := flag.String("only", "perpacket,throughput,swap,frr", "sections to run")
+	only := flag.String("only", "perpacket,throughput,swap,frr,controlplane", "sections to run")
+	operator := flag.String("operator", "", "the network-operator binary (section controlplane; hack/bench.sh builds it)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *out, *quick, strings.Split(*only, ",")); err != nil {
+	if err := run(ctx, *out, *quick, strings.Split(*only, ","), *operator); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out string, quick bool, sections []string) error {
+func run(ctx context.Context, out string, quick bool, sections []string, operator string) error {
 	pp, tp, sw, fa := perpacket.DefaultOptions(), throughput.DefaultOptions(), swap.DefaultOptions(), frrapply.DefaultOptions()
+	cp := controlplane.DefaultOptions()
+	cp.Operator = operator
 	if quick {
+		cp.Nodes, cp.Changes = 200, 2
 		pp = perpacket.Options{Samples: 3, Runs: 20_000, Repeat: 200}
 		tp = throughput.Options{Runs: 1, Duration: time.Second, Rules: 500}
 		sw = swap.Options{Sizes: []int{10, 1000, 10000}, Swaps: 5}
@@ -96,6 +102,13 @@ func run(ctx context.Context, out string, quick bool, sections []string) error {
 		table.Rows = append(table.Rows, frrapply.Measure(ctx, fa)...)
 		fmt.Fprintf(os.Stderr, "bench: FRR apply done in %v\n", time.Since(start).Round(time.Millisecond))
 		table.Notes = append(table.Notes, frrapply.Method)
+	}
+	if slices.Contains(sections, "controlplane") {
+		fmt.Fprintf(os.Stderr, "bench: control plane, %d nodes at %s, %d changes ...\n", cp.Nodes, cp.MaxUnavailable, cp.Changes)
+		start := time.Now()
+		table.Rows = append(table.Rows, controlplane.Measure(ctx, cp)...)
+		fmt.Fprintf(os.Stderr, "bench: control plane done in %v\n", time.Since(start).Round(time.Millisecond))
+		table.Notes = append(table.Notes, controlplane.Method)
 	}
 	table.Notes = append(table.Notes, "- Targets are goals shown next to the figures, never asserted.")
 	if err := ctx.Err(); err != nil {

@@ -1,0 +1,260 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/network-operator/network-operator/internal/syncbuf"
+	"github.com/network-operator/network-operator/internal/wait"
+)
+
+// requestsMetric is the operator's count of its own API requests (operator/metrics APIRequests).
+const requestsMetric = "network_operator_api_requests_total"
+
+// operatorProc is the operator binary running against the control plane.
+type operatorProc struct {
+	cmd         *exec.Cmd
+	metricsAddr string
+	logs        *syncbuf.Buffer
+	exited      chan error
+}
+
+// writeKubeconfig writes cfg's server and client certificate as a kubeconfig file.
+func writeKubeconfig(cfg *rest.Config, path string) error {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["operator"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
+	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "operator"}
+	kc.CurrentContext = "envtest"
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		return fmt.Errorf("write kubeconfig: %w", err)
+	}
+	return nil
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// startOperator starts bin as the chart runs it (leader election, metrics and probes, the given extra flags), but
+// with a kubeconfig and without the webhooks (they need a serving certificate the API server trusts), and waits
+// until it is ready (informers synced).
+func startOperator(ctx context.Context, bin string, cfg *rest.Config, dir string, extra ...string) (*operatorProc, error) {
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := writeKubeconfig(cfg, kubeconfig); err != nil {
+		return nil, err
+	}
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	probeAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"--kubeconfig", kubeconfig, "--leader-elect", "--leader-election-namespace", "default",
+		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", probeAddr, "--webhooks=false"}, extra...)
+	p := &operatorProc{cmd: exec.Command(bin, args...), metricsAddr: metricsAddr, logs: &syncbuf.Buffer{}, exited: make(chan error, 1)}
+	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start operator %s: %w", bin, err)
+	}
+	go func() { p.exited <- p.cmd.Wait() }()
+	err = wait.Poll(ctx, 50*time.Millisecond, time.Minute, "operator ready", func(ctx context.Context) (bool, string, error) {
+		select {
+		case err := <-p.exited:
+			p.exited <- err
+			return false, "", fmt.Errorf("operator exited: %v: %s", err, p.tail())
+		default:
+		}
+		if _, err := get(ctx, "http://"+probeAddr+"/readyz"); err != nil {
+			return false, err.Error(), nil
+		}
+		return true, "", nil
+	})
+	if err != nil {
+		return nil, errors.Join(err, p.stop())
+	}
+	return p, nil
+}
+
+// tail is the end of the operator's log, for error messages.
+func (p *operatorProc) tail() string {
+	s := p.logs.String()
+	if len(s) > 2000 {
+		s = "..." + s[len(s)-2000:]
+	}
+	return s
+}
+
+// stop ends the operator with SIGTERM (it must exit cleanly) or, after 30 s, SIGKILL.
+func (p *operatorProc) stop() error {
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("stop operator: %w", err)
+	}
+	timer := time.NewTimer(30 * time.Second)
+	defer timer.Stop()
+	select {
+	case err := <-p.exited:
+		p.exited <- err
+		if err != nil {
+			return fmt.Errorf("operator exited with %w: %s", err, p.tail())
+		}
+		return nil
+	case <-timer.C:
+		_ = p.cmd.Process.Kill()
+		return fmt.Errorf("operator did not stop within 30 s of SIGTERM: %s", p.tail())
+	}
+}
+
+func get(ctx context.Context, url string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return body, nil
+}
+
+// requests scrapes the operator's request counts ("verb resource" -> count).
+func (p *operatorProc) requests(ctx context.Context) (map[string]float64, error) {
+	body, err := get(ctx, "http://"+p.metricsAddr+"/metrics")
+	if err != nil {
+		return nil, err
+	}
+	return parseRequests(string(body))
+}
+
+// parseRequests reads requestsMetric from a Prometheus text exposition ("verb resource" -> count).
+func parseRequests(text string) (map[string]float64, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		return nil, fmt.Errorf("operator metrics: %w", err)
+	}
+	f, ok := families[requestsMetric]
+	if !ok {
+		return nil, fmt.Errorf("operator metrics have no %s", requestsMetric)
+	}
+	out := map[string]float64{}
+	for _, m := range f.GetMetric() {
+		var verb, resource string
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "verb":
+				verb = l.GetValue()
+			case "resource":
+				resource = l.GetValue()
+			}
+		}
+		out[verb+" "+resource] += m.GetCounter().GetValue()
+	}
+	return out, nil
+}
+
+// memory is the operator's resident set now and its peak (VmRSS, VmHWM of /proc/<pid>/status), in bytes.
+func (p *operatorProc) memory() (rss, peak float64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0, fmt.Errorf("operator memory: %w", err)
+	}
+	return parseStatusMemory(string(b))
+}
+
+// parseStatusMemory reads VmRSS and VmHWM (kB) of a /proc/<pid>/status text, in bytes.
+func parseStatusMemory(text string) (rss, peak float64, err error) {
+	found := 0
+	for _, line := range strings.Split(text, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || (k != "VmRSS" && k != "VmHWM") {
+			continue
+		}
+		f := strings.Fields(v)
+		if len(f) != 2 || f[1] != "kB" {
+			return 0, 0, fmt.Errorf("/proc status: %s: %q", k, v)
+		}
+		n, err := strconv.ParseFloat(f[0], 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("/proc status: %s: %w", k, err)
+		}
+		if k == "VmRSS" {
+			rss = n * 1024
+		} else {
+			peak = n * 1024
+		}
+		found++
+	}
+	if found != 2 {
+		return 0, 0, errors.New("/proc status: no VmRSS and VmHWM")
+	}
+	return rss, peak, nil
+}
+
+// cpu is the CPU time the operator used so far (user + system, /proc/<pid>/stat).
+func (p *operatorProc) cpu() (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, fmt.Errorf("operator CPU time: %w", err)
+	}
+	return parseStatCPU(string(b))
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat times (100 on every Linux architecture Go supports).
+const clockTicks = 100
+
+// parseStatCPU reads utime + stime of a /proc/<pid>/stat line (after the command name, which may hold spaces).
+func parseStatCPU(text string) (time.Duration, error) {
+	i := strings.LastIndexByte(text, ')')
+	if i < 0 {
+		return 0, errors.New("/proc stat: no command name")
+	}
+	f := strings.Fields(text[i+1:])
+	// After ")": state is field 3 of the line, utime 14 and stime 15.
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc stat: %d fields", len(f))
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc stat: %w", err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
