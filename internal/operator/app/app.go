@@ -223,18 +223,23 @@ func newScheme() (*runtime.Scheme, error) {
 }
 
 // restConfig is the API server's address and credentials: from the kubeconfig file when one is named, else
-// in-cluster or $KUBECONFIG (controller-runtime's rules).
+// in-cluster or $KUBECONFIG (controller-runtime's rules). Either way without a client-side rate limit unless the
+// file sets one, as controller-runtime's GetConfig: the API server's priority and fairness paces the operator.
+// (client-go's default of 5 requests per second would pace a rollout instead: one write per node.)
 func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig != "" {
-		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if kubeconfig == "" {
+		cfg, err := config.GetConfig()
 		if err != nil {
-			return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+			return nil, fmt.Errorf("kubeconfig: %w", err)
 		}
 		return cfg, nil
 	}
-	cfg, err := config.GetConfig()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
+		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+	}
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		cfg.QPS = -1 // what config.GetConfig sets
 	}
 	return cfg, nil
 }

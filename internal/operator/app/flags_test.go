@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -100,5 +101,26 @@ func TestParseFlags(t *testing.T) {
 			}
 			tc.check(t, f)
 		})
+	}
+}
+
+// TestRestConfigRateLimit: with --kubeconfig the operator's clients are not paced by client-go's default 5
+// requests per second (a rollout writes one configuration per node), the same as in-cluster.
+func TestRestConfigRateLimit(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	data := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:6443'}}]\n" +
+		"users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
+	if err := os.WriteFile(kubeconfig, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := restConfig(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.QPS >= 0 || cfg.RateLimiter != nil {
+		t.Errorf("QPS %v, rate limiter %v: want no client-side limit", cfg.QPS, cfg.RateLimiter)
+	}
+	if cfg.Host != "https://127.0.0.1:6443" {
+		t.Errorf("host %q", cfg.Host)
 	}
 }
