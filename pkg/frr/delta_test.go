@@ -141,3 +141,34 @@ func TestPlanPath(t *testing.T) {
 type nopSystemd struct{}
 
 func (nopSystemd) ReloadUnit(context.Context, string) error { return nil }
+
+// TestDeltaRefusalRedacted: a delta FRR refuses (here without a scratch instance to refuse it first: a password
+// for a neighbor that does not exist) is rolled back, and neither the error nor the result shows the password.
+func TestDeltaRefusalRedacted(t *testing.T) {
+	frrtest.Require(t)
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := testReloader(t, Options{ScratchDaemons: []string{}})
+	base := goldenConf(t, "full")
+	if _, err := r.Apply(ctx, base); err != nil {
+		t.Fatal(err)
+	}
+	cfg := insert(t, base, " bgp listen range", " neighbor 10.7.7.7 password hunter2\n")
+	res, err := r.Apply(ctx, cfg)
+	if !errors.Is(err, ErrReloadFailed) {
+		t.Fatalf("Apply = %+v, %v; want ErrReloadFailed", res, err)
+	}
+	if res.Path != PathDeltaThenScript {
+		t.Errorf("path %q, want %q", res.Path, PathDeltaThenScript)
+	}
+	for what, s := range map[string]string{"error": err.Error(), "path reason": res.PathReason,
+		"diff": strings.Join(append(res.Diff.Add, res.Diff.Delete...), "\n")} {
+		if strings.Contains(s, "hunter2") || strings.Contains(s, "s3cret") {
+			t.Errorf("the %s shows a password: %s", what, s)
+		}
+	}
+	if !strings.Contains(res.PathReason, "neighbor 10.7.7.7 password <redacted>") {
+		t.Errorf("the path reason does not name the refused line: %s", res.PathReason)
+	}
+}
