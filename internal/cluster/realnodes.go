@@ -188,8 +188,25 @@ func (c *Cluster) helmValues(tag string) map[string]any {
 			"dataplaneL2Gateways": true,
 		},
 		// Every VXLAN leaves through the uplink: its MTU bounds the overlay's.
-		"agent": map[string]any{"vtepInterface": Uplink},
+		"agent": map[string]any{"vtepInterface": Uplink, "podNetwork": c.podNetworkValues()},
 	}
+}
+
+// podNetworkValues point the agents' pod networking at their node's containerd: each test node keeps its runtime
+// under its own directory, which Kubernetes expands per pod ($(NODE_NAME) in the agent's argument); the nodes'
+// directory is mounted into the agent (a shared mount on every node, see kubenodes.Cluster.NodesDir). The
+// namespaces are found the chart's default way (auto: the runtime's netns path when the agent sees it, else the
+// sandbox's pid).
+func (c *Cluster) podNetworkValues() map[string]any {
+	nodes := c.kube.NodesDir()
+	socket := "containerd.sock"
+	if kn := c.kube.Nodes(); len(kn) > 0 {
+		if rel, err := filepath.Rel(kn[0].Dir, kn[0].CRISocket()); err == nil {
+			socket = rel
+		}
+	}
+	return map[string]any{"enabled": true, "netns": "auto",
+		"criSocket": filepath.Join(nodes, "$(NODE_NAME)", socket), "hostPaths": []string{nodes}}
 }
 
 // helm runs the helm binary against the cluster.

@@ -27,13 +27,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/wait"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/network-operator/network-operator/internal/wait"
 )
 
 // ImageRef is an image archive to import into every node (its name comes from the archive's index).
@@ -293,6 +294,10 @@ func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.cfg) }
 
 // APIServerURL is the API server's address on the management network.
 func (c *Cluster) APIServerURL() string { return c.url }
+
+// NodesDir holds every node's directory (Node.Dir): its containerd's socket and state, its logs. In every node's
+// mount namespace it is a shared mount, so a pod's hostPath below it may have mount propagation.
+func (c *Cluster) NodesDir() string { return filepath.Join(c.opts.WorkDir, "nodes") }
 
 // Nodes are the nodes in the order of Options.Nodes.
 func (c *Cluster) Nodes() []*Node { return c.nodes }

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/network-operator/network-operator/internal/hostsnap"
 	"github.com/network-operator/network-operator/internal/images"
@@ -97,7 +98,11 @@ func TestTwoNodes(t *testing.T) {
 			Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
 				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
 					HostNetwork: true, Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
-					Containers: []corev1.Container{{Name: "pause", Image: pause.Name, ImagePullPolicy: corev1.PullNever}}}}}}
+					// The nodes' directory with mount propagation (as an agent mounts its node's CRI socket
+					// directory): the runtime refuses it unless the path is on a shared or slave mount.
+					Volumes: []corev1.Volume{{Name: "nodes", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: c.NodesDir()}}}},
+					Containers: []corev1.Container{{Name: "pause", Image: pause.Name, ImagePullPolicy: corev1.PullNever,
+						VolumeMounts: []corev1.VolumeMount{{Name: "nodes", MountPath: "/nodes", MountPropagation: ptr.To(corev1.MountPropagationHostToContainer)}}}}}}}}
 		if _, err := cs.AppsV1().DaemonSets("default").Create(ctx, ds, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -30,7 +30,7 @@ var mountPoints = []string{"/var/lib/kubelet", "/var/log/pods", "/var/log/contai
 func (c *Cluster) startNode(ctx context.Context, i int, spec NodeSpec) error {
 	idx := i + 1
 	n := &Node{Name: spec.Name, index: idx, MgmtAddr: c.nodeMgmtAddr(idx), PodCIDR: c.nodePodCIDR(idx),
-		Dir: filepath.Join(c.opts.WorkDir, "nodes", spec.Name)}
+		Dir: filepath.Join(c.NodesDir(), spec.Name)}
 	n.LogDir = filepath.Join(n.Dir, "logs")
 	for _, d := range []string{n.LogDir, filepath.Join(n.Dir, "containerd")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -214,6 +214,11 @@ func (c *Cluster) nodeMounts(ctx context.Context, n *Node) error {
 		fmt.Fprintf(&script, "mount --bind %s %s\n", dir, mp)
 	}
 	script.WriteString("mount --make-rshared /var/lib/kubelet\n")
+	// The nodes' directories (each node's containerd socket and state) are a shared mount of the node's own, as "/"
+	// is on a systemd host (here the host's mounts may all be private): a pod's hostPath below it may ask for mount
+	// propagation - e.g. an agent mounting the node's CRI socket directory with HostToContainer - and then sees the
+	// mounts the node's containerd makes there later (its netns bind mounts).
+	fmt.Fprintf(&script, "mount --bind %[1]s %[1]s\nmount --make-rshared %[1]s\n", c.NodesDir())
 	// The node's own bpffs, a shared mount (Bidirectional mounts need one): the host's copy is unmounted first,
 	// as a bpffs stacked on it is not seen as shared.
 	script.WriteString("while mountpoint -q /sys/fs/bpf; do umount -l /sys/fs/bpf; done\n")
