@@ -41,13 +41,6 @@ func (r *Reloader) PlanPath(cfg []byte) (Path, string) {
 	return PathDelta, ""
 }
 
-// Steps of the delta path, next to those of steps.go.
-const (
-	StepScratchDelta = "scratch delta"  // the delta to the candidate run in the scratch instance and checked there
-	StepDelta        = "vtysh -f delta" // the delta run against the daemons
-	StepCheck        = "check"          // show running-config and the diff to the candidate after the delta
-)
-
 // deltaDiff is the Diff frr-reload.py --test would print for d, secrets redacted.
 func deltaDiff(d frrdiff.Delta) Diff {
 	del, add := d.Listing()

@@ -16,6 +16,9 @@ const (
 	StepRunning      = "show running-config" // the daemons' running config read through vtysh
 	StepReload       = "frr-reload --reload" // frr-reload.py applying the candidate
 	StepConverge     = "converge"            // the check after the reload and any further passes
+	StepScratchDelta = "scratch delta"       // the delta to the candidate run in the scratch instance, checked there
+	StepDelta        = "vtysh -f delta"      // the delta run against the daemons
+	StepCheck        = "check"               // show running-config and its diff to the candidate after the delta
 )
 
 // Step is one timed part of an Apply or Validate.

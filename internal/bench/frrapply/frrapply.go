@@ -189,4 +189,5 @@ const Method = "- FRR apply: pkg/frr's Reloader (what the agent runs) against ze
 	"their own; the config is a demo node's (iBGP underlay, two tenant VRFs with L3VNIs and leaks, four L2VNIs) and " +
 	"each apply adds or removes the demo change's export prefix (one prefix-list line), so none is skipped. Each " +
 	"apply is timed from the rendered config to the Reloader's return: validation, reload and the check that FRR " +
-	"runs the config; the steps are the Reloader's own timings, medians per apply."
+	"runs the config. The Reloader keeps its scratch instance between applies, as the agent's does (the untimed " +
+	"first apply starts it). The steps are the Reloader's own timings, medians per apply; some run concurrently."
