@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -254,29 +255,69 @@ func allowed(maxUnavailable string, nodes int) int {
 	return n
 }
 
-// createNodes creates count Ready Nodes with an InternalIP (their router id), as a kubelet would, 32 at once.
+// createNodes creates count Ready Nodes, 32 at once, each with the status a kubelet writes (kubeletNode).
 func createNodes(ctx context.Context, c client.Client, count int) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(32)
 	for i := range count {
 		g.Go(func() error {
-			name := fmt.Sprintf("node-%04d", i)
-			n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name},
-				Annotations: map[string]string{nodeconfig.AnnotationRouterID: fmt.Sprintf("10.%d.%d.%d", 1+i/62500, i/250%250, i%250+1)}}}
+			n := kubeletNode(i)
+			st := n.Status
 			if err := c.Create(gctx, n); err != nil {
-				return fmt.Errorf("create node %s: %w", name, err)
+				return fmt.Errorf("create node %s: %w", n.Name, err)
 			}
-			now := metav1.Now()
-			n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-				LastHeartbeatTime: now, LastTransitionTime: now}}
-			n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: n.Annotations[nodeconfig.AnnotationRouterID]}}
+			n.Status = st
 			if err := c.Status().Update(gctx, n); err != nil {
-				return fmt.Errorf("node %s ready: %w", name, err)
+				return fmt.Errorf("node %s ready: %w", n.Name, err)
 			}
 			return nil
 		})
 	}
 	return g.Wait()
+}
+
+// kubeletNode is node i as a kubelet registers it (labels, capacity, conditions, addresses, node info, 20 images),
+// about 6 KB of JSON before the API server adds managed fields, like a small real node: the operator caches every
+// Node.
+func kubeletNode(i int) *corev1.Node {
+	name := fmt.Sprintf("node-%04d", i)
+	ip := fmt.Sprintf("10.%d.%d.%d", 1+i/62500, i/250%250, i%250+1)
+	now := metav1.Now()
+	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("16"), corev1.ResourceMemory: resource.MustParse("65536Mi"),
+		corev1.ResourcePods: resource.MustParse("110"), corev1.ResourceEphemeralStorage: resource.MustParse("200Gi")}
+	cond := func(t corev1.NodeConditionType, s corev1.ConditionStatus, reason, msg string) corev1.NodeCondition {
+		return corev1.NodeCondition{Type: t, Status: s, Reason: reason, Message: msg, LastHeartbeatTime: now, LastTransitionTime: now}
+	}
+	n := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name,
+			Labels: map[string]string{"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+				"beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64", "topology.kubernetes.io/zone": fmt.Sprintf("zone-%d", i%3)},
+			Annotations: map[string]string{nodeconfig.AnnotationRouterID: ip,
+				"node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
+		Spec: corev1.NodeSpec{PodCIDR: fmt.Sprintf("10.244.%d.0/24", i%256), PodCIDRs: []string{fmt.Sprintf("10.244.%d.0/24", i%256)}},
+		Status: corev1.NodeStatus{
+			Capacity: res, Allocatable: res,
+			Conditions: []corev1.NodeCondition{
+				cond(corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+				cond(corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+				cond(corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+				cond(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"),
+			},
+			Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name}},
+			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: 10250}},
+			NodeInfo: corev1.NodeSystemInfo{MachineID: fmt.Sprintf("%032x", i), SystemUUID: fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i),
+				BootID: fmt.Sprintf("%08x-1111-4000-8000-%012x", i, i), KernelVersion: "6.12.0-amd64", OSImage: "Debian GNU/Linux 12 (bookworm)",
+				ContainerRuntimeVersion: "containerd://2.1.0", KubeletVersion: "v1.37.1", KubeProxyVersion: "v1.37.1",
+				OperatingSystem: "linux", Architecture: "amd64"},
+		},
+	}
+	for j := range 20 {
+		img := fmt.Sprintf("registry.example.com/team-%d/service-%d", j%4, j)
+		n.Status.Images = append(n.Status.Images, corev1.ContainerImage{
+			Names:     []string{fmt.Sprintf("%s@sha256:%064x", img, j+1), fmt.Sprintf("%s:v1.%d.0", img, j)},
+			SizeBytes: int64(50_000_000 + j*1_000_000)})
+	}
+	return n
 }
 
 // startAgents starts an informer cache (configurations and revisions) and the simulated agents on it.

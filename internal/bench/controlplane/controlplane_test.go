@@ -1,13 +1,16 @@
 package controlplane
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/operator/nodeconfig"
 )
 
 func TestParseRequests(t *testing.T) {
@@ -107,5 +110,26 @@ func TestAllowed(t *testing.T) {
 		if got := allowed(in, 1000); got != want {
 			t.Errorf("allowed(%q, 1000) = %d, want %d", in, got, want)
 		}
+	}
+}
+
+// TestKubeletNode: the simulated Nodes are about as large as a small real node's, and Ready with an InternalIP
+// (the router id) so every node gets a configuration.
+func TestKubeletNode(t *testing.T) {
+	n := kubeletNode(1234)
+	b, err := json.Marshal(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d bytes of JSON", len(b))
+	if len(b) < 4000 || len(b) > 12000 {
+		t.Errorf("%d bytes of JSON, want a small real node's 4-12 KB", len(b))
+	}
+	ready := false
+	for _, c := range n.Status.Conditions {
+		ready = ready || (c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue)
+	}
+	if !ready || n.Status.Addresses[0].Address != n.Annotations[nodeconfig.AnnotationRouterID] || n.Name != "node-1234" {
+		t.Errorf("node %s: ready %v, addresses %v", n.Name, ready, n.Status.Addresses)
 	}
 }
