@@ -122,6 +122,10 @@ func demo(opts cluster.Options, serve, keep bool) int {
 	if err == nil {
 		_, err = c.RunScenario(ctx, os.Stdout)
 	}
+	if err == nil && opts.Install == cluster.InstallHelm {
+		// Tenant pods on the real nodes: their extra interface, MTU tuning, admission, removal (issue 13).
+		_, err = c.PodNetworking(ctx, os.Stdout)
+	}
 	if err != nil {
 		code = report(ctx, err)
 		if keep && ctx.Err() == nil {

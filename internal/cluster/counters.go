@@ -89,31 +89,40 @@ func (c *Cluster) VRFCounters(ctx context.Context) (*Counters, error) {
 
 // scrapeForwarded reads every agent's /metrics and sums the forwarded packets per VRF.
 func (c *Cluster) scrapeForwarded(ctx context.Context) (map[string]float64, error) {
-	hc := &http.Client{Timeout: 5 * time.Second}
 	out := map[string]float64{}
 	for _, n := range c.nodes {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.MetricsAddr+"/metrics", nil)
+		m, err := c.scrapeForwardedOf(ctx, n)
 		if err != nil {
 			return nil, err
 		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return nil, fmt.Errorf("scrape agent of %s: %w", n.Name, err)
+		for vrf, v := range m {
+			out[vrf] += v
 		}
-		parser := expfmt.NewTextParser(model.UTF8Validation)
-		fams, err := parser.TextToMetricFamilies(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("parse /metrics of %s: %w", n.Name, err)
-		}
-		fam := fams[vrfPacketsMetric]
-		if fam == nil {
-			continue
-		}
-		for _, m := range fam.GetMetric() {
-			if label(m, "action") == "forwarded" {
-				out[label(m, "vrf")] += m.GetCounter().GetValue()
-			}
+	}
+	return out, nil
+}
+
+// scrapeForwardedOf reads the agent of n's /metrics: the packets its eBPF router forwarded, per VRF.
+func (c *Cluster) scrapeForwardedOf(ctx context.Context, n *Node) (map[string]float64, error) {
+	hc := &http.Client{Timeout: 5 * time.Second}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.MetricsAddr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("scrape agent of %s: %w", n.Name, err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("parse /metrics of %s: %w", n.Name, err)
+	}
+	out := map[string]float64{}
+	for _, m := range fams[vrfPacketsMetric].GetMetric() {
+		if label(m, "action") == "forwarded" {
+			out[label(m, "vrf")] += m.GetCounter().GetValue()
 		}
 	}
 	return out, nil

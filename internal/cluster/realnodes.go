@@ -374,6 +374,19 @@ func (i indent) Write(p []byte) (int, error) {
 // podPinDir is the agent's --pin-dir in the chart.
 const podPinDir = "/sys/fs/bpf/network-operator"
 
+// containerLogs returns the log of one container through the API server (the kubelet).
+func (c *Cluster) containerLogs(ctx context.Context, namespace, pod, container string) (string, error) {
+	cs, err := kubernetes.NewForConfig(c.restConfig)
+	if err != nil {
+		return "", err
+	}
+	data, err := cs.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container}).DoRaw(ctx)
+	if err != nil {
+		return "", fmt.Errorf("logs of %s/%s %s: %w", namespace, pod, container, err)
+	}
+	return string(data), nil
+}
+
 // podLogTails returns the last lines of every container of the release's pods, through the API server.
 func (c *Cluster) podLogTails(lines int) string {
 	if c.restConfig == nil {

@@ -20,6 +20,7 @@ import (
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/agent/netconf"
+	"github.com/network-operator/network-operator/internal/agent/podnet"
 	"github.com/network-operator/network-operator/internal/wait"
 )
 
@@ -227,6 +228,16 @@ func (c *Cluster) nodeLeftovers(ctx context.Context, n *Node, foreign []Foreign)
 	for _, l := range obs.Links {
 		if netconf.OwnedAlias(l.Alias) {
 			left = append(left, fmt.Sprintf("%s: link %s (alias %q)", n.Name, l.Name, l.Alias))
+		}
+	}
+	// Pod networking's host ends (alias netop-pod:<uid>/<interface>): netconf does not own them.
+	links, err := n.NS.Handle().LinkList()
+	if err != nil {
+		return nil, nil, fmt.Errorf("links on %s: %w", n.Name, err)
+	}
+	for _, l := range links {
+		if _, _, ok := podnet.ParseAlias(l.Attrs().Alias); ok {
+			left = append(left, fmt.Sprintf("%s: pod link %s (alias %q)", n.Name, l.Attrs().Name, l.Attrs().Alias))
 		}
 	}
 	for _, r := range obs.Routes {

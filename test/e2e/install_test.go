@@ -2,13 +2,19 @@ package e2e_test
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/network-operator/network-operator/internal/agent/podnet"
 	"github.com/network-operator/network-operator/internal/cluster"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/testreq"
@@ -103,10 +109,55 @@ func TestHelmInstall(t *testing.T) {
 		}
 	})
 
+	// Pod networking on the real pods; its steady pod keeps its network through the upgrade and the uninstall.
+	var pn *cluster.PodNetworking
+	t.Run("pod network", func(t *testing.T) {
+		var err error
+		pn, err = c.PodNetworking(ctx, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPodNetwork(t, pn)
+	})
+
 	t.Run("upgrade under traffic", func(t *testing.T) {
+		var steady *cluster.SteadyState
+		if pn != nil && pn.Steady() != nil {
+			var err error
+			if steady, err = pn.SteadyState(ctx); err != nil {
+				t.Fatalf("the steady pod before the upgrade: %v", err)
+			}
+			checkSteady(t, pn, steady, "before the upgrade")
+			// The first agent's log says when it applied the steady pod: what the new agent's must not say.
+			applies, err := pn.AgentApplies(ctx)
+			if err != nil || len(applies) == 0 {
+				t.Fatalf("the agent's log before the upgrade: %d lines applying the steady pod (%v), want its first apply", len(applies), err)
+			}
+			t.Logf("the agent's first apply of the steady pod: %s", applies[0])
+		}
 		u, err := c.UpgradeAgents(ctx, filepath.Join(upgrade, "network-agent.tar"), upgradeTag)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if steady != nil {
+			after, err := pn.SteadyState(ctx)
+			if err != nil {
+				t.Fatalf("the steady pod after the upgrade: %v", err)
+			}
+			checkSteady(t, pn, after, "after the upgrade")
+			if !maps.Equal(after.InPod.Ifindex, steady.InPod.Ifindex) || after.HostVethIndex != steady.HostVethIndex {
+				t.Errorf("the steady pod's interfaces were re-made by the new agent: ifindex in the pod %v -> %v, host end %d -> %d",
+					steady.InPod.Ifindex, after.InPod.Ifindex, steady.HostVethIndex, after.HostVethIndex)
+			}
+			applies, err := pn.AgentApplies(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range applies {
+				t.Errorf("the new agent applied something to the steady pod (want nothing planned): %s", l)
+			}
+			t.Logf("steady pod through the upgrade: ifindex %v, host end %d, %s %v kept; %s", after.InPod.Ifindex,
+				after.HostVethIndex, pn.Steady().HostVeth, after.HostLinks, after.Connect)
 		}
 		for _, n := range u.Nodes {
 			t.Logf("%s: %s -> %s, down %.1fs; flow %s", n.Node, n.OldPod, n.NewPod, n.Ready.Sub(n.Down).Seconds(), n.Flow)
@@ -147,6 +198,17 @@ func TestHelmInstall(t *testing.T) {
 		}
 		t.Logf("helm uninstall: %.1fs; nothing of ours left on %d nodes; foreign tc filter and XDP program kept; %d user resources kept with the CRDs",
 			u.Duration.Seconds(), len(c.Nodes()), u.UserResources)
+		if pn != nil && pn.Steady() != nil {
+			left, err := pn.AfterUninstall(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range left {
+				t.Errorf("the steady pod's network after helm uninstall: %s left", l)
+			}
+			t.Logf("helm uninstall removed the steady pod's network: no %s in it, eth0 back at the CNI's MTU, nothing of it on %s",
+				"net1", pn.Steady().Node.Name)
+		}
 	})
 
 	closed = true
@@ -174,4 +236,113 @@ func buildImages(t *testing.T, root, tag string, names ...string) string {
 		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return dir
+}
+
+// checkPodNetwork: every tenant pod, unprivileged, has its interface in the network with its address and the tuned
+// MTU (seen from inside), reaches a workload on another node through both nodes' eBPF routers, the webhook refuses
+// the tenant's two overreaches naming the field, and each removal leaves the pod's node clean, object by object.
+func checkPodNetwork(t *testing.T, pn *cluster.PodNetworking) {
+	t.Helper()
+	pods := map[string]*cluster.TenantPod{}
+	for _, p := range pn.Pods {
+		pods[p.Name] = p
+	}
+	for _, v := range pn.InPod {
+		p := pods[v.Pod]
+		switch {
+		case v.CapEff != "0000000000000000":
+			t.Errorf("%s: effective capabilities %s, want none", v.Pod, v.CapEff)
+		case v.MTU["eth0"] != 1400:
+			t.Errorf("%s: eth0 mtu %d inside the pod, want the tuned 1400", v.Pod, v.MTU["eth0"])
+		case !v.Net1Up || v.MTU["net1"] != 1500 || v.Net1MAC != p.MAC.String():
+			t.Errorf("%s: net1 up %v, mtu %d, mac %s: want up, the network's 1500, the agent's %s", v.Pod, v.Net1Up, v.MTU["net1"], v.Net1MAC, p.MAC)
+		case len(v.Net1Addr) != 1 || v.Net1Addr[0] != p.Addr.String():
+			t.Errorf("%s: net1 addresses %v, want the allocated %s alone", v.Pod, v.Net1Addr, p.Addr)
+		}
+		t.Logf("inside %s (CapEff %s): %s", v.Pod, v.CapEff, strings.Join(append(slices.Clone(v.Links), v.Addrs...), " | "))
+	}
+	if len(pn.InPod) != len(pn.Pods) {
+		t.Errorf("looked into %d pods, want %d", len(pn.InPod), len(pn.Pods))
+	}
+	if len(pn.Connects) == 0 {
+		t.Error("no connection made")
+	}
+	for _, cn := range pn.Connects {
+		p := pods[cn.From]
+		if !strings.HasSuffix(cn.Reply, " saw "+p.Addr.Addr().String()) {
+			t.Errorf("%s -> %s: reply %q, want the pod's net1 address %s seen (routed, not NATed)", cn.From, cn.To, cn.Reply, p.Addr.Addr())
+		}
+		if cn.FromNode == cn.ToNode || cn.Forwarded[cn.FromNode] <= 0 || cn.Forwarded[cn.ToNode] <= 0 {
+			t.Errorf("%s: want two nodes' eBPF routers forwarding (the request on %s, the reply on %s)", cn, cn.FromNode, cn.ToNode)
+		}
+		t.Logf("connect %s", cn)
+	}
+	for _, r := range pn.Refusals {
+		if r.Err == nil || !(apierrors.IsForbidden(r.Err) || apierrors.IsInvalid(r.Err) || strings.Contains(r.Message, "denied the request")) ||
+			!strings.Contains(r.Message, r.Field) {
+			t.Errorf("%s: %s, want refused at admission naming %s", r.What, r.Message, r.Field)
+		}
+		t.Logf("refused: %s: %s", r.What, r.Message)
+	}
+	if len(pn.Refusals) != 2 {
+		t.Errorf("%d refusals, want 2", len(pn.Refusals))
+	}
+	if len(pn.Removals) != 3 {
+		t.Errorf("%d removals, want 3 (pod deleted, label removed, configs deleted)", len(pn.Removals))
+	}
+	for _, rm := range pn.Removals {
+		for _, kind := range []string{"link ", "fdb ", "neighbour ", "record "} {
+			if !slices.ContainsFunc(rm.Before, func(o string) bool { return strings.HasPrefix(o, kind) }) {
+				t.Errorf("%s: before the removal %s had no %sobject on %s (%v): the check would prove nothing", rm.What, rm.Pod, kind, rm.Node, rm.Before)
+			}
+		}
+		for _, l := range append(slices.Clone(rm.Left), rm.InPod...) {
+			t.Errorf("%s (%s on %s): left %s", rm.What, rm.Pod, rm.Node, l)
+		}
+		t.Logf("%s (%s on %s): %d objects before (%s), none left %.1fs later", rm.What, rm.Pod, rm.Node, len(rm.Before),
+			strings.Join(rm.Before, "; "), rm.Took.Seconds())
+	}
+	t.Logf("pod networking: every pod's net1 applied %.1fs after the tenant's configs; rollout of %s %.1fs", pn.Applied.Seconds(),
+		cluster.PodNetworkName, pn.Rollout.Duration().Seconds())
+	t.Run("vlan", func(t *testing.T) {
+		if len(pn.VLAN.Entries) == 0 {
+			t.Fatal("no status entry of the vlan config")
+		}
+		for _, e := range pn.VLAN.Entries {
+			if pn.VLAN.Kernel {
+				if !e.Applied || !slices.Contains(e.Interfaces, "vlan7") {
+					t.Errorf("%s: %+v, want vlan7 applied (the kernel has 802.1Q)", e.Name, e)
+				}
+				continue
+			}
+			if e.Applied || e.Reason != podnet.ReasonNotSupported || !strings.Contains(e.Message, pn.VLAN.KernelReason) {
+				t.Errorf("%s: %+v, want NotSupported with the kernel's reason %q", e.Name, e, pn.VLAN.KernelReason)
+			}
+			t.Logf("%s: vlan7 %s: %s", e.Name, e.Reason, e.Message)
+		}
+		if !pn.VLAN.Kernel {
+			testreq.KernelLacks(t, "802.1Q VLAN devices (the pods' vlan interface is reported NotSupported, the rest applied)",
+				errors.New(pn.VLAN.KernelReason))
+		}
+	})
+}
+
+// checkSteady: the steady pod has its interface (once: one host end, one address), the tuned MTU, its status
+// entry applied, and reaches its target.
+func checkSteady(t *testing.T, pn *cluster.PodNetworking, s *cluster.SteadyState, when string) {
+	t.Helper()
+	p := pn.Steady()
+	if len(s.HostLinks) != 1 || s.HostLinks[0] != p.HostVeth || s.HostVethIndex == 0 {
+		t.Errorf("%s: host links of the steady pod %v, want its host end %s alone", when, s.HostLinks, p.HostVeth)
+	}
+	if len(s.InPod.Net1Addr) != 1 || s.InPod.Net1Addr[0] != p.Addr.String() || s.InPod.MTU["eth0"] != 1400 || s.InPod.Ifindex["net1"] == 0 {
+		t.Errorf("%s: inside the steady pod net1 %v (ifindex %d), eth0 mtu %d: want %s once and 1400", when, s.InPod.Net1Addr,
+			s.InPod.Ifindex["net1"], s.InPod.MTU["eth0"], p.Addr)
+	}
+	if !s.Entry.Applied {
+		t.Errorf("%s: the steady pod's status entry %+v, want applied", when, s.Entry)
+	}
+	if !strings.HasSuffix(s.Connect.Reply, " saw "+p.Addr.Addr().String()) || s.Connect.Forwarded[s.Connect.FromNode] <= 0 {
+		t.Errorf("%s: %s: want an answer to the pod's address, forwarded by %s's router", when, s.Connect, s.Connect.FromNode)
+	}
 }
