@@ -1,0 +1,67 @@
+package podstart
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/network-operator/network-operator/internal/agent/app"
+	testenv "github.com/network-operator/network-operator/internal/testenv"
+	"github.com/network-operator/network-operator/internal/testreq"
+)
+
+// reexecEnv makes the test binary run the agent (app.Run) instead of the tests: the measurement starts "the agent
+// binary" as a process of its own without a go build.
+const reexecEnv = "NETWORK_AGENT_PODSTART_REEXEC"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(reexecEnv) == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// TestMeasureSmall runs the measurement with three pods: a real node, the agent as a process of its own, every
+// pod's interface applied and reported, every row measured. (How fast is make bench's business, not asserted.)
+func TestMeasureSmall(t *testing.T) {
+	testreq.Root(t)
+	testreq.BPFFS(t)
+	testreq.Commands(t, "containerd", "runc", "ctr", "unshare", "nsenter")
+	_, err := testenv.AssetsDir()
+	testreq.Need(t, "API-server binaries (kube-apiserver, etcd; make envtest builds them)", err)
+	_, err = os.Stat(filepath.Join(os.Getenv("NETOP_K8S_BINARIES"), "kubelet"))
+	testreq.Need(t, "node binaries (make k8s-binaries; NETOP_K8S_BINARIES names their directory)", err)
+	t.Setenv(reexecEnv, "1")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	o := Options{Pods: 3, Agent: os.Args[0], Log: testLog{t}}
+	res, err := Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.RunningToUp) != o.Pods || len(res.SandboxToUp) != o.Pods || len(res.CreatedToUp) != o.Pods || len(res.CreatedToRunning) != o.Pods {
+		t.Fatalf("samples %+v, want %d of each", res, o.Pods)
+	}
+	for i := range o.Pods {
+		if res.CreatedToUp[i] <= 0 || res.CreatedToRunning[i] <= 0 || res.SandboxToUp[i] <= 0 {
+			t.Errorf("pod %d: created -> up %v, created -> Running %v, sandbox ready -> up %v: want each after its start", i,
+				res.CreatedToUp[i], res.CreatedToRunning[i], res.SandboxToUp[i])
+		}
+	}
+	t.Logf("Running -> interface up: %v; sandbox ready -> interface up: %v; created -> Running: %v", res.RunningToUp,
+		res.SandboxToUp, res.CreatedToRunning)
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(string(p))
+	return len(p), nil
+}
