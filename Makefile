@@ -86,8 +86,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRouterMalformed$$' -fuzztime $(FUZZTIME) ./bpf/
 
 ## bench: one side-by-side table: BPF per-packet cost, iperf3 kernel vs eBPF, generation swap times, FRR apply, the
-## operator rolling changes out to 1000 simulated nodes against a real API server.
-bench: deps envtest
+## operator rolling changes out to 1000 simulated nodes against a real API server, pod Running -> interface up on a
+## real kubelet node.
+bench: deps envtest k8s-binaries
 	./hack/bench.sh
 
 ## demo: the whole system on this machine as a user installs it: a control plane and N real kubelet nodes, the

@@ -3,9 +3,11 @@
 # per-packet cost, iperf3 through direct veth / kernel forwarding / the eBPF router with and without a
 # kube-proxy-sized ruleset, generation swap times, the FRR apply of a one-line change against real zebra + bgpd,
 # the operator binary rolling changes out to 1000 simulated nodes against kube-apiserver + etcd from
-# `make envtest`) and writes it to docs/bench.md. About 5 minutes.
-# Extra arguments go to the program, e.g. `hack/bench.sh -quick` (short runs, docs/bench.md left alone) or
-# `hack/bench.sh -only perpacket`. Namespaces are per-run and removed on exit and on Ctrl-C.
+# `make envtest`, pod Running -> interface up with the agent binary on a kubelet node from `make k8s-binaries`) and
+# writes it to docs/bench.md. About 6 minutes.
+# Extra arguments go to the program, e.g. `hack/bench.sh -quick` (short runs, docs/bench.md left alone),
+# `hack/bench.sh -only perpacket` (docs/bench.md holds only those rows) or `hack/bench.sh -only podstart -merge`
+# (their rows replaced in docs/bench.md, the others kept). Namespaces are per-run and removed on exit and on Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,4 +24,5 @@ bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 go build -o "$bin/bench" ./hack/tools/bench
 go build -o "$bin/network-operator" ./cmd/network-operator
-"$bin/bench" -out docs/bench.md -operator "$bin/network-operator" "$@"
+go build -o "$bin/network-agent" ./cmd/network-agent
+"$bin/bench" -out docs/bench.md -operator "$bin/network-operator" -agent "$bin/network-agent" "$@"

@@ -1,7 +1,9 @@
 // Command bench prints the network-operator benchmark: BPF per-packet cost, iperf3 throughput of the kernel and
-// eBPF paths with and without a kube-proxy-sized ruleset, generation swap times, the time of an FRR apply and the
-// operator at scale (1000 simulated nodes against a real API server), in one markdown table that is also written
-// to docs/bench.md. Run it as root through hack/bench.sh (`make bench`).
+// eBPF paths with and without a kube-proxy-sized ruleset, generation swap times, the time of an FRR apply, the
+// operator at scale (1000 simulated nodes against a real API server) and pod Running -> interface up on a real
+// kubelet node, in one markdown table that is also written to docs/bench.md. Run it as root through hack/bench.sh
+// (`make bench`); `hack/bench.sh -only <sections> -merge` measures some sections and puts their rows into
+// docs/bench.md, keeping the others.
 package main
 
 import (
@@ -19,6 +21,7 @@ import (
 	"github.com/network-operator/network-operator/internal/bench/frrapply"
 	"github.com/network-operator/network-operator/internal/bench/machine"
 	"github.com/network-operator/network-operator/internal/bench/perpacket"
+	"github.com/network-operator/network-operator/internal/bench/podstart"
 	"github.com/network-operator/network-operator/internal/bench/report"
 	"github.com/network-operator/network-operator/internal/bench/swap"
 	"github.com/network-operator/network-operator/internal/bench/throughput"
@@ -29,23 +32,28 @@ import (
 func main() {
 	out := flag.String("out", "", "also write the result to this markdown file (e.g. docs/bench.md)")
 	quick := flag.Bool("quick", false, "short runs (smoke test; figures are rough)")
-	only := flag.String("only", "perpacket,throughput,swap,frr,controlplane", "sections to run")
+	only := flag.String("only", "perpacket,throughput,swap,frr,controlplane,podstart", "sections to run")
 	operator := flag.String("operator", "", "the network-operator binary (section controlplane; hack/bench.sh builds it)")
+	agent := flag.String("agent", "", "the network-agent binary (section podstart; hack/bench.sh builds it)")
+	merge := flag.Bool("merge", false, "with -out: replace only the rows, notes and run description of the sections run, keep the others")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *out, *quick, strings.Split(*only, ","), *operator); err != nil {
+	if err := run(ctx, *out, *quick, strings.Split(*only, ","), *operator, *agent, *merge); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out string, quick bool, sections []string, operator string) error {
+func run(ctx context.Context, out string, quick bool, sections []string, operator, agent string, merge bool) error {
 	pp, tp, sw, fa := perpacket.DefaultOptions(), throughput.DefaultOptions(), swap.DefaultOptions(), frrapply.DefaultOptions()
 	cp := controlplane.DefaultOptions()
 	cp.Operator = operator
+	ps := podstart.DefaultOptions()
+	ps.Agent, ps.Log = agent, os.Stderr
 	if quick {
+		ps.Pods = 5
 		cp.Nodes, cp.Changes = 200, 2
 		pp = perpacket.Options{Samples: 3, Runs: 20_000, Repeat: 200}
 		tp = throughput.Options{Runs: 1, Duration: time.Second, Rules: 500}
@@ -110,11 +118,30 @@ func run(ctx context.Context, out string, quick bool, sections []string, operato
 		fmt.Fprintf(os.Stderr, "bench: control plane done in %v\n", time.Since(start).Round(time.Millisecond))
 		table.Notes = append(table.Notes, controlplane.Method)
 	}
+	if slices.Contains(sections, "podstart") {
+		fmt.Fprintf(os.Stderr, "bench: pod Running -> interface up, %d pods on a kubelet node ...\n", ps.Pods)
+		start := time.Now()
+		table.Rows = append(table.Rows, podstart.Measure(ctx, ps)...)
+		fmt.Fprintf(os.Stderr, "bench: pod network done in %v\n", time.Since(start).Round(time.Millisecond))
+		table.Notes = append(table.Notes, podstart.Method)
+	}
 	table.Notes = append(table.Notes, "- Targets are goals shown next to the figures, never asserted.")
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("interrupted, nothing written: %w", err)
 	}
 	md := table.Markdown()
+	if merge && out != "" {
+		// The run's description names the sections it measured; the full run's stays above it.
+		table.Context = []string{strings.Join(sections, ", ") + " rows: measured " + machine.Describe(ctx) + " with `-only " +
+			strings.Join(sections, ",") + " -merge`."}
+		existing, err := os.ReadFile(out)
+		if err != nil {
+			return fmt.Errorf("-merge: %w", err)
+		}
+		if md, err = report.Merge(string(existing), table); err != nil {
+			return err
+		}
+	}
 	fmt.Print(md)
 	if out != "" && quick {
 		fmt.Fprintln(os.Stderr, "bench: -quick figures are rough;", out, "left unchanged")

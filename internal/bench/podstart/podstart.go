@@ -71,6 +71,12 @@ type Result struct {
 
 // Measure runs the measurement and returns the table's rows.
 func Measure(ctx context.Context, o Options) []report.Row {
+	res, err := Run(ctx, o)
+	return rows(res, err)
+}
+
+// rows are the table's rows of a run.
+func rows(res *Result, err error) []report.Row {
 	target := report.Target{Cmp: report.AtMost, Bound: TargetMs}
 	rows := []report.Row{
 		{Section: Section, Name: "pod Running -> interface up, p50", Unit: "ms", Target: target},
@@ -78,14 +84,13 @@ func Measure(ctx context.Context, o Options) []report.Row {
 		{Section: Section, Name: "pod sandbox ready -> interface up, p50", Unit: "ms"},
 		{Section: Section, Name: "pod sandbox ready -> interface up, p99", Unit: "ms"},
 	}
-	res, err := Run(ctx, o)
 	if err != nil {
 		for i := range rows {
 			rows[i].Err = err
 		}
 		return rows
 	}
-	ms := func(ds []time.Duration, p float64) float64 { return stats.Percentile(stats.Durations(ds), p) / 1e6 }
+	ms := func(ds []time.Duration, p float64) float64 { return stats.Percentile(stats.Durations(ds), p) }
 	first := 0
 	for _, d := range res.RunningToUp {
 		if d < 0 {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -57,6 +58,17 @@ func TestMeasureSmall(t *testing.T) {
 	}
 	t.Logf("Running -> interface up: %v; sandbox ready -> interface up: %v; created -> Running: %v", res.RunningToUp,
 		res.SandboxToUp, res.CreatedToRunning)
+	r := rows(res, nil)
+	if len(r) != 4 {
+		t.Fatalf("%d rows, want 4", len(r))
+	}
+	slowest := slices.Max(res.SandboxToUp)
+	if got, want := r[3].Value, float64(slowest)/float64(time.Millisecond); got < want*0.99 || got > want*1.01 || r[3].Err != nil {
+		t.Errorf("row %q: %v ms (%v), want about the slowest sandbox ready -> up of 3 pods, %v", r[3].Name, got, r[3].Err, slowest)
+	}
+	for _, row := range r {
+		t.Logf("%s: %.1f %s (%s) %s", row.Name, row.Value, row.Unit, row.Status(), row.Detail)
+	}
 }
 
 type testLog struct{ t *testing.T }

@@ -113,15 +113,27 @@ type Table struct {
 	Notes   []string // lines below the table (method, caveats)
 }
 
-// Markdown renders the table with aligned columns so it reads well in a terminal too.
-func (t Table) Markdown() string {
-	header := []string{"Area", "Measurement", "Result", "Target", "Status", "Notes"}
-	cells := [][]string{header}
+// header is the table's first row.
+var header = []string{"Area", "Measurement", "Result", "Target", "Status", "Notes"}
+
+// cells are the table's rows as rendered cells (escaped), without the header.
+func (t Table) cells() [][]string {
+	var out [][]string
 	for _, r := range t.Rows {
-		cells = append(cells, []string{
+		out = append(out, []string{
 			escape(r.Section), escape(r.Name), escape(r.result()), escape(r.target()), r.Status(), escape(r.Detail),
 		})
 	}
+	return out
+}
+
+// Markdown renders the table with aligned columns so it reads well in a terminal too.
+func (t Table) Markdown() string {
+	return markdown(t.Title, t.Context, t.cells(), t.Notes)
+}
+
+func markdown(title string, context []string, rows [][]string, notes []string) string {
+	cells := append([][]string{header}, rows...)
 	widths := make([]int, len(header))
 	for _, row := range cells {
 		for i, c := range row {
@@ -129,13 +141,13 @@ func (t Table) Markdown() string {
 		}
 	}
 	var b strings.Builder
-	if t.Title != "" {
-		fmt.Fprintf(&b, "## %s\n\n", t.Title)
+	if title != "" {
+		fmt.Fprintf(&b, "## %s\n\n", title)
 	}
-	for _, c := range t.Context {
+	for _, c := range context {
 		fmt.Fprintf(&b, "%s\n", c)
 	}
-	if len(t.Context) > 0 {
+	if len(context) > 0 {
 		b.WriteString("\n")
 	}
 	writeRow(&b, cells[0], widths)
@@ -147,9 +159,9 @@ func (t Table) Markdown() string {
 	for _, row := range cells[1:] {
 		writeRow(&b, row, widths)
 	}
-	if len(t.Notes) > 0 {
+	if len(notes) > 0 {
 		b.WriteString("\n")
-		for _, n := range t.Notes {
+		for _, n := range notes {
 			fmt.Fprintf(&b, "%s\n", n)
 		}
 	}
