@@ -194,7 +194,7 @@ func run(ctx context.Context, f *flags, stderr io.Writer) error {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Logger:                  logger,
-		Cache:                   controllers.CacheOptions(),
+		Cache:                   controllers.ManagerCacheOptions(),
 		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
 		HealthProbeBindAddress:  f.probeAddr,
 		LeaderElection:          f.leaderElect,

@@ -69,6 +69,7 @@ func startOperator(t testing.TB, opts Options, which int) *operator {
 	skip := true
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:                 env.Scheme,
+		Cache:                  ManagerCacheOptions(), // the operator's: trimmed Nodes, no managed fields
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: &skip}, // one manager per test, same controller names

@@ -67,8 +67,13 @@ func (r *RolloutReconciler) Reconcile(ctx context.Context, _ reconcile.Request) 
 	var revList v1.NetworkConfigRevisionList
 	var nodeList corev1.NodeList
 	var nncList v1.NodeNetworkConfigList
-	for what, l := range map[string]client.ObjectList{"revisions": &revList, "nodes": &nodeList, "node configs": &nncList} {
-		if err := r.Client.List(ctx, l); err != nil {
+	if err := r.Client.List(ctx, &revList); err != nil { // copies: statuses are changed in place
+		return reconcile.Result{}, fmt.Errorf("list revisions: %w", err)
+	}
+	// Nodes and configurations are read only (a write starts from a copy): the cache's own objects, not a copy of
+	// every Node and configuration per round.
+	for what, l := range map[string]client.ObjectList{"nodes": &nodeList, "node configs": &nncList} {
+		if err := r.Client.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
 			return reconcile.Result{}, fmt.Errorf("list %s: %w", what, err)
 		}
 	}
