@@ -18,6 +18,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -115,7 +116,7 @@ const Method = "- pod network: one Kubernetes node of internal/kubenodes (kubele
 	"(`--pod-network --frr none --netns <node>`, pod namespaces found through the node's CRI socket) with a NodeNetworkConfig of one " +
 	"layer-2 network; no operator: the benchmark writes the NodeNetworkConfig and each pod's address allocation (as the operator does when " +
 	"the pod is scheduled, before it runs). One PodNetworkConfig gives every pod (pause image) a veth into the network with an address and " +
-	"its eth0 MTU 1400. Pods are created one at a time; one watcher sees each pod's status report the sandbox ready (PodReadyToStartContainers, " +
+	"its eth0 MTU 1400. Pods are created one at a time (each deleted before the next: the node's pod subnet is a /28); one watcher sees each pod's status report the sandbox ready (PodReadyToStartContainers, " +
 	"the agent's trigger), then Running (both the kubelet's updates), and the agent's status.pods entry turn Applied (written after the " +
 	"interfaces are up), so all times come from one clock, each a few ms after the fact. The kubelet reports the sandbox ready before it " +
 	"starts the containers, so a pod's interface is usually up before its Running is reported (a negative Running -> up). Everything " +
@@ -301,6 +302,18 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		res.CreatedToUp = append(res.CreatedToUp, up.Sub(created))
 		logf("%s: created -> Running %v, Running -> interface up %v, sandbox ready -> interface up %v", name,
 			running.Sub(created).Round(time.Millisecond), up.Sub(running).Round(time.Millisecond), up.Sub(w.sandboxAt(name)).Round(time.Millisecond))
+
+		// The node's pod subnet is small (a /28): each pod goes before the next comes.
+		if err := c.Delete(ctx, pod); err != nil {
+			return nil, fmt.Errorf("delete pod %s: %w", name, err)
+		}
+		err = wait.Poll(ctx, 100*time.Millisecond, podTimeout, "pod "+name+" gone", func(ctx context.Context) (bool, string, error) {
+			err := c.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
+			return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err), nil
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
 }
