@@ -100,12 +100,11 @@ func rows(res *Result, err error) []report.Row {
 	}
 	rows[0].Value, rows[1].Value = ms(res.RunningToUp, 50), ms(res.RunningToUp, 99)
 	rows[2].Value, rows[3].Value = ms(res.SandboxToUp, 50), ms(res.SandboxToUp, 99)
-	rows[0].Detail = fmt.Sprintf("%d pods one after another on a real kubelet node, the network-agent binary giving each a veth into a "+
-		"layer-2 network with an address and eth0 MTU 1400; negative: up before the kubelet reported Running (%d of %d pods)",
-		len(res.RunningToUp), first, len(res.RunningToUp))
-	rows[1].Detail = fmt.Sprintf("max %.0f ms; pod created -> interface up p50 %.0f ms (created -> Running p50 %.0f ms: sandbox, CNI, container start)",
+	rows[0].Detail = fmt.Sprintf("%d pods one after another, real kubelet node, the agent binary (veth, address, eth0 MTU 1400); "+
+		"negative: up before the kubelet reported Running (%d of %d)", len(res.RunningToUp), first, len(res.RunningToUp))
+	rows[1].Detail = fmt.Sprintf("max %.0f ms; pod created -> interface up p50 %.0f ms (created -> Running p50 %.0f ms: sandbox, CNI, container)",
 		ms(res.RunningToUp, 100), ms(res.CreatedToUp, 50), ms(res.CreatedToRunning, 50))
-	rows[2].Detail = "the agent's reaction: the kubelet's status update with the sandbox ready -> runtime (CRI) -> netlink in the pod -> status.pods Applied"
+	rows[2].Detail = "the agent's reaction: kubelet's status update (sandbox ready) -> CRI -> netlink in the pod -> status.pods Applied"
 	rows[3].Detail = fmt.Sprintf("max %.0f ms", ms(res.SandboxToUp, 100))
 	return rows
 }
