@@ -180,6 +180,10 @@ func (c *Cluster) PodNetworking(ctx context.Context, out io.Writer) (*PodNetwork
 	if pn.tenant, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		return nil, fmt.Errorf("tenant client: %w", err)
 	}
+	// The tenant's pods go before the nodes do (registered after them, so torn down first): the kubelet stops their
+	// sandboxes, and the runtime's shims exit cleanly instead of being killed with the node (a killed shim leaves
+	// its socket in the host's /run/containerd/s).
+	c.onClose("tenant pods", pn.deletePods)
 	for _, step := range []func(context.Context, *printer) error{
 		pn.showNetwork, pn.showPods, pn.showInPod, pn.showConnect, pn.showRefusals, pn.showRemovals,
 	} {
@@ -401,6 +405,23 @@ func entry(cfg *v1.PodNetworkConfig, pod string) (v1.PodNetworkStatus, bool) {
 		}
 	}
 	return v1.PodNetworkStatus{}, false
+}
+
+// deletePods deletes the tenant's pods and waits until they are gone.
+func (pn *PodNetworking) deletePods() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := pn.c
+	if err := c.client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(TenantNamespace)); err != nil {
+		return fmt.Errorf("delete the pods of %s: %w", TenantNamespace, err)
+	}
+	return wait.Poll(ctx, 200*time.Millisecond, 90*time.Second, "the pods of "+TenantNamespace+" gone", func(ctx context.Context) (bool, string, error) {
+		var pods corev1.PodList
+		if err := c.client.List(ctx, &pods, client.InNamespace(TenantNamespace)); err != nil {
+			return false, err.Error(), nil
+		}
+		return len(pods.Items) == 0, fmt.Sprintf("%d left", len(pods.Items)), nil
+	})
 }
 
 // exec runs argv in the tenant pod's container (as the pod's own unprivileged user).

@@ -62,9 +62,12 @@ func TestMeasureSmall(t *testing.T) {
 	if len(r) != 4 {
 		t.Fatalf("%d rows, want 4", len(r))
 	}
-	slowest := slices.Max(res.SandboxToUp)
-	if got, want := r[3].Value, float64(slowest)/float64(time.Millisecond); got < want*0.99 || got > want*1.01 || r[3].Err != nil {
-		t.Errorf("row %q: %v ms (%v), want about the slowest sandbox ready -> up of 3 pods, %v", r[3].Name, got, r[3].Err, slowest)
+	// Of three samples the median is the middle one; the p99 lies between it and the slowest.
+	sorted := slices.Sorted(slices.Values(res.SandboxToUp))
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	if r[2].Value != ms(sorted[1]) || r[3].Value < r[2].Value || r[3].Value > ms(sorted[2]) || r[2].Err != nil || r[3].Err != nil {
+		t.Errorf("rows %q %v ms, %q %v ms: want the median %v and at most the slowest %v of %v", r[2].Name, r[2].Value, r[3].Name,
+			r[3].Value, sorted[1], sorted[2], sorted)
 	}
 	for _, row := range r {
 		t.Logf("%s: %.1f %s (%s) %s", row.Name, row.Value, row.Unit, row.Status(), row.Detail)
