@@ -67,11 +67,11 @@ func DefaultOptions() Options {
 
 // result is what one run measured.
 type result struct {
-	first    time.Duration   // the first rollout: every node's configuration created
-	done     []time.Duration // change -> Done, per timed change
-	cpu      []time.Duration // operator CPU time per timed change
-	peak     []int           // most configurations unconfirmed at once, per timed change
-	allowed  int             // what maxUnavailable allows
+	first    time.Duration            // the first rollout: every node's configuration created
+	done     []time.Duration          // change -> Done, per timed change
+	cpu      map[string]time.Duration // CPU time of the timed changes per process (procNames)
+	peak     []int                    // most configurations unconfirmed at once, per timed change
+	allowed  int                      // what maxUnavailable allows
 	requests map[string]float64
 	rss      float64 // after the changes
 	hwm      float64 // peak
@@ -100,14 +100,14 @@ func rows(o Options, res result, err error) []report.Row {
 	for i, d := range res.done {
 		secs[i] = d.Seconds()
 	}
-	var cpu time.Duration
-	for _, c := range res.cpu {
-		cpu += c
-	}
 	done.Value = stats.Median(secs)
+	var shares []string
+	for _, name := range procNames() {
+		shares = append(shares, fmt.Sprintf("%s %.1f", name, res.cpu[name].Seconds()/float64(len(secs))))
+	}
 	done.Detail = fmt.Sprintf("%d changes: %s s; first rollout (creates every configuration) %.1f s; "+
-		"operator CPU %.1f s per change; most nodes unconfirmed at once %d (maxUnavailable %d)",
-		len(secs), joinFloats(secs, "%.1f"), res.first.Seconds(), cpu.Seconds()/float64(len(res.cpu)), slices.Max(res.peak), res.allowed)
+		"CPU s per change: %s; most nodes unconfirmed at once %d (maxUnavailable %d)",
+		len(secs), joinFloats(secs, "%.1f"), res.first.Seconds(), strings.Join(shares, ", "), slices.Max(res.peak), res.allowed)
 	rss.Value = res.hwm / (1 << 20)
 	rss.Detail = fmt.Sprintf("VmHWM of the operator process over the whole run; VmRSS after the changes %.0f MiB", res.rss/(1<<20))
 	perNodeRev := float64(o.Nodes * o.Changes)
@@ -202,13 +202,17 @@ func run(ctx context.Context, o Options) (res result, err error) {
 	}
 	res.first = time.Since(start)
 
-	res.requests = map[string]float64{}
+	ps, err := findProcs(op.cmd.Process.Pid)
+	if err != nil {
+		return res, err
+	}
+	res.requests, res.cpu = map[string]float64{}, map[string]time.Duration{}
 	for i := range o.Changes {
 		before, err := op.requests(ctx)
 		if err != nil {
 			return res, err
 		}
-		cpu0, err := op.cpu()
+		cpu0, err := ps.cpu()
 		if err != nil {
 			return res, err
 		}
@@ -222,11 +226,13 @@ func run(ctx context.Context, o Options) (res result, err error) {
 		}
 		res.done = append(res.done, time.Since(start))
 		res.peak = append(res.peak, f.resetPeak())
-		cpu1, err := op.cpu()
+		cpu1, err := ps.cpu()
 		if err != nil {
 			return res, err
 		}
-		res.cpu = append(res.cpu, cpu1-cpu0)
+		for name, t := range cpu1 {
+			res.cpu[name] += t - cpu0[name]
+		}
 		after, err := op.requests(ctx)
 		if err != nil {
 			return res, err
@@ -303,7 +309,7 @@ func kubeletNode(i int) *corev1.Node {
 				cond(corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
 				cond(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"),
 			},
-			Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name}},
+			Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name}},
 			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: 10250}},
 			NodeInfo: corev1.NodeSystemInfo{MachineID: fmt.Sprintf("%032x", i), SystemUUID: fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i),
 				BootID: fmt.Sprintf("%08x-1111-4000-8000-%012x", i, i), KernelVersion: "6.12.0-amd64", OSImage: "Debian GNU/Linux 12 (bookworm)",
@@ -407,6 +413,8 @@ const Method = "- control plane: kube-apiserver + etcd (envtest, the versions `m
 	"the operator binary as its own process, as the chart runs it (leader election, default debounce, " +
 	"--max-unavailable) but with a kubeconfig and no webhooks. After an untimed first rollout, each change of a " +
 	"VRFRouteConfiguration's VNI is timed from the patch to the new revision's phase Done (every node confirmed the " +
-	"revision, the expected map version and Ready). RSS is the operator process's VmHWM (/proc). Requests are the " +
+	"revision, the expected map version and Ready). CPU per change is each process's user + system time (/proc) over " +
+	"the timed changes: the operator, kube-apiserver, etcd and the agents (the benchmark process); on two cores they " +
+	"share the CPUs, so the API server's share bounds the pace. RSS is the operator process's VmHWM (/proc). Requests are the " +
 	"operator's own count (network_operator_api_requests_total), scraped before and after each change, divided by " +
 	"nodes x changes; long-running watches started earlier are not in the window."

@@ -54,14 +54,17 @@ func TestParseStatusMemory(t *testing.T) {
 	}
 }
 
-func TestParseStatCPU(t *testing.T) {
+func TestParseStat(t *testing.T) {
 	// pid (comm with a space) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime ...
-	got, err := parseStatCPU("4242 (network operator) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 9 0")
+	got, err := parseStat("4242 (network operator) S 17 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 9 0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != 3*time.Second {
-		t.Errorf("got %v, want 3s (300 ticks)", got)
+	if got != (stat{comm: "network operator", ppid: 17, cpu: 3 * time.Second}) {
+		t.Errorf("got %+v, want network operator, ppid 17, 3s (300 ticks)", got)
+	}
+	if _, err := parseStat("4242 network-operator S 17"); err == nil {
+		t.Error("no error without the command name")
 	}
 }
 

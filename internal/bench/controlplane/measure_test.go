@@ -43,6 +43,11 @@ func TestRunSmall(t *testing.T) {
 	if len(res.done) != 2 || res.first <= 0 || res.hwm < res.rss || res.rss <= 0 {
 		t.Errorf("first %v, done %v, rss %v, peak %v", res.first, res.done, res.rss, res.hwm)
 	}
+	for _, name := range procNames() {
+		if res.cpu[name] <= 0 && name != procEtcd { // etcd may idle below a clock tick
+			t.Errorf("CPU time of %s: %v", name, res.cpu[name])
+		}
+	}
 	if res.allowed != 5 {
 		t.Errorf("allowed %d, want 5 (25%% of 20)", res.allowed)
 	}

@@ -224,37 +224,3 @@ func parseStatusMemory(text string) (rss, peak float64, err error) {
 	}
 	return rss, peak, nil
 }
-
-// cpu is the CPU time the operator used so far (user + system, /proc/<pid>/stat).
-func (p *operatorProc) cpu() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
-	if err != nil {
-		return 0, fmt.Errorf("operator CPU time: %w", err)
-	}
-	return parseStatCPU(string(b))
-}
-
-// clockTicks is USER_HZ, the unit of /proc/<pid>/stat times (100 on every Linux architecture Go supports).
-const clockTicks = 100
-
-// parseStatCPU reads utime + stime of a /proc/<pid>/stat line (after the command name, which may hold spaces).
-func parseStatCPU(text string) (time.Duration, error) {
-	i := strings.LastIndexByte(text, ')')
-	if i < 0 {
-		return 0, errors.New("/proc stat: no command name")
-	}
-	f := strings.Fields(text[i+1:])
-	// After ")": state is field 3 of the line, utime 14 and stime 15.
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc stat: %d fields", len(f))
-	}
-	var ticks int64
-	for _, s := range f[11:13] {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc stat: %w", err)
-		}
-		ticks += n
-	}
-	return time.Duration(ticks) * time.Second / clockTicks, nil
-}
