@@ -21,6 +21,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -223,6 +224,16 @@ func (c *Cluster) start(ctx context.Context) error {
 			return fmt.Errorf("node %s: %w", spec.Name, err)
 		}
 	}
+	// kube-proxy reads its node's addresses once and exits when they change, so it starts only after the
+	// kubelet has registered them (started earlier, a kube-proxy saw none and exited a few seconds later).
+	if err := c.waitNodeAddresses(ctx); err != nil {
+		return err
+	}
+	for _, n := range c.nodes {
+		if err := c.startKubeProxy(n); err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
+	}
 	if err := c.WaitNodesReady(ctx); err != nil {
 		return err
 	}
@@ -328,6 +339,31 @@ func (c *Cluster) WaitNodesReady(ctx context.Context) error {
 			}
 			if !ready {
 				return false, n.Name + " has no Ready condition", nil
+			}
+		}
+		return true, "", nil
+	})
+}
+
+// waitNodeAddresses waits until every node's kubelet has registered its Node with its management address.
+func (c *Cluster) waitNodeAddresses(ctx context.Context) error {
+	cs, err := kubernetes.NewForConfig(c.cfg)
+	if err != nil {
+		return err
+	}
+	return wait.Poll(ctx, pollInterval, 2*time.Minute, "nodes registered with their addresses", func(ctx context.Context) (bool, string, error) {
+		for _, n := range c.nodes {
+			if err := n.running(); err != nil {
+				return false, "", err
+			}
+			node, err := cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, fmt.Sprintf("%s: %v", n.Name, err), nil
+			}
+			if !slices.ContainsFunc(node.Status.Addresses, func(a corev1.NodeAddress) bool {
+				return a.Type == corev1.NodeInternalIP && a.Address == n.MgmtAddr.String()
+			}) {
+				return false, fmt.Sprintf("%s: no InternalIP %s yet (%v)", n.Name, n.MgmtAddr, node.Status.Addresses), nil
 			}
 		}
 		return true, "", nil

@@ -50,10 +50,7 @@ func (c *Cluster) startNode(ctx context.Context, i int, spec NodeSpec) error {
 	if err := c.startContainerd(ctx, n); err != nil {
 		return err
 	}
-	if err := c.startKubelet(ctx, n, spec); err != nil {
-		return err
-	}
-	return c.startKubeProxy(n)
+	return c.startKubelet(ctx, n, spec)
 }
 
 // running returns an error when a daemon of the node has exited.
