@@ -129,28 +129,37 @@ func observePod(ctx context.Context, t target, o *Observed) error {
 	return nil
 }
 
+// macvlanModes pairs the API's macvlan modes with the kernel's: the one translation, both ways.
+func macvlanModes() []struct {
+	api v1.MACVLANMode
+	nl  netlink.MacvlanMode
+} {
+	return []struct {
+		api v1.MACVLANMode
+		nl  netlink.MacvlanMode
+	}{
+		{v1.MACVLANBridge, netlink.MACVLAN_MODE_BRIDGE},
+		{v1.MACVLANPrivate, netlink.MACVLAN_MODE_PRIVATE},
+		{v1.MACVLANVEPA, netlink.MACVLAN_MODE_VEPA},
+		{v1.MACVLANPassthru, netlink.MACVLAN_MODE_PASSTHRU},
+	}
+}
+
 func macvlanMode(m netlink.MacvlanMode) v1.MACVLANMode {
-	switch m {
-	case netlink.MACVLAN_MODE_PRIVATE:
-		return v1.MACVLANPrivate
-	case netlink.MACVLAN_MODE_VEPA:
-		return v1.MACVLANVEPA
-	case netlink.MACVLAN_MODE_PASSTHRU:
-		return v1.MACVLANPassthru
-	case netlink.MACVLAN_MODE_BRIDGE:
-		return v1.MACVLANBridge
+	for _, p := range macvlanModes() {
+		if p.nl == m {
+			return p.api
+		}
 	}
 	return v1.MACVLANMode(fmt.Sprintf("mode-%d", m))
 }
 
+// nlMacvlanMode is bridge for an unset mode (the API's default).
 func nlMacvlanMode(m v1.MACVLANMode) netlink.MacvlanMode {
-	switch m {
-	case v1.MACVLANPrivate:
-		return netlink.MACVLAN_MODE_PRIVATE
-	case v1.MACVLANVEPA:
-		return netlink.MACVLAN_MODE_VEPA
-	case v1.MACVLANPassthru:
-		return netlink.MACVLAN_MODE_PASSTHRU
+	for _, p := range macvlanModes() {
+		if p.api == m {
+			return p.nl
+		}
 	}
 	return netlink.MACVLAN_MODE_BRIDGE
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -62,9 +61,7 @@ func (r *LinkStatusReconciler) Reconcile(ctx context.Context, _ reconcile.Reques
 			continue
 		}
 		l.Status = st
-		if err := r.Client.Status().Update(ctx, l); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("status of Link %s: %w", l.Name, err))
-		}
+		errs = append(errs, writeStatus(ctx, r.Client, l))
 	}
 	// A conflict (the cache was behind, or the config controller wrote Resolved) is retried with fresh objects.
 	return reconcile.Result{}, errors.Join(errs...)

@@ -75,7 +75,7 @@ func (r *MirrorStatusReconciler) Reconcile(ctx context.Context, _ reconcile.Requ
 			continue
 		}
 		s.Status = st
-		errs = append(errs, r.writeStatus(ctx, s))
+		errs = append(errs, writeStatus(ctx, r.Client, s))
 	}
 	for i := range targets.Items {
 		t := &targets.Items[i]
@@ -86,14 +86,15 @@ func (r *MirrorStatusReconciler) Reconcile(ctx context.Context, _ reconcile.Requ
 			continue
 		}
 		t.Status = st
-		errs = append(errs, r.writeStatus(ctx, t))
+		errs = append(errs, writeStatus(ctx, r.Client, t))
 	}
 	// A conflict (the cache was behind, or the config controller wrote Resolved) is retried with fresh objects.
 	return reconcile.Result{}, errors.Join(errs...)
 }
 
-func (r *MirrorStatusReconciler) writeStatus(ctx context.Context, o client.Object) error {
-	if err := r.Client.Status().Update(ctx, o); err != nil && !apierrors.IsNotFound(err) {
+// writeStatus updates o's status; an object deleted meanwhile is no error. The status controllers' one write.
+func writeStatus(ctx context.Context, c client.Client, o client.Object) error {
+	if err := c.Status().Update(ctx, o); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("status of %T %s: %w", o, o.GetName(), err)
 	}
 	return nil
