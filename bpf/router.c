@@ -6,7 +6,7 @@
  * (xdp_router) compiled from the same inline function, specialised by hook.
  *
  * Per packet: read the live table slot from `version` once, look up the ingress
- * {ifindex, vlan} in iface_table, then either
+ * {ifindex, vlan} in iface_cache, else in iface_table, then either
  *   route mode:    bpf_fib_lookup in the VRF's kernel table and redirect (in
  *                  the table of a source-based routing VRF instead when the
  *                  source is in sbr_table and the VRF has VRF_F_SBR), or
@@ -36,6 +36,14 @@ struct {
 	__type(value, struct iface_value);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } iface_table SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, IFACE_CACHE_SIZE);
+	__type(key, __u32);
+	__type(value, struct iface_cache_value);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} iface_cache SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -345,20 +353,34 @@ static __always_inline __u32 fwd_fib(void *ctx, const int hook, const struct pkt
 	}
 }
 
+/* What route mode needs of the interface's VRF: from iface_cache, else from vrf_table. */
+struct route_vrf {
+	__u32 table_id;
+	__u32 lookup_ifindex;
+	__u32 flags;
+	__u32 known; /* filled from iface_cache */
+};
+
 static __always_inline __u32 fwd_route(void *ctx, const int hook, const struct pkt *p,
-				       void *l3, void *data_end, __u32 vrf_id, __u32 slot,
-				       int strict, __u32 *vrf_out, long *ret)
+				       void *l3, void *data_end, __u32 vrf_id, struct route_vrf *rv,
+				       __u32 slot, int strict, __u32 *vrf_out, long *ret)
 {
-	struct vrf_key vk = { .slot = slot, .vrf_id = vrf_id };
-	struct vrf_value *vv = bpf_map_lookup_elem(&vrf_table, &vk);
 	struct bpf_fib_lookup fib = {};
 
-	if (!vv)
-		return strict ? REASON_DROP_NO_VRF : REASON_PASS_NO_VRF;
-	fib.ifindex = vv->lookup_ifindex ? vv->lookup_ifindex : p->ifindex;
-	fib.tbid = vv->table_id;
+	if (!rv->known) {
+		struct vrf_key vk = { .slot = slot, .vrf_id = vrf_id };
+		struct vrf_value *vv = bpf_map_lookup_elem(&vrf_table, &vk);
+
+		if (!vv)
+			return strict ? REASON_DROP_NO_VRF : REASON_PASS_NO_VRF;
+		rv->table_id = vv->table_id;
+		rv->lookup_ifindex = vv->lookup_ifindex;
+		rv->flags = vv->flags;
+	}
+	fib.ifindex = rv->lookup_ifindex ? rv->lookup_ifindex : p->ifindex;
+	fib.tbid = rv->table_id;
 	return fwd_fib(ctx, hook, p, l3, data_end, &fib, BPF_FIB_LOOKUP_DIRECT | BPF_FIB_LOOKUP_TBID,
-		       vv->flags & VRF_F_SBR, slot, strict, vrf_out, ret);
+		       rv->flags & VRF_F_SBR, slot, strict, vrf_out, ret);
 }
 
 /*
@@ -513,8 +535,11 @@ static __always_inline __u32 decide(void *ctx, const int hook, __u32 *vrf_out, _
 	struct version_info *ver;
 	struct iface_key ik = {};
 	struct iface_value *iv;
+	struct iface_cache_value *ce;
+	struct route_vrf rv = {};
 	struct ethhdr *eth;
-	__u32 zero = 0, slot, vrf_id, reason;
+	__u32 zero = 0, slot, vrf_id, reason, idx;
+	__u64 stamp;
 	int strict, route, l2_ok = 0, s_tag = 0;
 	__u8 mode;
 
@@ -553,6 +578,7 @@ static __always_inline __u32 decide(void *ctx, const int hook, __u32 *vrf_out, _
 		return REASON_PASS_ERROR;
 	/* Read once: every lookup of this packet uses the same generation. */
 	slot = *(volatile __u32 *)&ver->slot;
+	stamp = *(volatile __u64 *)ver->tables_hash;
 
 	eth = data;
 	p.l3off = ETH_HLEN;
@@ -574,16 +600,28 @@ static __always_inline __u32 decide(void *ctx, const int hook, __u32 *vrf_out, _
 		}
 	}
 
-	ik.slot = slot;
-	ik.ifindex = p.ifindex;
-	ik.vlan = p.vlan;
-	iv = bpf_map_lookup_elem(&iface_table, &ik);
-	if (!iv)
-		return REASON_PASS_NO_IFACE;
-	vrf_id = iv->vrf_id;
+	idx = (slot & 1) * IFACE_CACHE_BUCKETS + iface_cache_bucket(p.ifindex, p.vlan);
+	ce = bpf_map_lookup_elem(&iface_cache, &idx);
+	if (ce && ce->stamp == stamp && ce->ifindex == p.ifindex && ce->vlan == p.vlan) {
+		vrf_id = ce->vrf_id;
+		mode = ce->mode;
+		strict = ce->flags & IFACE_F_STRICT;
+		rv.table_id = ce->table_id;
+		rv.lookup_ifindex = ce->lookup_ifindex;
+		rv.flags = ce->vrf_flags;
+		rv.known = mode == IFACE_MODE_ROUTE;
+	} else {
+		ik.slot = slot;
+		ik.ifindex = p.ifindex;
+		ik.vlan = p.vlan;
+		iv = bpf_map_lookup_elem(&iface_table, &ik);
+		if (!iv)
+			return REASON_PASS_NO_IFACE;
+		vrf_id = iv->vrf_id;
+		mode = iv->mode;
+		strict = iv->flags & IFACE_F_STRICT;
+	}
 	*vrf_out = vrf_id;
-	mode = iv->mode;
-	strict = iv->flags & IFACE_F_STRICT;
 	route = mode == IFACE_MODE_ROUTE || mode == IFACE_MODE_FIB;
 	if (!route && mode != IFACE_MODE_REDIRECT)
 		return REASON_PASS_MODE;
@@ -609,7 +647,8 @@ static __always_inline __u32 decide(void *ctx, const int hook, __u32 *vrf_out, _
 	if (mode == IFACE_MODE_FIB)
 		return fwd_device(ctx, hook, &p, data + p.l3off, data_end, slot, strict, vrf_out, ret);
 	if (route)
-		return fwd_route(ctx, hook, &p, data + p.l3off, data_end, vrf_id, slot, strict, vrf_out, ret);
+		return fwd_route(ctx, hook, &p, data + p.l3off, data_end, vrf_id, &rv, slot, strict, vrf_out,
+				 ret);
 	return fwd_redirect(ctx, hook, &p, slot, strict, ret);
 }
 

@@ -200,6 +200,44 @@ struct redirect_value {
 	__u8 dmac[6];
 };
 
+/*
+ * iface_cache (ARRAY): a direct-mapped copy of what the program needs of
+ * iface_table and, for route mode, of the interface's vrf_table entry, so that
+ * a packet of a known interface costs one array lookup (inlined by the
+ * verifier) instead of two hash lookups (function calls). The hash tables stay
+ * the truth: the program uses an entry only when its key equals the packet's
+ * {ifindex, vlan} and its stamp equals the first 8 bytes of the live
+ * version_info.tables_hash, i.e. pkg/maps computed it from exactly the live
+ * tables; else it looks up iface_table and vrf_table as without the cache.
+ * Slot s uses entries s * IFACE_CACHE_BUCKETS + iface_cache_bucket(); pkg/maps
+ * writes every bucket of the inactive slot before the flip (ifindex 0: empty;
+ * of several interfaces in one bucket only the first by key is cached).
+ * What an entry means must never change without changing the map.
+ */
+#define IFACE_CACHE_BUCKETS 4096 /* per slot, a power of 2 */
+#define IFACE_CACHE_SIZE 8192 /* both slots */
+_Static_assert(IFACE_CACHE_SIZE == 2 * IFACE_CACHE_BUCKETS, "iface_cache holds two slots");
+_Static_assert((IFACE_CACHE_BUCKETS & (IFACE_CACHE_BUCKETS - 1)) == 0, "IFACE_CACHE_BUCKETS is a power of 2");
+/* Spreads the VLANs of one ifindex over different buckets (odd). */
+#define IFACE_CACHE_VLAN_MUL 2529
+
+static __always_inline __u32 iface_cache_bucket(__u32 ifindex, __u16 vlan)
+{
+	return (ifindex + (__u32)vlan * IFACE_CACHE_VLAN_MUL) & (IFACE_CACHE_BUCKETS - 1);
+}
+
+struct iface_cache_value {
+	__u64 stamp;           /* first 8 bytes of the tables_hash it was made for */
+	__u32 ifindex;         /* key; 0 = empty bucket */
+	__u16 vlan;            /* key */
+	enum iface_mode mode;  /* iface_value */
+	enum iface_flags flags;
+	__u32 vrf_id;
+	__u32 table_id;        /* route mode: vrf_value of vrf_id; else 0 */
+	__u32 lookup_ifindex;
+	enum vrf_flags vrf_flags;
+};
+
 struct counter {
 	__u64 packets;
 	__u64 bytes;

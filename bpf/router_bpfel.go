@@ -19,6 +19,19 @@ type RouterCounter struct {
 	Bytes   uint64
 }
 
+type RouterIfaceCacheValue struct {
+	_             structs.HostLayout
+	Stamp         uint64
+	Ifindex       uint32
+	Vlan          uint16
+	Mode          RouterIfaceMode
+	Flags         RouterIfaceFlags
+	VrfId         uint32
+	TableId       uint32
+	LookupIfindex uint32
+	VrfFlags      RouterVrfFlags
+}
+
 type RouterIfaceFlags uint8
 
 const (
@@ -157,6 +170,7 @@ type RouterVrfValue struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	RouterMapIfaceCache    = "iface_cache"
 	RouterMapIfaceTable    = "iface_table"
 	RouterMapRedirectTable = "redirect_table"
 	RouterMapSbrTable      = "sbr_table"
@@ -217,6 +231,7 @@ type RouterProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type RouterMapSpecs struct {
+	IfaceCache    *ebpf.MapSpec `ebpf:"iface_cache"`
 	IfaceTable    *ebpf.MapSpec `ebpf:"iface_table"`
 	RedirectTable *ebpf.MapSpec `ebpf:"redirect_table"`
 	SbrTable      *ebpf.MapSpec `ebpf:"sbr_table"`
@@ -251,6 +266,7 @@ func (o *RouterObjects) Close() error {
 //
 // It can be passed to LoadRouterObjects or ebpf.CollectionSpec.LoadAndAssign.
 type RouterMaps struct {
+	IfaceCache    *ebpf.Map `ebpf:"iface_cache"`
 	IfaceTable    *ebpf.Map `ebpf:"iface_table"`
 	RedirectTable *ebpf.Map `ebpf:"redirect_table"`
 	SbrTable      *ebpf.Map `ebpf:"sbr_table"`
@@ -261,6 +277,7 @@ type RouterMaps struct {
 
 func (m *RouterMaps) Close() error {
 	return _RouterClose(
+		m.IfaceCache,
 		m.IfaceTable,
 		m.RedirectTable,
 		m.SbrTable,

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/network-operator/network-operator/bpf/limits"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
 
@@ -325,8 +326,82 @@ func (l *lab) ifindex(name string) int {
 	panic("unknown ingress " + name)
 }
 
-func TestRouter(t *testing.T) {
+func TestRouter(t *testing.T) { runRouterCases(t, newLab(t)) }
+
+// TestRouterHashPath runs every case with iface_cache emptied: the program then finds every interface in
+// iface_table and its VRF in vrf_table, and must decide exactly as with the cache.
+func TestRouterHashPath(t *testing.T) {
 	l := newLab(t)
+	for i := range uint32(limits.IfaceCacheSize) {
+		if err := l.objs.IfaceCache.Put(i, maps.IfaceCacheValue{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runRouterCases(t, l)
+}
+
+// TestRouterIfaceCache shows which iface_cache entries the program trusts: one for the live tables (its stamp)
+// and the packet's {ifindex, vlan}. The entry written here says mode pass, where the tables say route: a packet
+// counted as passed by mode took the entry, a forwarded one ignored it.
+func TestRouterIfaceCache(t *testing.T) {
+	l := newLab(t)
+	v, err := l.set.Version()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stamp := binary.NativeEndian.Uint64(v.TablesHash[:8])
+	in := uint32(l.in)
+	tests := []struct {
+		name  string
+		entry maps.IfaceCacheValue
+		want  maps.Reason
+	}{
+		{"live entry", maps.IfaceCacheValue{Stamp: stamp, Ifindex: in, VrfId: 1}, maps.ReasonPassedMode},
+		{"other tables' stamp", maps.IfaceCacheValue{Stamp: stamp + 1, Ifindex: in, VrfId: 1}, maps.ReasonForwardedFib},
+		{"other vlan", maps.IfaceCacheValue{Stamp: stamp, Ifindex: in, Vlan: vlanRoute, VrfId: 1}, maps.ReasonForwardedFib},
+		{"other ifindex", maps.IfaceCacheValue{Stamp: stamp, Ifindex: in + limits.IfaceCacheBuckets, VrfId: 1},
+			maps.ReasonForwardedFib},
+	}
+	// The bucket of {rin, untagged} in the live slot, as iface_cache_bucket() computes it.
+	bucket := v.Slot*limits.IfaceCacheBuckets + in&(limits.IfaceCacheBuckets-1)
+	var live maps.IfaceCacheValue
+	if err := l.objs.IfaceCache.Lookup(bucket, &live); err != nil {
+		t.Fatal(err)
+	}
+	if live.Ifindex != in || live.Vlan != 0 || live.Stamp != stamp || live.TableId != tableID {
+		t.Fatalf("bucket %d holds %+v, want rin's untagged route entry for table %d", bucket, live, tableID)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := l.objs.IfaceCache.Put(bucket, tt.entry); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if err := l.objs.IfaceCache.Put(bucket, live); err != nil {
+					t.Error(err)
+				}
+			})
+			frame := ip4(addrRoute, protoUDP).bytes()
+			for _, h := range []hook{hookTC, hookXDP} {
+				l.inNS(t, func() error {
+					vrf, reason, _, err := l.delta(func() error {
+						_, _, err := l.run(h, l.in, frame)
+						return err
+					})
+					if err != nil {
+						return err
+					}
+					if vrf != 1 || reason != tt.want {
+						return fmt.Errorf("%s: counted vrf %d %s, want vrf 1 %s", h, vrf, reason, tt.want)
+					}
+					return nil
+				})
+			}
+		})
+	}
+}
+
+func runRouterCases(t *testing.T, l *lab) {
 	for _, h := range []hook{hookTC, hookXDP} {
 		for _, tc := range routerCases() {
 			t.Run(h.String()+"/"+tc.name, func(t *testing.T) {

@@ -8,6 +8,12 @@ const (
 	MaxVRFs = 4096 // MAX_VRFS
 	// IfaceTableSize is max_entries of iface_table (two generations during an Apply).
 	IfaceTableSize = 8192 // IFACE_TABLE_SIZE
+	// IfaceCacheBuckets is the number of iface_cache entries per slot (a power of 2): slot s uses s*IfaceCacheBuckets + the bucket.
+	IfaceCacheBuckets = 4096 // IFACE_CACHE_BUCKETS
+	// IfaceCacheSize is max_entries of iface_cache (both slots).
+	IfaceCacheSize = 8192 // IFACE_CACHE_SIZE
+	// IfaceCacheVLANMul is the VLAN's factor in iface_cache_bucket() (bpf/router.h).
+	IfaceCacheVLANMul = 2529 // IFACE_CACHE_VLAN_MUL
 	// VRFTableSize is max_entries of vrf_table (two generations during an Apply).
 	VRFTableSize = 8192 // VRF_TABLE_SIZE
 	// RedirectTableSize is max_entries of redirect_table (two generations during an Apply).

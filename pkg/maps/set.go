@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -73,6 +74,7 @@ func FromCollection(coll *ebpf.Collection) (*Set, error) {
 		SbrTable:      coll.Maps[MapSBRTable],
 		VrfCounters:   coll.Maps[MapVRFCounters],
 		Version:       coll.Maps[MapVersion],
+		IfaceCache:    coll.Maps[MapIfaceCache],
 	}
 	return New(&m)
 }
@@ -97,6 +99,15 @@ func OpenPinned(dir string) (*Set, error) {
 			return nil, fmt.Errorf("open pinned map %s in %s: %w", name, dir, err)
 		}
 		*ptrs[name] = m
+	}
+	// Optional (see MapIfaceCache): pins of a router without it still work, through the hash tables.
+	cache, err := ebpf.LoadPinnedMap(filepath.Join(dir, MapIfaceCache), nil)
+	switch {
+	case err == nil:
+		s.maps.IfaceCache = cache
+	case !errors.Is(err, os.ErrNotExist):
+		s.maps.Close()
+		return nil, fmt.Errorf("open pinned map %s in %s: %w", MapIfaceCache, dir, err)
 	}
 	if err := s.init(); err != nil {
 		s.maps.Close()
@@ -129,7 +140,12 @@ func checkMaps(m *bpf.RouterMaps) error {
 		MapIfaceTable: m.IfaceTable, MapVRFTable: m.VrfTable, MapRedirectTable: m.RedirectTable,
 		MapSBRTable: m.SbrTable, MapVRFCounters: m.VrfCounters, MapVersion: m.Version,
 	}
-	for _, name := range MapNames {
+	names := MapNames[:]
+	if m.IfaceCache != nil {
+		have[MapIfaceCache] = m.IfaceCache
+		names = append(names, MapIfaceCache)
+	}
+	for _, name := range names {
 		got, want := have[name], spec.Maps[name]
 		if got == nil {
 			return fmt.Errorf("map %s: missing", name)
@@ -142,7 +158,7 @@ func checkMaps(m *bpf.RouterMaps) error {
 			return fmt.Errorf("map %s: %s key %d value %d, want %s key %d value %d: %w", name,
 				got.Type(), got.KeySize(), got.ValueSize(), want.Type, want.KeySize, want.ValueSize, ErrIncompatible)
 		}
-		if (name == MapVRFCounters || name == MapVersion) && info.MaxEntries != want.MaxEntries {
+		if (name == MapVRFCounters || name == MapVersion || name == MapIfaceCache) && info.MaxEntries != want.MaxEntries {
 			return fmt.Errorf("map %s: max_entries %d, want %d: %w", name, info.MaxEntries, want.MaxEntries, ErrIncompatible)
 		}
 	}
@@ -396,8 +412,12 @@ func (s *Set) Apply(ctx context.Context, desired Tables, revision string) (Repor
 	hash := want.Hash()
 	rep.Changes = DiffTables(cur.tables, want)
 	rep.Revision = revision
+	cached, err := s.cacheCurrent(cur.version)
+	if err != nil {
+		return rep, err
+	}
 	if rep.Changes.Zero() && cur.version.RevisionString() == revision && cur.version.TablesHash == hash &&
-		cur.version.Reasons == bpf.RouterReasonREASON_MAX {
+		cur.version.Reasons == bpf.RouterReasonREASON_MAX && cached {
 		s.keepNoOp(cur)
 		rep.NoOp, rep.Generation, rep.Slot = true, cur.version.Generation, cur.version.Slot
 		rep.Phases.Read = time.Since(start)
@@ -410,7 +430,7 @@ func (s *Set) Apply(ctx context.Context, desired Tables, revision string) (Repor
 	// Phase write: the new generation under the inactive slot.
 	t := time.Now()
 	next := otherSlot(cur.version.Slot)
-	written, err := s.writeGeneration(ctx, cur, want, next)
+	written, err := s.writeGeneration(ctx, cur, want, hash, next)
 	if err != nil {
 		return rep, err
 	}
@@ -489,7 +509,7 @@ func (s *Set) keepNoOp(cur liveState) {
 
 // writeGeneration clears the inactive slot (leftovers of an interrupted Apply) and writes want into it. On
 // failure nothing of want stays in the maps.
-func (s *Set) writeGeneration(ctx context.Context, cur liveState, want Tables, next uint32) (*slotEntries, error) {
+func (s *Set) writeGeneration(ctx context.Context, cur liveState, want Tables, hash [32]byte, next uint32) (*slotEntries, error) {
 	if err := s.deleteEntries(cur.slots[next]); err != nil {
 		return nil, fmt.Errorf("clear inactive slot %d: %w", next, err)
 	}
@@ -500,10 +520,44 @@ func (s *Set) writeGeneration(ctx context.Context, cur liveState, want Tables, n
 	if err := s.writeEntries(written); err != nil {
 		return nil, s.rollback(written, fmt.Errorf("write generation %d to slot %d: %w", cur.version.Generation+1, next, err))
 	}
+	// The inactive slot's cache is not read before the flip; a failure leaves it for the next Apply to rewrite.
+	if err := s.writeCache(want, hash, next); err != nil {
+		return nil, s.rollback(written, fmt.Errorf("write generation %d to slot %d: %w", cur.version.Generation+1, next, err))
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, s.rollback(written, err)
 	}
 	return written, nil
+}
+
+// writeCache writes every bucket of slot's part of iface_cache for want (normalised) whose Hash is hash.
+func (s *Set) writeCache(want Tables, hash [32]byte, slot uint32) error {
+	if s.maps.IfaceCache == nil {
+		return nil
+	}
+	vals := ifaceCache(want, hash)
+	keys := make([]uint32, len(vals))
+	for i := range keys {
+		keys[i] = slot*limits.IfaceCacheBuckets + uint32(i)
+	}
+	if err := writeAll(s.maps.IfaceCache, keys, vals); err != nil {
+		return fmt.Errorf("write %s: %w", MapIfaceCache, err)
+	}
+	return nil
+}
+
+// cacheCurrent reports whether the live slot's iface_cache was written for the live tables (always true
+// without the map). It is false after an upgrade from a router without the cache or after a writer that does
+// not know it: Apply then writes the same tables again, cache included, instead of finding nothing to do.
+func (s *Set) cacheCurrent(live VersionInfo) (bool, error) {
+	if s.maps.IfaceCache == nil || live.Generation == 0 {
+		return true, nil
+	}
+	var first IfaceCacheValue
+	if err := s.maps.IfaceCache.Lookup(live.Slot*limits.IfaceCacheBuckets, &first); err != nil {
+		return false, fmt.Errorf("read %s: %w", MapIfaceCache, err)
+	}
+	return first.Stamp == cacheStamp(live.TablesHash), nil
 }
 
 // retire waits until no packet can still use the old slot, then deletes its entries; it fills in the two

@@ -8,12 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf"
 
 	"github.com/network-operator/network-operator/bpf"
+	"github.com/network-operator/network-operator/bpf/limits"
 	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/fielderr"
 )
@@ -34,7 +36,8 @@ func newMaps(t testing.TB, pinDir string, mutate func(map[string]*ebpf.MapSpec))
 		t.Fatal(err)
 	}
 	specs := map[string]*ebpf.MapSpec{}
-	for _, name := range MapNames {
+	names := append(MapNames[:], MapIfaceCache)
+	for _, name := range names {
 		specs[name] = spec.Maps[name].Copy()
 		if pinDir == "" {
 			specs[name].Pinning = ebpf.PinNone
@@ -45,8 +48,9 @@ func newMaps(t testing.TB, pinDir string, mutate func(map[string]*ebpf.MapSpec))
 	}
 	var m bpf.RouterMaps
 	ptrs := map[string]**ebpf.Map{MapIfaceTable: &m.IfaceTable, MapVRFTable: &m.VrfTable,
-		MapRedirectTable: &m.RedirectTable, MapSBRTable: &m.SbrTable, MapVRFCounters: &m.VrfCounters, MapVersion: &m.Version}
-	for _, name := range MapNames {
+		MapRedirectTable: &m.RedirectTable, MapSBRTable: &m.SbrTable, MapVRFCounters: &m.VrfCounters, MapVersion: &m.Version,
+		MapIfaceCache: &m.IfaceCache}
+	for _, name := range names {
 		mp, err := ebpf.NewMapWithOptions(specs[name], ebpf.MapOptions{PinPath: pinDir})
 		if errors.Is(err, ebpf.ErrNotSupported) {
 			testreq.KernelLacks(t, "BPF map "+name, err)
@@ -634,5 +638,56 @@ func TestApplySBR(t *testing.T) {
 	n := rawSlots(t, s)
 	if n[rep.Slot] != len(c.Interfaces)+len(c.VRFs)+len(c.Redirects) || n[otherSlot(rep.Slot)] != 0 {
 		t.Errorf("entries per slot %v after removing sbr (live slot %d)", n, rep.Slot)
+	}
+}
+
+// liveCache reads the live slot's part of iface_cache.
+func liveCache(t *testing.T, s *Set) []IfaceCacheValue {
+	t.Helper()
+	v, err := s.Version()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]IfaceCacheValue, limits.IfaceCacheBuckets)
+	for i := range out {
+		if err := s.maps.IfaceCache.Lookup(v.Slot*limits.IfaceCacheBuckets+uint32(i), &out[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// TestApplyWritesIfaceCache: every generation comes with its cache, and a live generation whose cache is not
+// current (an upgrade from a router without it, another writer) is written again rather than kept as a no-op.
+func TestApplyWritesIfaceCache(t *testing.T) {
+	s := newSet(t, newMaps(t, "", nil))
+	ctx := context.Background()
+	tables := validTables()
+	for _, rev := range []string{"rev-a", "rev-b"} {
+		if _, err := s.Apply(ctx, tables, rev); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := liveCache(t, s), ifaceCache(tables.Normalize(), tables.Hash()); !slices.Equal(got, want) {
+			t.Fatalf("%s: live cache differs from ifaceCache of the tables", rev)
+		}
+	}
+
+	rep, err := s.Apply(ctx, tables, "rev-b")
+	if err != nil || !rep.NoOp {
+		t.Fatalf("repeat apply: %+v, %v", rep, err)
+	}
+	v, err := s.Version()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.maps.IfaceCache.Put(v.Slot*limits.IfaceCacheBuckets, IfaceCacheValue{}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = s.Apply(ctx, tables, "rev-b")
+	if err != nil || rep.NoOp || rep.Generation != v.Generation+1 || !rep.Changes.Zero() {
+		t.Fatalf("apply over a stale cache: %+v, %v; want a new generation of the same tables", rep, err)
+	}
+	if got, want := liveCache(t, s), ifaceCache(tables.Normalize(), tables.Hash()); !slices.Equal(got, want) {
+		t.Fatal("live cache not rewritten")
 	}
 }

@@ -462,6 +462,43 @@ func redirectFrom(k RedirectKey, v RedirectValue) Redirect {
 	return r
 }
 
+// ifaceCacheBucket is iface_cache_bucket() of bpf/router.h: the bucket of {ifindex, vlan} within a slot.
+func ifaceCacheBucket(ifindex uint32, vlan uint16) uint32 {
+	return (ifindex + uint32(vlan)*limits.IfaceCacheVLANMul) & (limits.IfaceCacheBuckets - 1)
+}
+
+// cacheStamp is what the program compares an iface_cache entry's stamp with: the first 8 bytes of the live
+// version's tables hash, read as the program reads them (a native-endian __u64).
+func cacheStamp(hash [32]byte) uint64 { return binary.NativeEndian.Uint64(hash[:8]) }
+
+// ifaceCache is the content of one slot of iface_cache for t (normalised, valid) whose Hash is hash: every bucket,
+// an interface in its bucket when it is the first there by key (the others are found in iface_table), empty
+// buckets with ifindex 0, all stamped with hash.
+func ifaceCache(t Tables, hash [32]byte) []IfaceCacheValue {
+	stamp := cacheStamp(hash)
+	vrfs := make(map[uint32]VRF, len(t.VRFs))
+	for _, v := range t.VRFs {
+		vrfs[v.ID] = v
+	}
+	buckets := make([]IfaceCacheValue, limits.IfaceCacheBuckets)
+	for i := range buckets {
+		buckets[i].Stamp = stamp
+	}
+	for _, in := range t.Interfaces {
+		b := &buckets[ifaceCacheBucket(in.Ifindex, in.VLAN)]
+		if b.Ifindex != 0 {
+			continue
+		}
+		_, iv := in.entry(0)
+		*b = IfaceCacheValue{Stamp: stamp, Ifindex: in.Ifindex, Vlan: in.VLAN, Mode: iv.Mode, Flags: iv.Flags, VrfId: iv.VrfId}
+		if in.Mode == ModeRoute {
+			_, vv := vrfs[in.VRF].entry(0, len(t.SBR) > 0)
+			b.TableId, b.LookupIfindex, b.VrfFlags = vv.TableId, vv.LookupIfindex, vv.Flags
+		}
+	}
+	return buckets
+}
+
 // entry of the prefix; table is its VRF's table.
 func (e SBR) entry(slot, table uint32) (SBRKey, SBRValue) {
 	k := SBRKey{Slot: slot, Prefixlen: uint32(sbrKeyBits + e.Prefix.Bits()), Addr: e.Prefix.Addr().As16()}

@@ -1,6 +1,7 @@
 package maps
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/network-operator/network-operator/bpf"
+	"github.com/network-operator/network-operator/bpf/limits"
 	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
@@ -336,5 +338,67 @@ func TestLimitsFitTheProgram(t *testing.T) {
 	}
 	if got := spec.Maps[MapVRFTable].MaxEntries; got < 2*(MaxVRFs-1) {
 		t.Errorf("%s has %d entries, two generations of every VRF id need %d", MapVRFTable, got, 2*(MaxVRFs-1))
+	}
+}
+
+func TestIfaceCache(t *testing.T) {
+	const vrfRoute, vrfMain = 7, 8
+	sbr := []SBR{{Prefix: netip.MustParsePrefix("10.5.0.0/16"), VRF: vrfRoute}}
+	tables := Tables{
+		VRFs: []VRF{{ID: vrfRoute, TableID: 100, VNI: 5, LookupIfindex: 9}, {ID: vrfMain, TableID: limits.MainTableID}},
+		Interfaces: []Interface{
+			{Ifindex: 5, VRF: vrfRoute, Mode: ModeRoute, Strict: true},
+			{Ifindex: 5 + limits.IfaceCacheBuckets, VRF: vrfRoute, Mode: ModeRoute}, // same bucket as 5: not cached
+			{Ifindex: 5, VLAN: 10, VRF: vrfMain, Mode: ModeRoute},
+			{Ifindex: 6, VRF: vrfRoute, Mode: ModeFIB},
+		},
+	}
+	hash := [32]byte{1, 2, 3, 4, 5, 6, 7, 8, 9}
+	stamp := binary.NativeEndian.Uint64(hash[:8])
+	route, fib := uint8(bpf.RouterIfaceModeIFACE_MODE_ROUTE), uint8(bpf.RouterIfaceModeIFACE_MODE_FIB)
+	tests := []struct {
+		name   string
+		sbr    []SBR
+		bucket uint32
+		want   IfaceCacheValue
+	}{
+		{"route, strict", nil, 5, IfaceCacheValue{Stamp: stamp, Ifindex: 5, Mode: bpf.RouterIfaceMode(route),
+			Flags: bpf.RouterIfaceFlags(IfaceFlagStrict), VrfId: vrfRoute, TableId: 100, LookupIfindex: 9}},
+		{"vlan", nil, ifaceCacheBucket(5, 10), IfaceCacheValue{Stamp: stamp, Ifindex: 5, Vlan: 10,
+			Mode: bpf.RouterIfaceMode(route), VrfId: vrfMain, TableId: limits.MainTableID}},
+		{"main table with sbr entries", sbr, ifaceCacheBucket(5, 10), IfaceCacheValue{Stamp: stamp, Ifindex: 5, Vlan: 10,
+			Mode: bpf.RouterIfaceMode(route), VrfId: vrfMain, TableId: limits.MainTableID, VrfFlags: bpf.RouterVrfFlags(VRFFlagSBR)}},
+		{"fib mode: no VRF data", nil, 6, IfaceCacheValue{Stamp: stamp, Ifindex: 6, Mode: bpf.RouterIfaceMode(fib), VrfId: vrfRoute}},
+		{"empty bucket", nil, 7, IfaceCacheValue{Stamp: stamp}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tb := tables
+			tb.SBR = tt.sbr
+			if err := tb.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			got := ifaceCache(tb.Normalize(), hash)
+			if len(got) != limits.IfaceCacheBuckets {
+				t.Fatalf("%d buckets, want %d", len(got), limits.IfaceCacheBuckets)
+			}
+			if got[tt.bucket] != tt.want {
+				t.Errorf("bucket %d: %+v, want %+v", tt.bucket, got[tt.bucket], tt.want)
+			}
+		})
+	}
+}
+
+// TestIfaceCacheBucket pins the Go copy of iface_cache_bucket() (bpf/router.h) to values computed from its C.
+func TestIfaceCacheBucket(t *testing.T) {
+	tests := []struct {
+		ifindex uint32
+		vlan    uint16
+		want    uint32
+	}{{1, 0, 1}, {4097, 0, 1}, {1, 1, 2530}, {3, 4095, (3 + 4095*2529) % 4096}}
+	for _, tt := range tests {
+		if got := ifaceCacheBucket(tt.ifindex, tt.vlan); got != tt.want {
+			t.Errorf("ifaceCacheBucket(%d, %d) = %d, want %d", tt.ifindex, tt.vlan, got, tt.want)
+		}
 	}
 }

@@ -27,6 +27,9 @@ const (
 	MapSBRTable      = bpf.RouterMapSbrTable
 	MapVRFCounters   = bpf.RouterMapVrfCounters
 	MapVersion       = bpf.RouterMapVersion
+	// MapIfaceCache is derived from the tables (see ifaceCache); a Set without it works, the program then
+	// takes the hash tables' path for every packet.
+	MapIfaceCache = bpf.RouterMapIfaceCache
 )
 
 // MapNames lists every map of the router, in a fixed order.
@@ -133,6 +136,8 @@ type (
 	SBRValue      bpf.RouterSbrValue
 	VersionInfo   bpf.RouterVersionInfo
 	VRFStats      bpf.RouterVrfStats
+	// IfaceCacheValue is one iface_cache bucket.
+	IfaceCacheValue bpf.RouterIfaceCacheValue
 )
 
 // Flag bits, as in bpf/router.h.

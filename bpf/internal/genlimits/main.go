@@ -22,6 +22,9 @@ type limit struct {
 var limits = []limit{
 	{"MAX_VRFS", "MaxVRFs", "MaxVRFs is the number of vrf_counters entries: VRF ids are 0..MaxVRFs-1, 0 counts interfaces not in the tables."},
 	{"IFACE_TABLE_SIZE", "IfaceTableSize", "IfaceTableSize is max_entries of iface_table (two generations during an Apply)."},
+	{"IFACE_CACHE_BUCKETS", "IfaceCacheBuckets", "IfaceCacheBuckets is the number of iface_cache entries per slot (a power of 2): slot s uses s*IfaceCacheBuckets + the bucket."},
+	{"IFACE_CACHE_SIZE", "IfaceCacheSize", "IfaceCacheSize is max_entries of iface_cache (both slots)."},
+	{"IFACE_CACHE_VLAN_MUL", "IfaceCacheVLANMul", "IfaceCacheVLANMul is the VLAN's factor in iface_cache_bucket() (bpf/router.h)."},
 	{"VRF_TABLE_SIZE", "VRFTableSize", "VRFTableSize is max_entries of vrf_table (two generations during an Apply)."},
 	{"REDIRECT_TABLE_SIZE", "RedirectTableSize", "RedirectTableSize is max_entries of redirect_table (two generations during an Apply)."},
 	{"SBR_TABLE_SIZE", "SBRTableSize", "SBRTableSize is max_entries of sbr_table (two generations during an Apply)."},
