@@ -90,10 +90,10 @@ func TestNextRepeat(t *testing.T) {
 		took, left time.Duration
 		want       uint32
 	}{
-		{"scales to the target", 10000, 10 * time.Millisecond, time.Second, 50000},
+		{"scales to the target", 10000, 10 * time.Millisecond, time.Second, 100000},
 		{"no longer than what is left", 10000, 10 * time.Millisecond, 5 * time.Millisecond, 5000},
 		{"at least the minimum", 2000, time.Second, time.Second, minRepeat},
-		{"at most the maximum", 1 << 21, time.Millisecond, time.Second, maxRepeat},
+		{"at most the maximum", 1 << 23, time.Millisecond, time.Second, maxRepeat},
 		{"nothing left: the minimum", 10000, time.Millisecond, -time.Second, minRepeat},
 	} {
 		if got := nextRepeat(c.last, c.took, c.left); got != c.want {
@@ -236,7 +236,7 @@ func TestSendOverVeth(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lk.Close()
-	burst, err := g.Send(ctx, gen.NsHandle(), genIdx, 100*time.Millisecond)
+	burst, err := g.Send(ctx, gen.NsHandle(), genIdx, 200*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,8 +251,9 @@ func TestSendOverVeth(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond) // polling the condition, with the deadline above
 	}
+	t.Logf("generated %d in %v busy, %v wall: %.0f kpps", burst.Generated, burst.Busy, burst.Wall, float64(burst.Generated)/burst.Busy.Seconds()/1e3)
 	if burst.Generated < minRepeat || got.Packets() != burst.Generated || got.Flows() != f.Flows {
 		t.Errorf("generated %d in %v, counted %d in %d flows (%v); want all of at least %d in %d flows",
-			burst.Generated, burst.Elapsed, got.Packets(), got.Flows(), got.PerFlow, minRepeat, f.Flows)
+			burst.Generated, burst.Busy, got.Packets(), got.Flows(), got.PerFlow, minRepeat, f.Flows)
 	}
 }

@@ -34,13 +34,33 @@ const (
 
 // Options size the measurement.
 type Options struct {
-	Runs     int           // iperf3 runs per path and phase
-	Duration time.Duration // length of one run
+	Runs     int           // iperf3 runs, and small-packet runs, per path and phase
+	Duration time.Duration // length of one iperf3 run
 	Rules    int           // size of the netfilter ruleset
+	// SmallDuration is the length of one small-packet run (0: a third of Duration, at least 300 ms).
+	SmallDuration time.Duration
+	// Flows is the number of UDP flows of the small-packet runs (0: 16).
+	Flows int
 }
 
-// DefaultOptions: 5 runs of 3 s, 5000 rules.
-func DefaultOptions() Options { return Options{Runs: 5, Duration: 3 * time.Second, Rules: 5000} }
+// DefaultOptions: 5 runs of 3 s (iperf3) and 1 s (small packets, 16 flows), 5000 rules.
+func DefaultOptions() Options {
+	return Options{Runs: 5, Duration: 3 * time.Second, Rules: 5000, SmallDuration: time.Second, Flows: defaultFlows}
+}
+
+func (o Options) smallDuration() time.Duration {
+	if o.SmallDuration > 0 {
+		return o.SmallDuration
+	}
+	return max(o.Duration/3, 300*time.Millisecond)
+}
+
+func (o Options) flows() int {
+	if o.Flows > 0 {
+		return o.Flows
+	}
+	return defaultFlows
+}
 
 type path struct {
 	name           string
@@ -79,8 +99,8 @@ func (p *path) row(detail string) report.Row {
 	return r
 }
 
-func ratio(name string, num, den report.Row, target float64, detail string) report.Row {
-	r := report.Row{Section: Section, Name: name, Unit: "x", Detail: detail}
+func ratio(section, name string, num, den report.Row, target float64, detail string) report.Row {
+	r := report.Row{Section: section, Name: name, Unit: "x", Detail: detail}
 	if target > 0 {
 		r.Target = report.Target{Cmp: report.AtLeast, Bound: target}
 	}
@@ -95,7 +115,8 @@ func ratio(name string, num, den report.Row, target float64, detail string) repo
 	return r
 }
 
-// Measure attaches the router in the eBPF path's namespace and runs every phase.
+// Measure attaches the router in the eBPF path's namespace and runs every phase: iperf3 and small packets bare,
+// then both with the ruleset. The small-packet rows come after the iperf3 rows (their own section).
 func Measure(ctx context.Context, l *lab.Lab, p topo.Paths, o Options) []report.Row {
 	fail := func(err error) []report.Row { return []report.Row{{Section: Section, Name: "all paths", Err: err}} }
 	set, err := attachRouter(ctx, l, p)
@@ -134,21 +155,26 @@ func Measure(ctx context.Context, l *lab.Lab, p topo.Paths, o Options) []report.
 	}
 	rDirect, rKernel, rEBPF := direct.row(""), kernel.row(""), ebpf.row(ebpfDetail)
 	rows := []report.Row{rDirect, rKernel, rEBPF,
-		ratio("eBPF / kernel", rEBPF, rKernel, TargetRatio, "same run"),
-		ratio("eBPF / direct", rEBPF, rDirect, 0, "same run"),
+		ratio(Section, "eBPF / kernel", rEBPF, rKernel, TargetRatio, "same run"),
+		ratio(Section, "eBPF / direct", rEBPF, rDirect, 0, "same run"),
 	}
+	small := smallRows(ctx, p, set, o, 0, "", TargetSmallRatio)
 
+	rulesSuffix := fmt.Sprintf(" + %d rules", o.Rules)
 	ruleset, layout, err := netfilter.Ruleset(netfilter.Spec{Rules: o.Rules, ServiceCIDR: netfilter.DefaultSpec().ServiceCIDR})
-	if err != nil {
-		return append(rows, report.Row{Section: Section, Name: "with ruleset", Err: err})
-	}
-	for _, ns := range []*lab.Netns{p.KernelRouter, p.EBPFRouter} {
-		if err := restore(ctx, ns, ruleset); err != nil {
-			return append(rows, report.Row{Section: Section, Name: "with ruleset", Err: err})
+	if err == nil {
+		for _, ns := range []*lab.Netns{p.KernelRouter, p.EBPFRouter} {
+			if err = restore(ctx, ns, ruleset); err != nil {
+				break
+			}
 		}
 	}
-	kernelR := &path{name: fmt.Sprintf("kernel forwarding + %d rules", o.Rules), client: kernel.client, server: kernel.server, addr: kernel.addr}
-	ebpfR := &path{name: fmt.Sprintf("eBPF tc router + %d rules", o.Rules), client: ebpf.client, server: ebpf.server, addr: ebpf.addr}
+	if err != nil {
+		return append(append(rows, report.Row{Section: Section, Name: "with ruleset", Err: err}),
+			append(small, report.Row{Section: SectionSmall, Name: "with ruleset", Err: err})...)
+	}
+	kernelR := &path{name: "kernel forwarding" + rulesSuffix, client: kernel.client, server: kernel.server, addr: kernel.addr}
+	ebpfR := &path{name: "eBPF tc router" + rulesSuffix, client: ebpf.client, server: ebpf.server, addr: ebpf.addr}
 	for range o.Runs {
 		for _, pa := range []*path{kernelR, ebpfR} {
 			if ctx.Err() != nil {
@@ -159,10 +185,12 @@ func Measure(ctx context.Context, l *lab.Lab, p topo.Paths, o Options) []report.
 	}
 	rKernelR := kernelR.row(layout.String() + "; conntrack entries after: " + conntrackCount(ctx, p.KernelRouter))
 	rEBPFR := ebpfR.row("same rules in the router namespace; conntrack entries after: " + conntrackCount(ctx, p.EBPFRouter))
-	return append(rows, rKernelR, rEBPFR,
-		ratio(fmt.Sprintf("eBPF / kernel, %d rules", o.Rules), rEBPFR, rKernelR, TargetRatioRules, "same run"),
-		ratio(fmt.Sprintf("eBPF / direct, %d rules", o.Rules), rEBPFR, rDirect, 0, "direct from the first phase"),
+	rows = append(rows, rKernelR, rEBPFR,
+		ratio(Section, fmt.Sprintf("eBPF / kernel, %d rules", o.Rules), rEBPFR, rKernelR, TargetRatioRules, "same run"),
+		ratio(Section, fmt.Sprintf("eBPF / direct, %d rules", o.Rules), rEBPFR, rDirect, 0, "direct from the first phase"),
 	)
+	small = append(small, smallRows(ctx, p, set, o, o.Rules, fmt.Sprintf("%d rules as above", layout.Total()), TargetSmallRatioRules)...)
+	return append(rows, small...)
 }
 
 // attachRouter loads the router pinned in a lab pin dir, attaches it to both router interfaces of the eBPF

@@ -18,9 +18,9 @@ func TestMeasureShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := Measure(context.Background(), l, paths, Options{Runs: 1, Duration: time.Second, Rules: 40})
-	if len(rows) != 9 {
-		t.Fatalf("%d rows, want 9: %+v", len(rows), rows)
+	rows := Measure(context.Background(), l, paths, Options{Runs: 1, Duration: time.Second, Rules: 40, SmallDuration: 200 * time.Millisecond, Flows: 8})
+	if len(rows) != 15 {
+		t.Fatalf("%d rows, want 15: %+v", len(rows), rows)
 	}
 	for _, r := range rows {
 		if r.Err != nil {
@@ -31,15 +31,48 @@ func TestMeasureShort(t *testing.T) {
 	}
 	byName := map[string]string{}
 	for _, r := range rows {
-		byName[r.Name] = r.Detail
+		byName[r.Section+"/"+r.Name] = r.Detail
 	}
-	if d := byName["eBPF tc router"]; !strings.Contains(d, "counted as forwarded-fib") {
+	for name, want := range map[string]string{
+		SectionSmall + "/kernel forwarding + 40 rules": "40 rules as above; 8 flows;",
+		SectionSmall + "/eBPF tc router + 40 rules":    "ForwDatagrams +0,",
+		SectionSmall + "/eBPF / kernel, 40 rules":      "same run",
+	} {
+		if d, ok := byName[name]; !ok || !strings.Contains(d, want) {
+			t.Errorf("%s: detail %q (row present: %v), want it to contain %q", name, d, ok, want)
+		}
+	}
+	if d := byName[Section+"/eBPF tc router"]; !strings.Contains(d, "counted as forwarded-fib") {
 		t.Errorf("eBPF row detail %q lacks the forwarded counter", d)
 	}
-	if d := byName["eBPF tc router + 40 rules"]; !strings.Contains(d, "conntrack entries after: 0;") {
+	if d := byName[Section+"/eBPF tc router + 40 rules"]; !strings.Contains(d, "conntrack entries after: 0;") {
 		t.Errorf("eBPF path with rules: %q, want no conntrack entries (redirected before netfilter)", d)
 	}
-	if d := byName["kernel forwarding + 40 rules"]; strings.Contains(d, "conntrack entries after: 0;") || !strings.Contains(d, "conntrack entries after:") {
+	if d := byName[Section+"/kernel forwarding + 40 rules"]; strings.Contains(d, "conntrack entries after: 0;") || !strings.Contains(d, "conntrack entries after:") {
 		t.Errorf("kernel path with rules: %q, want conntrack entries", d)
+	}
+}
+
+// TestSmallShort: one short generator burst per path and phase; every figure must be measured, which also means
+// each run's counters passed runCounts.check (delivered in every flow, forwarded by the path's own forwarder).
+func TestSmallShort(t *testing.T) {
+	l := lab.New(t)
+	ctx := context.Background()
+	paths, err := topo.Build(ctx, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := attachRouter(ctx, l, paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	o := Options{Runs: 1, SmallDuration: 200 * time.Millisecond, Flows: 8}
+	rows := smallRows(ctx, paths, set, o, 0, "", TargetSmallRatio)
+	for _, r := range rows {
+		t.Logf("%s: %.1f %s %s", r.Name, r.Value, r.Unit, r.Detail)
+		if r.Err != nil {
+			t.Errorf("%s: %v", r.Name, r.Err)
+		}
 	}
 }

@@ -23,6 +23,7 @@ const Table = 100
 
 // Addresses of the client/server pairs (the kernel and eBPF paths reuse them, as tenants would).
 var (
+	DirectClient = netip.MustParseAddr("10.10.0.1")
 	DirectServer = netip.MustParseAddr("10.10.0.2")
 	Server4      = netip.MustParseAddr("10.0.2.2")
 	Client4      = netip.MustParseAddr("10.0.1.2")
