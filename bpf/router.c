@@ -141,6 +141,53 @@ static __always_inline void ipv4_dec_ttl(struct iphdr *iph)
 	iph->ttl--;
 }
 
+/*
+ * The kernel's struct sk_buff as far as the router reads it: CO-RE places the
+ * field from the running kernel's BTF (the ___ suffix is a local name only).
+ */
+struct sk_buff___router {
+	__u8 ip_summed : 2;
+} __attribute__((preserve_access_index));
+
+/* A kfunc the verifier turns into a register move (Linux 6.2). */
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
+
+#define CHECKSUM_COMPLETE 2
+/* __builtin_preserve_field_info kinds (enum bpf_field_info_kind). */
+#define FIELD_BYTE_OFFSET 0
+#define FIELD_BYTE_SIZE 1
+#define FIELD_LSHIFT_U64 4
+#define FIELD_RSHIFT_U64 5
+
+/*
+ * skb->ip_summed == CHECKSUM_COMPLETE, read directly (no helper call): the
+ * bitfield's byte offset, load size and shifts are relocated at load time.
+ */
+static __always_inline int skb_csum_complete(struct __sk_buff *ctx)
+{
+	struct sk_buff___router *skb = bpf_cast_to_kern_ctx(ctx);
+	const void *at = (const void *)skb + __builtin_preserve_field_info(skb->ip_summed, FIELD_BYTE_OFFSET);
+	__u64 v;
+
+	switch (__builtin_preserve_field_info(skb->ip_summed, FIELD_BYTE_SIZE)) {
+	case 1:
+		v = *(const __u8 *)at;
+		break;
+	case 2:
+		v = *(const __u16 *)at;
+		break;
+	case 4:
+		v = *(const __u32 *)at;
+		break;
+	default:
+		v = *(const __u64 *)at;
+		break;
+	}
+	v <<= __builtin_preserve_field_info(skb->ip_summed, FIELD_LSHIFT_U64);
+	v >>= __builtin_preserve_field_info(skb->ip_summed, FIELD_RSHIFT_U64);
+	return v == CHECKSUM_COMPLETE;
+}
+
 static __always_inline void ipv6_dec_hop_limit(void *ctx, const int hook, struct ipv6hdr *ip6)
 {
 	/* payload_len, nexthdr, hop_limit: the 32-bit word the change lives in */
@@ -148,10 +195,10 @@ static __always_inline void ipv6_dec_hop_limit(void *ctx, const int hook, struct
 	__u32 old = *word;
 
 	ip6->hop_limit--;
-	if (hook == HOOK_TC) {
+	if (hook == HOOK_TC && skb_csum_complete(ctx)) {
 		/* Keep a CHECKSUM_COMPLETE skb->csum (covers the IPv6 header)
-		 * valid: add new - old. Returns an error for other checksum
-		 * states, where there is nothing to fix. */
+		 * valid: add new - old. bpf_csum_update does nothing for the
+		 * other checksum states; testing first saves its call. */
 		__u64 d = (__u64)(__u32)~old + *word;
 
 		d = (d & 0xffffffff) + (d >> 32);
@@ -159,10 +206,23 @@ static __always_inline void ipv6_dec_hop_limit(void *ctx, const int hook, struct
 	}
 }
 
+/*
+ * dmac and smac are 2-byte aligned (bpf_fib_lookup, redirect_value, the
+ * callers' buffers): three 16-bit copies each instead of the six byte copies
+ * memcpy makes of a __u8 array. The verifier checks the alignment of stack
+ * accesses, not of packet accesses (amd64 and arm64 need none).
+ */
 static __always_inline void set_macs(void *dst, const __u8 *dmac, const __u8 *smac)
 {
-	__builtin_memcpy(dst, dmac, ETH_ALEN);
-	__builtin_memcpy(dst + ETH_ALEN, smac, ETH_ALEN);
+	const __u16 *d = (const __u16 *)dmac, *s = (const __u16 *)smac;
+	__u16 *o = dst;
+
+	o[0] = d[0];
+	o[1] = d[1];
+	o[2] = d[2];
+	o[3] = s[0];
+	o[4] = s[1];
+	o[5] = s[2];
 }
 
 /*
@@ -214,7 +274,7 @@ static __always_inline int rewrite(void *ctx, const int hook, const struct pkt *
 		/* Drop the tag by writing the MACs 4 bytes later, over the old
 		 * source MAC and the tag, then moving the frame start. The inner
 		 * ethertype already sits right before the L3 header. */
-		__u8 macs[2 * ETH_ALEN];
+		__u8 macs[2 * ETH_ALEN] __attribute__((aligned(2)));
 
 		if (data + ETH_HLEN + VLAN_HLEN > data_end)
 			return -1;
@@ -403,7 +463,7 @@ static __always_inline __u32 fwd_redirect(void *ctx, const int hook, const struc
 	struct redirect_key rk = { .slot = slot, .ifindex = p->ifindex };
 	struct redirect_value *rv = bpf_map_lookup_elem(&redirect_table, &rk);
 	__u32 egress, flags;
-	__u8 macs[2 * ETH_ALEN];
+	__u8 macs[2 * ETH_ALEN] __attribute__((aligned(2)));
 
 	if (!rv)
 		return strict ? REASON_DROP_NO_REDIRECT : REASON_PASS_NO_REDIRECT;
@@ -584,7 +644,8 @@ static __always_inline __u32 decide(void *ctx, const int hook, __u32 *vrf_out, _
 	p.l3off = ETH_HLEN;
 	if ((void *)(eth + 1) <= data_end) {
 		l2_ok = 1;
-		p.proto = eth->h_proto;
+		/* One 16-bit load: struct ethhdr is packed, clang reads its fields bytewise. */
+		p.proto = ((__be16 *)data)[6];
 		if (p.proto == bpf_htons(ETH_P_8021Q) && !p.tagged) {
 			struct vlanhdr *vh = (void *)(eth + 1);
 
