@@ -162,7 +162,12 @@ func stopScratch(ctx context.Context, ns *frrproc.Netns, in *frrproc.Instance) e
 // loadVerdict loads file into the scratch daemons in and says whether FRR refused any of it: the scratch load's
 // one verdict, a *ValidationError naming the file's lines.
 func loadVerdict(ctx context.Context, in *frrproc.Instance, file string) error {
-	out, loadErr := in.LoadFile(ctx, file)
+	prepared, remove, err := preparedFile(file)
+	if err != nil {
+		return err
+	}
+	defer remove()
+	out, loadErr := in.LoadFile(ctx, prepared)
 	if ctx.Err() != nil {
 		return fmt.Errorf("scratch load: %w", ctx.Err())
 	}

@@ -80,7 +80,7 @@ func (t Target) runScript(ctx context.Context, script []byte) error {
 	}
 	name := f.Name()
 	defer os.Remove(name)
-	_, err = f.Write(script) // mode 0600 (CreateTemp); read once and removed: no fsync
+	_, err = f.Write(vtyshFile(script)) // mode 0600 (CreateTemp); read once and removed: no fsync
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
