@@ -317,7 +317,7 @@ func (c *Counter) Close() error {
 // Attach attaches the counter to ifindex in ns (native XDP; a veth runs it for every frame its peer sends).
 // Closing the link detaches it.
 func (c *Counter) Attach(ns netns.NsHandle, ifindex int) (link.Link, error) {
-	return attachXDP(ns, ifindex, c.prog)
+	return AttachXDP(ns, ifindex, c.prog)
 }
 
 // Count is what a Counter counted.
@@ -384,10 +384,11 @@ func EnableXDPReceive(ns netns.NsHandle, ifindex int) (io.Closer, error) {
 		return nil, fmt.Errorf("load pass program: %w", err)
 	}
 	defer objs.Prog.Close() // the link holds the program
-	return attachXDP(ns, ifindex, objs.Prog)
+	return AttachXDP(ns, ifindex, objs.Prog)
 }
 
-func attachXDP(ns netns.NsHandle, ifindex int, prog *ebpf.Program) (link.Link, error) {
+// AttachXDP attaches prog to ifindex in ns in native mode with a bpf_link; closing the link detaches it.
+func AttachXDP(ns netns.NsHandle, ifindex int, prog *ebpf.Program) (link.Link, error) {
 	var l link.Link
 	err := netnsrun.Run(ns, func() error {
 		var err error

@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/cilium/ebpf"
+
 	"github.com/network-operator/network-operator/bpf/pktgen"
 	"github.com/network-operator/network-operator/internal/bench/report"
 	"github.com/network-operator/network-operator/internal/bench/stats"
@@ -15,6 +17,9 @@ import (
 	"github.com/network-operator/network-operator/internal/lab"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
+
+// xdpRouterName names the row of the router's XDP program.
+const xdpRouterName = "eBPF XDP router (native, for comparison)"
 
 // SectionSmall is the table's area for the small-packet rows.
 const SectionSmall = "64-byte UDP"
@@ -48,6 +53,7 @@ type smallPath struct {
 	name                   string
 	via                    forwarder
 	client, router, server *lab.Netns
+	xdpRouter              *ebpf.Program // attached at the router's ingress instead of the tc router's hook
 	gen                    *pktgen.Generator
 	count                  *pktgen.Counter
 	flows                  int
@@ -125,9 +131,9 @@ func newSmallPath(name string, via forwarder, client, router, server *lab.Netns,
 
 func (p *smallPath) Close() error { return errors.Join(p.gen.Close(), p.count.Close()) }
 
-// attach makes the path ready for generated frames: an XDP program on the router's ingress veth (it accepts XDP
-// frames only while it runs NAPI) and the counter on the server's. Both go when the result is closed, so the
-// iperf3 runs see the paths without them.
+// attach makes the path ready for generated frames: an XDP program on the router's ingress veth (the XDP router,
+// or one that passes everything: a veth accepts XDP frames only while it runs NAPI) and the counter on the
+// server's. Both go when the result is closed.
 func (p *smallPath) attach() (io.Closer, error) {
 	var cs closers
 	if p.router != nil {
@@ -135,7 +141,12 @@ func (p *smallPath) attach() (io.Closer, error) {
 		if err != nil {
 			return nil, err
 		}
-		c, err := pktgen.EnableXDPReceive(p.router.NsHandle(), in)
+		var c io.Closer
+		if p.xdpRouter != nil {
+			c, err = pktgen.AttachXDP(p.router.NsHandle(), in, p.xdpRouter)
+		} else {
+			c, err = pktgen.EnableXDPReceive(p.router.NsHandle(), in)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.name, err)
 		}
@@ -269,44 +280,50 @@ func (p *smallPath) row(detail string) report.Row {
 		return r
 	}
 	r.Value = stats.Median(p.samples)
-	r.Detail = fmt.Sprintf("%s; median of %d (%.0f-%.0f)", counters, len(p.samples), stats.Percentile(p.samples, 0), stats.Percentile(p.samples, 100))
+	r.Detail = fmt.Sprintf("%s; median of %d (%s-%s)", counters, len(p.samples), kpps(stats.Percentile(p.samples, 0)), kpps(stats.Percentile(p.samples, 100)))
 	if len(p.errs) > 0 {
 		r.Detail += fmt.Sprintf(", %d failed runs: %v", len(p.errs), p.errs[0])
 	}
 	return r
 }
 
+// kpps keeps three significant digits for the range of a row, as the result column does.
+func kpps(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
 func millions(n uint64) string { return fmt.Sprintf("%.2fM", float64(n)/1e6) }
 
-// smallPhase runs both paths interleaved, runs times each, with the XDP helpers attached only meanwhile.
+// smallPhase runs the paths interleaved, runs times each. A path's XDP programs are attached for its run only:
+// the tc and XDP router rows share the router's and the server's veth, and the iperf3 runs see none of them.
 func smallPhase(ctx context.Context, runs int, d time.Duration, routers []*lab.Netns, set *maps.Set, paths ...*smallPath) error {
-	var cs closers
-	for _, p := range paths {
-		c, err := p.attach()
-		if err != nil {
-			return errors.Join(err, cs.Close())
-		}
-		cs = append(cs, c)
-	}
-	err := func() error {
-		for range runs {
-			for _, p := range paths {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				if err := p.run(ctx, d, routers, set); err != nil {
-					p.errs = append(p.errs, err)
-				}
+	for range runs {
+		for _, p := range paths {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			c, err := p.attach()
+			if err != nil {
+				return err
+			}
+			if err := p.run(ctx, d, routers, set); err != nil {
+				p.errs = append(p.errs, err)
+			}
+			if err := c.Close(); err != nil {
+				return fmt.Errorf("%s: detach: %w", p.name, err)
 			}
 		}
-		return nil
-	}()
-	return errors.Join(err, cs.Close())
+	}
+	return nil
 }
 
 // smallRows measures one phase, bare (rules 0) or with the ruleset, and returns its rows: the direct veth (bare
 // only), kernel, eBPF, ratio.
-func smallRows(ctx context.Context, p topo.Paths, set *maps.Set, o Options, rules int, kernelDetail string, target float64) []report.Row {
+// With xdpRouter it adds the router's XDP program on the same path, and its ratio (no target).
+func smallRows(ctx context.Context, p topo.Paths, set *maps.Set, xdpRouter *ebpf.Program, o Options, rules int, kernelDetail string, target float64) []report.Row {
 	suffix, ratioSuffix := "", ""
 	if rules > 0 {
 		suffix, ratioSuffix = fmt.Sprintf(" + %d rules", rules), fmt.Sprintf(", %d rules", rules)
@@ -322,18 +339,21 @@ func smallRows(ctx context.Context, p topo.Paths, set *maps.Set, o Options, rule
 		via                    forwarder
 		client, router, server *lab.Netns
 		src, dst               netip.Addr
+		xdp                    *ebpf.Program
 	}{
-		{"direct veth, no router (the limit)", viaNone, p.DirectClient, nil, p.DirectServer, topo.DirectClient, topo.DirectServer},
-		{"kernel forwarding", viaKernel, p.KernelClient, p.KernelRouter, p.KernelServer, topo.Client4, topo.Server4},
-		{"eBPF tc router", viaEBPF, p.EBPFClient, p.EBPFRouter, p.EBPFServer, topo.Client4, topo.Server4},
+		{"direct veth, no router (the limit)", viaNone, p.DirectClient, nil, p.DirectServer, topo.DirectClient, topo.DirectServer, nil},
+		{"kernel forwarding", viaKernel, p.KernelClient, p.KernelRouter, p.KernelServer, topo.Client4, topo.Server4, nil},
+		{"eBPF tc router", viaEBPF, p.EBPFClient, p.EBPFRouter, p.EBPFServer, topo.Client4, topo.Server4, nil},
+		{xdpRouterName, viaEBPF, p.EBPFClient, p.EBPFRouter, p.EBPFServer, topo.Client4, topo.Server4, xdpRouter},
 	} {
-		if d.via == viaNone && rules > 0 {
+		if d.via == viaNone && rules > 0 || d.name == xdpRouterName && xdpRouter == nil {
 			continue // no router namespace, no rules: the bare phase's figure holds
 		}
 		pa, err := newSmallPath(d.name+suffix, d.via, d.client, d.router, d.server, d.src, d.dst, o.flows())
 		if err != nil {
 			return []report.Row{{Section: SectionSmall, Name: d.name + suffix, Err: err}}
 		}
+		pa.xdpRouter = d.xdp
 		paths = append(paths, pa)
 	}
 	routers := []*lab.Netns{p.KernelRouter, p.EBPFRouter}
@@ -344,16 +364,50 @@ func smallRows(ctx context.Context, p topo.Paths, set *maps.Set, o Options, rule
 		}
 	}
 	var rows []report.Row
-	var rKernel, rEBPF report.Row
+	var rKernel, rEBPF, rXDP report.Row
 	for _, pa := range paths {
-		r := pa.row(map[forwarder]string{viaKernel: kernelDetail}[pa.via])
-		switch pa.via {
-		case viaKernel:
+		detail := ""
+		switch {
+		case pa.via == viaKernel:
+			detail = kernelDetail
+		case pa.xdpRouter != nil:
+			detail = "for comparison: xdp_router (same tables) in native XDP on ra, as on NICs with native XDP: redirected before any skb is built"
+		case pa.via == viaEBPF && rules > 0:
+			detail = "same rules in the router namespace"
+		}
+		r := pa.row(detail)
+		switch {
+		case pa.via == viaKernel:
 			rKernel = r
-		case viaEBPF:
+		case pa.xdpRouter != nil:
+			rXDP = r
+		case pa.via == viaEBPF:
 			rEBPF = r
 		}
 		rows = append(rows, r)
 	}
-	return append(rows, ratio(SectionSmall, "eBPF / kernel"+ratioSuffix, rEBPF, rKernel, target, "same run"))
+	rows = append(rows, ratio(SectionSmall, "eBPF / kernel"+ratioSuffix, rEBPF, rKernel, target, "same run"))
+	if xdpRouter != nil {
+		rows = append(rows, ratio(SectionSmall, "eBPF XDP / kernel"+ratioSuffix, rXDP, rKernel, 0, "same run"))
+	}
+	return rows
 }
+
+// MethodSmall explains the small-packet rows (one note of Method).
+const MethodSmall = "- 64-byte UDP: frames of 64 bytes (42 of headers, 22 of payload: what iperf3 -u -l 22 sends) in 16 flows " +
+	"(source ports 40000-40015 in turn), made by an XDP program (bpf/pktgen) that BPF_PROG_TEST_RUN runs with " +
+	"BPF_F_TEST_XDP_LIVE_FRAMES on the client's veth: it returns XDP_TX, so each frame goes to the router's ingress " +
+	"veth, which runs an XDP_PASS program during these runs only (a veth takes XDP frames only with NAPI on). An XDP " +
+	"program on the server's veth counts every flow and drops the frames. The kernel runs the generator in batches of " +
+	"64 and then, on the same CPU, the softirq that receives them on the router's veth, forwards them (kernel IP " +
+	"forwarding, or tc_router's bpf_redirect) and counts them at the server: a row is delivered packets per second of " +
+	"that CPU time (the test run's own timer, which leaves out the ~20 ms setup of each test run and time the thread " +
+	"waited for the CPU, so others' load shows less than in wall time). It is one CPU's capacity for the whole path: " +
+	"the generator, both veth hand-overs, building and freeing the skb and the count at the server are in every row " +
+	"(the direct row is the generator and one hand-over alone), so a ratio is below the ratio of the forwarding " +
+	"costs themselves. Each run checks that every flow arrived and that the path's forwarder (ForwDatagrams in the " +
+	"router namespaces, or the router's forwarded-fib in vrf_counters) grew by at least the delivered and at most the " +
+	"generated count, the other by under 1%; a failed check drops the run and is shown. Runs of the paths " +
+	"interleaved; median of 5 runs of 1 s of CPU time (min-max). The XDP row attaches the router's xdp_router " +
+	"(the loader's choice on ixgbe/i40e/ice, not on veth) to the same veth instead, for comparison. The ruleset is the iperf3 rows' (the kernel path " +
+	"walks its raw, mangle and filter FORWARD chains and conntrack for every packet)."

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cilium/ebpf"
+
 	"github.com/network-operator/network-operator/bpf"
 	"github.com/network-operator/network-operator/internal/bench/netfilter"
 	"github.com/network-operator/network-operator/internal/bench/report"
@@ -119,11 +121,12 @@ func ratio(section, name string, num, den report.Row, target float64, detail str
 // then both with the ruleset. The small-packet rows come after the iperf3 rows (their own section).
 func Measure(ctx context.Context, l *lab.Lab, p topo.Paths, o Options) []report.Row {
 	fail := func(err error) []report.Row { return []report.Row{{Section: Section, Name: "all paths", Err: err}} }
-	set, err := attachRouter(ctx, l, p)
+	set, xdpRouter, err := attachRouter(ctx, l, p)
 	if err != nil {
 		return fail(err)
 	}
 	defer set.Close()
+	defer xdpRouter.Close()
 	direct := &path{name: "direct veth, no router (the limit)", client: p.DirectClient, server: p.DirectServer, addr: topo.DirectServer}
 	kernel := &path{name: "kernel forwarding", client: p.KernelClient, server: p.KernelServer, addr: topo.Server4}
 	ebpf := &path{name: "eBPF tc router", client: p.EBPFClient, server: p.EBPFServer, addr: topo.Server4}
@@ -158,7 +161,7 @@ func Measure(ctx context.Context, l *lab.Lab, p topo.Paths, o Options) []report.
 		ratio(Section, "eBPF / kernel", rEBPF, rKernel, TargetRatio, "same run"),
 		ratio(Section, "eBPF / direct", rEBPF, rDirect, 0, "same run"),
 	}
-	small := smallRows(ctx, p, set, o, 0, "", TargetSmallRatio)
+	small := smallRows(ctx, p, set, xdpRouter, o, 0, "", TargetSmallRatio)
 
 	rulesSuffix := fmt.Sprintf(" + %d rules", o.Rules)
 	ruleset, layout, err := netfilter.Ruleset(netfilter.Spec{Rules: o.Rules, ServiceCIDR: netfilter.DefaultSpec().ServiceCIDR})
@@ -189,26 +192,54 @@ func Measure(ctx context.Context, l *lab.Lab, p topo.Paths, o Options) []report.
 		ratio(Section, fmt.Sprintf("eBPF / kernel, %d rules", o.Rules), rEBPFR, rKernelR, TargetRatioRules, "same run"),
 		ratio(Section, fmt.Sprintf("eBPF / direct, %d rules", o.Rules), rEBPFR, rDirect, 0, "direct from the first phase"),
 	)
-	small = append(small, smallRows(ctx, p, set, o, o.Rules, fmt.Sprintf("%d rules as above", layout.Total()), TargetSmallRatioRules)...)
+	small = append(small, smallRows(ctx, p, set, nil, o, o.Rules, fmt.Sprintf("%d rules as above", layout.Total()), TargetSmallRatioRules)...)
 	return append(rows, small...)
 }
 
 // attachRouter loads the router pinned in a lab pin dir, attaches it to both router interfaces of the eBPF
-// path (tcx on veth) and applies the VRF's tables.
-func attachRouter(ctx context.Context, l *lab.Lab, p topo.Paths) (*maps.Set, error) {
+// path (tcx on veth) and applies the VRF's tables. It returns the router's maps and its XDP program (same maps),
+// which only the XDP small-packet row attaches.
+func attachRouter(ctx context.Context, l *lab.Lab, p topo.Paths) (*maps.Set, *ebpf.Program, error) {
+	set, ld, err := loadRouter(ctx, l, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ld.Close() // pins and links stay; the lab removes them with the namespace and pin dir
+	prog := ld.Program(bpf.RouterProgXdpRouter)
+	if prog == nil {
+		set.Close()
+		return nil, nil, fmt.Errorf("router has no program %s", bpf.RouterProgXdpRouter)
+	}
+	xdp, err := prog.Clone()
+	if err != nil {
+		set.Close()
+		return nil, nil, fmt.Errorf("clone %s: %w", bpf.RouterProgXdpRouter, err)
+	}
+	return set, xdp, nil
+}
+
+func loadRouter(ctx context.Context, l *lab.Lab, p topo.Paths) (*maps.Set, *loader.Loader, error) {
 	pinDir, err := l.PinDir()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	spec, err := bpf.LoadRouter()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ld, err := loader.Load(ctx, loader.Options{Spec: spec, PinDir: pinDir, NetNS: p.EBPFRouter.NsHandle()})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer ld.Close() // pins and links stay; the lab removes them with the namespace and pin dir
+	set, err := configureRouter(ctx, ld, pinDir, p)
+	if err != nil {
+		ld.Close()
+		return nil, nil, err
+	}
+	return set, ld, nil
+}
+
+func configureRouter(ctx context.Context, ld *loader.Loader, pinDir string, p topo.Paths) (*maps.Set, error) {
 	idx := map[string]uint32{}
 	for _, name := range []string{topo.In, topo.Out, topo.Lookup} {
 		i, err := p.EBPFRouter.Ifindex(name)
@@ -292,4 +323,5 @@ const Method = "- iperf3 TCP: one stream client -> server, runs of the paths int
 	"rules that never match, plus a conntrack match) is installed in both router namespaces; the eBPF path " +
 	"redirects at tc ingress, before netfilter. On 2 vCPUs sender and receiver share the CPUs with the router, " +
 	"so throughput is CPU-bound: runs vary by about 10% on an idle machine and far more under load (see the load " +
-	"average above and each row's min-max)."
+	"average above and each row's min-max)." +
+	"\n" + MethodSmall

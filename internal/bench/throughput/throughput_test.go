@@ -19,8 +19,8 @@ func TestMeasureShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := Measure(context.Background(), l, paths, Options{Runs: 1, Duration: time.Second, Rules: 40, SmallDuration: 200 * time.Millisecond, Flows: 8})
-	if len(rows) != 15 {
-		t.Fatalf("%d rows, want 15: %+v", len(rows), rows)
+	if len(rows) != 18 {
+		t.Fatalf("%d rows, want 18: %+v", len(rows), rows)
 	}
 	for _, r := range rows {
 		if r.Err != nil {
@@ -62,13 +62,17 @@ func TestSmallShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := attachRouter(ctx, l, paths)
+	set, xdp, err := attachRouter(ctx, l, paths)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer set.Close()
+	defer xdp.Close()
 	o := Options{Runs: 1, SmallDuration: 200 * time.Millisecond, Flows: 8}
-	rows := smallRows(ctx, paths, set, o, 0, "", TargetSmallRatio)
+	rows := smallRows(ctx, paths, set, xdp, o, 0, "", TargetSmallRatio)
+	if len(rows) != 6 {
+		t.Errorf("%d rows, want 6 (direct, kernel, tc, XDP, two ratios)", len(rows))
+	}
 	for _, r := range rows {
 		t.Logf("%s: %.1f %s %s", r.Name, r.Value, r.Unit, r.Detail)
 		if r.Err != nil {
