@@ -5,12 +5,16 @@
  * The network-operator router: one tc program (tc_router) and one XDP program
  * (xdp_router) compiled from the same inline function, specialised by hook.
  *
- * Per packet: read the live table slot from `version` once, look up the ingress
+ * Per packet: read the live table slot from `version` (once for all lookups
+ * that decide the packet), look up the ingress
  * {ifindex, vlan} in iface_cache, else in iface_table, then either
  *   route mode:    bpf_fib_lookup in the VRF's kernel table and redirect (in
  *                  the table of a source-based routing VRF instead when the
  *                  source is in sbr_table and the VRF has VRF_F_SBR), or
  *   redirect mode: redirect to the egress interface from redirect_table.
+ * fast_path() takes the common case (untagged unicast IPv4/IPv6, route mode,
+ * interface in iface_cache, no check failing) with fewer instructions to the
+ * same forwarding step; decide() classifies every other packet.
  * Everything the program does not forward goes to the kernel unchanged. Every
  * exit is counted exactly once in vrf_counters (by VRF and reason), except for
  * an interface entry whose VRF id has no counter (>= MAX_VRFS).
@@ -587,6 +591,108 @@ malformed:
 	return strict ? REASON_DROP_MALFORMED : REASON_PASS_MALFORMED;
 }
 
+/*
+ * IPv4 first octets of addresses the IPv4 checks let through: 1-126 and
+ * 128-223 (not "this network", loopback, multicast, reserved, broadcast).
+ */
+static __always_inline int ipv4_plain_octet(__u8 o)
+{
+	return (__u8)(o - 1) < 223 && o != 127;
+}
+
+/*
+ * IPv6 first octets of global unicast (2000::/3) and unique local (fc00::/7)
+ * addresses: none is multicast, loopback, unspecified or link-local.
+ */
+static __always_inline int ipv6_plain_octet(__u8 o)
+{
+	return (o & 0xe0) == 0x20 || (o & 0xfe) == 0xfc;
+}
+
+/*
+ * The common case in few instructions: an untagged, unicast IPv4 (header
+ * without options) or IPv6 (TCP or UDP right after the header) packet, none of
+ * whose checks fails, on a route-mode interface found in iface_cache. Every
+ * condition below implies that decide()'s checks pass, so the packet goes to
+ * the same fwd_fib() as there. Returns REASON_MAX for every other packet,
+ * having changed nothing: decide() then classifies it.
+ */
+static __always_inline __u32 fast_path(void *ctx, const int hook, __u32 *vrf_out, __u32 *len_out,
+				       long *ret)
+{
+	void *data, *data_end;
+	struct pkt p = { .l3off = ETH_HLEN };
+	struct version_info *ver;
+	struct iface_cache_value *ce;
+	struct route_vrf rv;
+	struct bpf_fib_lookup fib = {};
+	__u32 zero = 0, slot, idx;
+	__u64 stamp;
+	__u8 *l3;
+
+	if (hook == HOOK_TC) {
+		struct __sk_buff *skb = ctx;
+
+		if (skb->vlan_present || skb->pkt_type != PACKET_HOST)
+			return REASON_MAX;
+		p.ifindex = skb->ifindex;
+		p.len = skb->len;
+		data = (void *)(long)skb->data;
+		data_end = (void *)(long)skb->data_end;
+	} else {
+		struct xdp_md *xdp = ctx;
+
+		p.ifindex = xdp->ingress_ifindex;
+		data = (void *)(long)xdp->data;
+		data_end = (void *)(long)xdp->data_end;
+		p.len = data_end - data;
+	}
+	/* Ethernet + IPv6 header + ports: no pull, and enough for either family. */
+	if (data + ETH_HLEN + sizeof(struct ipv6hdr) + 4 > data_end || (((__u8 *)data)[0] & 1))
+		return REASON_MAX;
+	p.proto = ((__be16 *)data)[6];
+	l3 = data + ETH_HLEN;
+
+	if (p.proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *iph = (void *)l3;
+		__u32 tot = bpf_ntohs(iph->tot_len);
+
+		if (l3[0] != 0x45 || tot < sizeof(*iph) || tot > p.len - ETH_HLEN || !ipv4_csum_ok(iph) ||
+		    !ipv4_plain_octet(((__u8 *)&iph->daddr)[0]) || !ipv4_plain_octet(((__u8 *)&iph->saddr)[0]) ||
+		    (iph->frag_off & bpf_htons(IP_MF | IP_OFFSET)) || iph->ttl <= 1)
+			return REASON_MAX;
+	} else if (p.proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = (void *)l3;
+
+		if ((l3[0] >> 4) != 6 || bpf_ntohs(ip6->payload_len) + sizeof(*ip6) > p.len - ETH_HLEN ||
+		    !ipv6_plain_octet(ip6->daddr.in6_u.u6_addr8[0]) ||
+		    !ipv6_plain_octet(ip6->saddr.in6_u.u6_addr8[0]) ||
+		    (ip6->nexthdr != IPPROTO_TCP && ip6->nexthdr != IPPROTO_UDP) || ip6->hop_limit <= 1)
+			return REASON_MAX;
+	} else {
+		return REASON_MAX;
+	}
+
+	ver = bpf_map_lookup_elem(&version, &zero);
+	if (!ver)
+		return REASON_MAX;
+	slot = *(volatile __u32 *)&ver->slot;
+	stamp = *(volatile __u64 *)ver->tables_hash;
+	idx = (slot & 1) * IFACE_CACHE_BUCKETS + iface_cache_bucket(p.ifindex, 0);
+	ce = bpf_map_lookup_elem(&iface_cache, &idx);
+	if (!ce || ce->stamp != stamp || ce->ifindex != p.ifindex || ce->vlan != 0 ||
+	    ce->mode != IFACE_MODE_ROUTE)
+		return REASON_MAX;
+
+	*len_out = p.len;
+	*vrf_out = ce->vrf_id;
+	rv.flags = ce->vrf_flags;
+	fib.ifindex = ce->lookup_ifindex ? ce->lookup_ifindex : p.ifindex;
+	fib.tbid = ce->table_id;
+	return fwd_fib(ctx, hook, &p, l3, data_end, &fib, BPF_FIB_LOOKUP_DIRECT | BPF_FIB_LOOKUP_TBID,
+		       rv.flags & VRF_F_SBR, slot, ce->flags & IFACE_F_STRICT, vrf_out, ret);
+}
+
 static __always_inline __u32 decide(void *ctx, const int hook, __u32 *vrf_out, __u32 *len_out,
 				    long *ret)
 {
@@ -731,7 +837,9 @@ static __always_inline int run(void *ctx, const int hook)
 	__u32 vrf_id = 0, len = 0, reason, class;
 	long ret = 0;
 
-	reason = decide(ctx, hook, &vrf_id, &len, &ret);
+	reason = fast_path(ctx, hook, &vrf_id, &len, &ret);
+	if (reason == REASON_MAX)
+		reason = decide(ctx, hook, &vrf_id, &len, &ret);
 	count(vrf_id, reason, len);
 	/* The verdict is the reason's class (router.h), nothing else. */
 	class = reason >> REASON_CLASS_SHIFT;

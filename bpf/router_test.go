@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/network-operator/network-operator/bpf"
 	"github.com/network-operator/network-operator/bpf/limits"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
@@ -341,8 +342,9 @@ func TestRouterHashPath(t *testing.T) {
 }
 
 // TestRouterIfaceCache shows which iface_cache entries the program trusts: one for the live tables (its stamp)
-// and the packet's {ifindex, vlan}. The entry written here says mode pass, where the tables say route: a packet
-// counted as passed by mode took the entry, a forwarded one ignored it.
+// and the packet's {ifindex, vlan}. The entries written here say something else than the tables (pass, another
+// VRF): a packet counted as they say took the entry, one forwarded in VRF 1 ignored it. Untagged unicast packets
+// take fast_path(), so the route entries show that it applies strict mode and source-based routing as decide().
 func TestRouterIfaceCache(t *testing.T) {
 	l := newLab(t)
 	v, err := l.set.Version()
@@ -351,16 +353,32 @@ func TestRouterIfaceCache(t *testing.T) {
 	}
 	stamp := binary.NativeEndian.Uint64(v.TablesHash[:8])
 	in := uint32(l.in)
+	route := bpf.RouterIfaceModeIFACE_MODE_ROUTE
+	fromSBR := from(ip4(addrRoute, protoUDP), addrSBR)
 	tests := []struct {
 		name  string
 		entry maps.IfaceCacheValue
+		pkt   packet
+		vrf   uint32
 		want  maps.Reason
 	}{
-		{"live entry", maps.IfaceCacheValue{Stamp: stamp, Ifindex: in, VrfId: 1}, maps.ReasonPassedMode},
-		{"other tables' stamp", maps.IfaceCacheValue{Stamp: stamp + 1, Ifindex: in, VrfId: 1}, maps.ReasonForwardedFib},
-		{"other vlan", maps.IfaceCacheValue{Stamp: stamp, Ifindex: in, Vlan: vlanRoute, VrfId: 1}, maps.ReasonForwardedFib},
-		{"other ifindex", maps.IfaceCacheValue{Stamp: stamp, Ifindex: in + limits.IfaceCacheBuckets, VrfId: 1},
+		{"live entry", maps.IfaceCacheValue{Stamp: stamp, Ifindex: in, VrfId: 1}, ip4(addrRoute, protoUDP), 1,
+			maps.ReasonPassedMode},
+		{"live entry ipv6", maps.IfaceCacheValue{Stamp: stamp, Ifindex: in, VrfId: 1}, ip6(route6, protoUDP), 1,
+			maps.ReasonPassedMode},
+		{"live route entry, strict, forwarding off", maps.IfaceCacheValue{Stamp: stamp, Ifindex: in, Mode: route,
+			Flags: bpf.RouterIfaceFlagsIFACE_F_STRICT, VrfId: 2, TableId: tableID, LookupIfindex: uint32(l.nof)},
+			ip4(addrRoute, protoUDP), 2, maps.ReasonDroppedFwdDisabled},
+		{"live route entry, source-based routing", maps.IfaceCacheValue{Stamp: stamp, Ifindex: in, Mode: route, VrfId: 4,
+			TableId: limits.MainTableID, VrfFlags: bpf.RouterVrfFlagsVRF_F_SBR}, fromSBR, 1, maps.ReasonForwardedFib},
+		{"live route entry, main table", maps.IfaceCacheValue{Stamp: stamp, Ifindex: in, Mode: route, VrfId: 4,
+			TableId: limits.MainTableID}, fromSBR, 4, maps.ReasonPassedNotFwded},
+		{"other tables' stamp", maps.IfaceCacheValue{Stamp: stamp + 1, Ifindex: in, VrfId: 1}, ip4(addrRoute, protoUDP), 1,
 			maps.ReasonForwardedFib},
+		{"other vlan", maps.IfaceCacheValue{Stamp: stamp, Ifindex: in, Vlan: vlanRoute, VrfId: 1}, ip4(addrRoute, protoUDP), 1,
+			maps.ReasonForwardedFib},
+		{"other ifindex", maps.IfaceCacheValue{Stamp: stamp, Ifindex: in + limits.IfaceCacheBuckets, VrfId: 1},
+			ip4(addrRoute, protoUDP), 1, maps.ReasonForwardedFib},
 	}
 	// The bucket of {rin, untagged} in the live slot, as iface_cache_bucket() computes it.
 	bucket := v.Slot*limits.IfaceCacheBuckets + in&(limits.IfaceCacheBuckets-1)
@@ -381,7 +399,7 @@ func TestRouterIfaceCache(t *testing.T) {
 					t.Error(err)
 				}
 			})
-			frame := ip4(addrRoute, protoUDP).bytes()
+			frame := tt.pkt.bytes()
 			for _, h := range []hook{hookTC, hookXDP} {
 				l.inNS(t, func() error {
 					vrf, reason, _, err := l.delta(func() error {
@@ -391,8 +409,8 @@ func TestRouterIfaceCache(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					if vrf != 1 || reason != tt.want {
-						return fmt.Errorf("%s: counted vrf %d %s, want vrf 1 %s", h, vrf, reason, tt.want)
+					if vrf != tt.vrf || reason != tt.want {
+						return fmt.Errorf("%s: counted vrf %d %s, want vrf %d %s", h, vrf, reason, tt.vrf, tt.want)
 					}
 					return nil
 				})
