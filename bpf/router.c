@@ -120,16 +120,19 @@ struct pkt {
 	__be16 proto;  /* ETH_P_IP or ETH_P_IPV6 once classified */
 };
 
-/* One's complement sum of the 20-byte IPv4 header is 0xffff when valid. */
+/*
+ * One's complement sum of the 20-byte IPv4 header is 0xffff when valid. Each
+ * fold keeps the sum modulo 0xffff (2^16 = 1) and nonzero unless it was 0:
+ * from below 5 * 2^32, three folds reach 0..0xffff.
+ */
 static __always_inline int ipv4_csum_ok(const struct iphdr *iph)
 {
 	const __u32 *w = (const __u32 *)iph;
 	__u64 s = (__u64)w[0] + w[1] + w[2] + w[3] + w[4];
 
-	s = (s & 0xffffffff) + (s >> 32);
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16); /* < 2^16 + 5 * 2^16 */
+	s = (s & 0xffff) + (s >> 16); /* <= 0xffff + 5 */
+	s = (s & 0xffff) + (s >> 16); /* <= 0xffff */
 	return s == 0xffff;
 }
 
