@@ -267,8 +267,8 @@ func (p *smallPath) settle(ctx context.Context) error {
 func (p *smallPath) row(detail string) report.Row {
 	r := report.Row{Section: SectionSmall, Name: p.name, Unit: "kpps"}
 	t := p.total
-	counters := fmt.Sprintf("%d flows; all runs: %s delivered of %s generated, ForwDatagrams +%d, router forwarded-fib +%d",
-		p.flows, millions(t.Delivered), millions(t.Generated), t.ViaKernel, t.ViaEBPF)
+	counters := fmt.Sprintf("%d flows; delivered %s of %s; ForwDatagrams +%s, forwarded-fib +%s",
+		p.flows, millions(t.Delivered), millions(t.Generated), millions(t.ViaKernel), millions(t.ViaEBPF))
 	if detail != "" {
 		counters = detail + "; " + counters
 	}
@@ -295,7 +295,12 @@ func kpps(v float64) string {
 	return fmt.Sprintf("%.3g", v)
 }
 
-func millions(n uint64) string { return fmt.Sprintf("%.2fM", float64(n)/1e6) }
+func millions(n uint64) string {
+	if n < 10000 {
+		return fmt.Sprint(n)
+	}
+	return fmt.Sprintf("%.2fM", float64(n)/1e6)
+}
 
 // smallPhase runs the paths interleaved, runs times each. A path's XDP programs are attached for its run only:
 // the tc and XDP router rows share the router's and the server's veth, and the iperf3 runs see none of them.
@@ -371,7 +376,7 @@ func smallRows(ctx context.Context, p topo.Paths, set *maps.Set, xdpRouter *ebpf
 		case pa.via == viaKernel:
 			detail = kernelDetail
 		case pa.xdpRouter != nil:
-			detail = "for comparison: xdp_router (same tables) in native XDP on ra, as on NICs with native XDP: redirected before any skb is built"
+			detail = "xdp_router on ra instead (native XDP, as on NICs that have it): no skb is built"
 		case pa.via == viaEBPF && rules > 0:
 			detail = "same rules in the router namespace"
 		}
