@@ -32,10 +32,13 @@ func routerMaps(coll *ebpf.Collection) (*bpf.RouterMaps, error) {
 		SbrTable:      coll.Maps[maps.MapSBRTable],
 		VrfCounters:   coll.Maps[maps.MapVRFCounters],
 		Version:       coll.Maps[maps.MapVersion],
+		IfaceCache:    coll.Maps[maps.MapIfaceCache],
 	}
+	// The cache too: pkg/maps would work without it, but every packet would then take the hash tables' path.
 	for name, mp := range map[string]*ebpf.Map{
 		maps.MapIfaceTable: m.IfaceTable, maps.MapVRFTable: m.VrfTable, maps.MapRedirectTable: m.RedirectTable,
 		maps.MapSBRTable: m.SbrTable, maps.MapVRFCounters: m.VrfCounters, maps.MapVersion: m.Version,
+		maps.MapIfaceCache: m.IfaceCache,
 	} {
 		if mp == nil {
 			return nil, fmt.Errorf("router map %s: missing from the loaded collection", name)

@@ -84,6 +84,9 @@ func TestRouterAttachModes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("RouterMaps: %v", err)
 	}
+	if rm.IfaceCache == nil {
+		t.Fatal("RouterMaps without iface_cache: the agent's tables would never fill it")
+	}
 	set, err := maps.New(rm)
 	if err != nil {
 		t.Fatalf("maps.New: %v", err)

@@ -55,6 +55,8 @@ type applied struct {
 // New wraps maps that are already loaded (e.g. &objs.RouterMaps after
 // bpf.LoadRouterObjects). The caller keeps ownership: Close does not close them.
 // A generation that is already live in the maps is adopted, not reset.
+// m.IfaceCache may be nil (maps of a router without it): the Set then writes
+// no cache and the program finds every interface in the hash tables.
 func New(m *bpf.RouterMaps) (*Set, error) {
 	s := &Set{maps: *m}
 	if err := s.init(); err != nil {

@@ -5,7 +5,9 @@
 // looks up every table with that slot in the key, so a packet never mixes two
 // generations. Set.Apply writes a complete new generation under the other slot,
 // flips `version` in one update, waits for an RCU grace period and deletes the
-// old slot's entries.
+// old slot's entries. With each generation it writes that slot's part of
+// iface_cache, an array the program reads instead of iface_table and vrf_table
+// when an entry matches the packet's interface and the live tables' hash.
 package maps
 
 import (
