@@ -178,3 +178,80 @@ func TestAdoptPinsWithoutSBRTable(t *testing.T) {
 		t.Fatalf("apply with sbr: %s", rep)
 	}
 }
+
+// TestAdoptPinsWithoutIfaceCache: a node upgrading from the program before iface_cache has every other map
+// pinned. The loader adopts them and creates iface_cache; the live generation has no cache, so applying the same
+// tables again writes them anew with their cache (one generation more, no changes) instead of a no-op, and only
+// the next apply is one.
+func TestAdoptPinsWithoutIfaceCache(t *testing.T) {
+	testreq.BPFFS(t)
+	ctx := context.Background()
+	parent, err := os.MkdirTemp("/sys/fs/bpf", "netop-bpf-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := os.RemoveAll(parent); err != nil {
+			t.Errorf("remove %s: %v", parent, err)
+		}
+	})
+	pinDir := filepath.Join(parent, "pins")
+	tables := maps.Tables{
+		VRFs:       []maps.VRF{{ID: 1, TableID: 100}},
+		Interfaces: []maps.Interface{{Ifindex: 1, VRF: 1, Mode: maps.ModeRoute}},
+	}
+	load := func() *loader.Loader {
+		t.Helper()
+		spec, err := bpf.LoadRouter()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ldr, err := loader.Load(ctx, loader.Options{Spec: spec, PinDir: pinDir})
+		if errors.Is(err, loader.ErrNotSupported) {
+			testreq.KernelLacks(t, "a feature the router needs", err)
+		}
+		if err != nil {
+			t.Fatalf("load: %v", err)
+		}
+		return ldr
+	}
+	apply := func() maps.Report {
+		t.Helper()
+		set, err := maps.OpenPinned(pinDir)
+		if err != nil {
+			t.Fatalf("open pinned maps: %v", err)
+		}
+		defer set.Close()
+		rep, err := set.Apply(ctx, tables, "rev")
+		if err != nil {
+			t.Fatalf("apply: %v", err)
+		}
+		return rep
+	}
+
+	old := load()
+	first := apply()
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// What the old program left: everything but iface_cache.
+	if err := os.Remove(filepath.Join(pinDir, bpf.RouterMapIfaceCache)); err != nil {
+		t.Fatal(err)
+	}
+
+	ldr := load()
+	t.Cleanup(func() {
+		if err := ldr.Remove(context.Background()); err != nil && !errors.Is(err, loader.ErrClosed) {
+			t.Errorf("remove router: %v", err)
+		}
+	})
+	if r := ldr.Report(); len(r.Migrated) != 0 || !slices.Equal(r.Created, []string{bpf.RouterMapIfaceCache}) {
+		t.Fatalf("load report %+v: want iface_cache created, the other maps reused, no migration", r)
+	}
+	if rep := apply(); rep.NoOp || rep.Generation != first.Generation+1 || !rep.Changes.Zero() {
+		t.Fatalf("the adopted generation again: %s, want generation %d with no changes", rep, first.Generation+1)
+	}
+	if rep := apply(); !rep.NoOp {
+		t.Fatalf("third apply: %s, want a no-op", rep)
+	}
+}
