@@ -89,11 +89,6 @@ func (f Frame) Bytes() ([]byte, error) {
 	return b, nil
 }
 
-// Port is the source port of the n-th generated frame (n from 0, per CPU).
-func (f Frame) Port(n uint64) uint16 {
-	return f.SrcPort + uint16(n%uint64(f.Flows))
-}
-
 func ipChecksum(h []byte) uint16 {
 	var sum uint32
 	for i := 0; i+1 < len(h); i += 2 {
