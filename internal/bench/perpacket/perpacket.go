@@ -34,7 +34,7 @@ type Options struct {
 }
 
 // DefaultOptions give steady figures in about a second per case.
-func DefaultOptions() Options { return Options{Samples: 9, Runs: 200_000, Repeat: 200} }
+func DefaultOptions() Options { return Options{Samples: 15, Runs: 200_000, Repeat: 200} }
 
 // Return values the cases expect.
 const (
