@@ -120,5 +120,6 @@ func routerMapsOf(coll *ebpf.Collection) *bpf.RouterMaps {
 		SbrTable:      coll.Maps[maps.MapSBRTable],
 		VrfCounters:   coll.Maps[maps.MapVRFCounters],
 		Version:       coll.Maps[maps.MapVersion],
+		IfaceCache:    coll.Maps[maps.MapIfaceCache],
 	}
 }
