@@ -18,8 +18,11 @@ import (
 	"github.com/network-operator/network-operator/pkg/maps"
 )
 
-// xdpRouterName names the row of the router's XDP program.
-const xdpRouterName = "eBPF XDP router (native, for comparison)"
+// Names of the comparison rows: the router's XDP program, and its tc program doing the least a tc router can.
+const (
+	xdpRouterName = "eBPF XDP router (native, for comparison)"
+	tcCeilingName = "eBPF tc, redirect only (the ceiling of tc here)"
+)
 
 // SectionSmall is the table's area for the small-packet rows.
 const SectionSmall = "64-byte UDP"
@@ -54,6 +57,8 @@ type smallPath struct {
 	via                    forwarder
 	client, router, server *lab.Netns
 	xdpRouter              *ebpf.Program // attached at the router's ingress instead of the tc router's hook
+	tables                 *maps.Tables  // the router's tables during this path's runs (nil: the route tables)
+	reason                 maps.Reason   // the router's counter that must count the path's frames (viaEBPF)
 	gen                    *pktgen.Generator
 	count                  *pktgen.Counter
 	flows                  int
@@ -66,7 +71,7 @@ type smallPath struct {
 type runCounts struct {
 	Generated, Delivered uint64
 	Flows                int    // flows with a delivered packet
-	ViaEBPF              uint64 // the eBPF router's forwarded-fib
+	ViaEBPF              uint64 // the eBPF router's counter of the path's reason (forwarded-fib, or redirected)
 	ViaKernel            uint64 // ForwDatagrams in both router namespaces
 }
 
@@ -78,7 +83,7 @@ func (c runCounts) add(o runCounts) runCounts {
 }
 
 // check says whether a run measured what its row claims: the receiver counted every flow, the path's forwarder
-// (the eBPF router's forwarded-fib counter, or the kernel's ForwDatagrams) forwarded at least what arrived and at
+// (the eBPF router's counter of the path's reason, or the kernel's ForwDatagrams) forwarded at least what arrived and at
 // most what was generated, and any other forwarder next to nothing (under 1% of what arrived).
 func (c runCounts) check(via forwarder, wantFlows int) error {
 	var errs []error
@@ -91,7 +96,7 @@ func (c runCounts) check(via forwarder, wantFlows int) error {
 		via  forwarder
 		name string
 		n    uint64
-	}{{viaKernel, "the kernel's ForwDatagrams", c.ViaKernel}, {viaEBPF, "the eBPF router's forwarded-fib", c.ViaEBPF}} {
+	}{{viaKernel, "the kernel's ForwDatagrams", c.ViaKernel}, {viaEBPF, "the eBPF router's forwarded count", c.ViaEBPF}} {
 		switch {
 		case f.via == via && (f.n < c.Delivered || f.n > c.Generated):
 			errs = append(errs, fmt.Errorf("%s grew by %d, want %d (delivered) to %d (generated)", f.name, f.n, c.Delivered, c.Generated))
@@ -174,7 +179,7 @@ func (cs closers) Close() error {
 }
 
 // run sends for d and checks what the counters saw: the receiver's, ForwDatagrams in both router namespaces and
-// the eBPF router's forwarded-fib (set), whichever path runs.
+// the eBPF router's counter of the path's reason (set), whichever path runs.
 func (p *smallPath) run(ctx context.Context, d time.Duration, routers []*lab.Netns, set *maps.Set) error {
 	before, err := p.snapshot(routers, set)
 	if err != nil {
@@ -210,7 +215,7 @@ func (p *smallPath) run(ctx context.Context, d time.Duration, routers []*lab.Net
 
 type snapshot struct {
 	count     pktgen.Count
-	viaEBPF   uint64 // the eBPF router's forwarded-fib, all VRFs
+	viaEBPF   uint64 // the eBPF router's counter of the path's reason, all VRFs
 	viaKernel uint64 // ForwDatagrams in the router namespaces
 }
 
@@ -220,7 +225,7 @@ func (p *smallPath) snapshot(routers []*lab.Netns, set *maps.Set) (snapshot, err
 	if s.count, err = p.count.Read(); err != nil {
 		return s, err
 	}
-	if s.viaEBPF, err = forwarded(set); err != nil {
+	if s.viaEBPF, err = forwarded(set, p.reason); err != nil {
 		return s, err
 	}
 	for _, r := range routers {
@@ -267,8 +272,8 @@ func (p *smallPath) settle(ctx context.Context) error {
 func (p *smallPath) row(detail string) report.Row {
 	r := report.Row{Section: SectionSmall, Name: p.name, Unit: "kpps"}
 	t := p.total
-	counters := fmt.Sprintf("%d flows; delivered %s of %s; ForwDatagrams +%s, forwarded-fib +%s",
-		p.flows, millions(t.Delivered), millions(t.Generated), millions(t.ViaKernel), millions(t.ViaEBPF))
+	counters := fmt.Sprintf("%d flows; delivered %s of %s; ForwDatagrams +%s, %s +%s",
+		p.flows, millions(t.Delivered), millions(t.Generated), millions(t.ViaKernel), p.reason, millions(t.ViaEBPF))
 	if detail != "" {
 		counters = detail + "; " + counters
 	}
@@ -302,13 +307,19 @@ func millions(n uint64) string {
 	return fmt.Sprintf("%.2fM", float64(n)/1e6)
 }
 
-// smallPhase runs the paths interleaved, runs times each. A path's XDP programs are attached for its run only:
-// the tc and XDP router rows share the router's and the server's veth, and the iperf3 runs see none of them.
-func smallPhase(ctx context.Context, runs int, d time.Duration, routers []*lab.Netns, set *maps.Set, paths ...*smallPath) error {
+// smallPhase runs the paths interleaved, runs times each. A path's XDP programs and tables are in place for its
+// run only: the tc and XDP router rows share the router's and the server's veth, and the iperf3 runs see none of
+// them; base (the route tables) is restored after each.
+func smallPhase(ctx context.Context, runs int, d time.Duration, routers []*lab.Netns, set *maps.Set, base maps.Tables, paths ...*smallPath) error {
 	for range runs {
 		for _, p := range paths {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if p.tables != nil {
+				if _, err := set.Apply(ctx, *p.tables, "bench "+p.name); err != nil {
+					return fmt.Errorf("%s: tables: %w", p.name, err)
+				}
 			}
 			c, err := p.attach()
 			if err != nil {
@@ -319,6 +330,11 @@ func smallPhase(ctx context.Context, runs int, d time.Duration, routers []*lab.N
 			}
 			if err := c.Close(); err != nil {
 				return fmt.Errorf("%s: detach: %w", p.name, err)
+			}
+			if p.tables != nil {
+				if _, err := set.Apply(ctx, base, "bench"); err != nil {
+					return fmt.Errorf("%s: restore the route tables: %w", p.name, err)
+				}
 			}
 		}
 	}
@@ -333,6 +349,17 @@ func smallRows(ctx context.Context, p topo.Paths, set *maps.Set, xdpRouter *ebpf
 	if rules > 0 {
 		suffix, ratioSuffix = fmt.Sprintf(" + %d rules", rules), fmt.Sprintf(", %d rules", rules)
 	}
+	fail := func(err error) []report.Row {
+		return []report.Row{{Section: SectionSmall, Name: "all paths" + suffix, Err: err}}
+	}
+	base, err := routeTables(p)
+	if err != nil {
+		return fail(err)
+	}
+	redirect, err := redirectTables(p)
+	if err != nil {
+		return fail(err)
+	}
 	var paths []*smallPath
 	defer func() {
 		for _, pa := range paths {
@@ -345,31 +372,38 @@ func smallRows(ctx context.Context, p topo.Paths, set *maps.Set, xdpRouter *ebpf
 		client, router, server *lab.Netns
 		src, dst               netip.Addr
 		xdp                    *ebpf.Program
+		tables                 *maps.Tables
 	}{
-		{"direct veth, no router (the limit)", viaNone, p.DirectClient, nil, p.DirectServer, topo.DirectClient, topo.DirectServer, nil},
-		{"kernel forwarding", viaKernel, p.KernelClient, p.KernelRouter, p.KernelServer, topo.Client4, topo.Server4, nil},
-		{"eBPF tc router", viaEBPF, p.EBPFClient, p.EBPFRouter, p.EBPFServer, topo.Client4, topo.Server4, nil},
-		{xdpRouterName, viaEBPF, p.EBPFClient, p.EBPFRouter, p.EBPFServer, topo.Client4, topo.Server4, xdpRouter},
+		{"direct veth, no router (the limit)", viaNone, p.DirectClient, nil, p.DirectServer, topo.DirectClient, topo.DirectServer, nil, nil},
+		{"kernel forwarding", viaKernel, p.KernelClient, p.KernelRouter, p.KernelServer, topo.Client4, topo.Server4, nil, nil},
+		{"eBPF tc router", viaEBPF, p.EBPFClient, p.EBPFRouter, p.EBPFServer, topo.Client4, topo.Server4, nil, nil},
+		{tcCeilingName, viaEBPF, p.EBPFClient, p.EBPFRouter, p.EBPFServer, topo.Client4, topo.Server4, nil, &redirect},
+		{xdpRouterName, viaEBPF, p.EBPFClient, p.EBPFRouter, p.EBPFServer, topo.Client4, topo.Server4, xdpRouter, nil},
 	} {
-		if d.via == viaNone && rules > 0 || d.name == xdpRouterName && xdpRouter == nil {
-			continue // no router namespace, no rules: the bare phase's figure holds
+		// Without a router namespace there are no rules: the bare phase's figure holds. The comparisons (ceiling,
+		// XDP) run in the bare phase only.
+		if d.via == viaNone && rules > 0 || (d.name == xdpRouterName || d.name == tcCeilingName) && xdpRouter == nil {
+			continue
 		}
 		pa, err := newSmallPath(d.name+suffix, d.via, d.client, d.router, d.server, d.src, d.dst, o.flows())
 		if err != nil {
 			return []report.Row{{Section: SectionSmall, Name: d.name + suffix, Err: err}}
 		}
-		pa.xdpRouter = d.xdp
+		pa.xdpRouter, pa.tables, pa.reason = d.xdp, d.tables, maps.ReasonForwardedFib
+		if d.tables != nil {
+			pa.reason = maps.ReasonRedirected
+		}
 		paths = append(paths, pa)
 	}
 	routers := []*lab.Netns{p.KernelRouter, p.EBPFRouter}
-	if err := smallPhase(ctx, o.Runs, o.smallDuration(), routers, set, paths...); err != nil {
+	if err := smallPhase(ctx, o.Runs, o.smallDuration(), routers, set, base, paths...); err != nil {
 		for _, pa := range paths {
 			pa.errs = append(pa.errs, err)
 			pa.samples = nil
 		}
 	}
 	var rows []report.Row
-	var rKernel, rEBPF, rXDP report.Row
+	var rKernel, rEBPF, rCeiling, rXDP report.Row
 	for _, pa := range paths {
 		detail := ""
 		switch {
@@ -377,6 +411,8 @@ func smallRows(ctx context.Context, p topo.Paths, set *maps.Set, xdpRouter *ebpf
 			detail = kernelDetail
 		case pa.xdpRouter != nil:
 			detail = "xdp_router on ra instead (native XDP, as on NICs that have it): no skb is built"
+		case pa.tables != nil:
+			detail = "tc_router with ra in redirect mode (to rb, MAC rewrite): no FIB lookup, no TTL"
 		case pa.via == viaEBPF && rules > 0:
 			detail = "same rules in the router namespace"
 		}
@@ -386,6 +422,8 @@ func smallRows(ctx context.Context, p topo.Paths, set *maps.Set, xdpRouter *ebpf
 			rKernel = r
 		case pa.xdpRouter != nil:
 			rXDP = r
+		case pa.tables != nil:
+			rCeiling = r
 		case pa.via == viaEBPF:
 			rEBPF = r
 		}
@@ -393,7 +431,9 @@ func smallRows(ctx context.Context, p topo.Paths, set *maps.Set, xdpRouter *ebpf
 	}
 	rows = append(rows, ratio(SectionSmall, "eBPF / kernel"+ratioSuffix, rEBPF, rKernel, target, "same run"))
 	if xdpRouter != nil {
-		rows = append(rows, ratio(SectionSmall, "eBPF XDP / kernel"+ratioSuffix, rXDP, rKernel, 0, "same run"))
+		rows = append(rows,
+			ratio(SectionSmall, "tc redirect only / kernel (the ceiling of a tc router here)", rCeiling, rKernel, 0, "same run"),
+			ratio(SectionSmall, "eBPF XDP / kernel", rXDP, rKernel, 0, "same run"))
 	}
 	return rows
 }
@@ -413,6 +453,9 @@ const MethodSmall = "- 64-byte UDP: frames of 64 bytes (42 of headers, 22 of pay
 	"costs themselves. Each run checks that every flow arrived and that the path's forwarder (ForwDatagrams in the " +
 	"router namespaces, or the router's forwarded-fib in vrf_counters) grew by at least the delivered and at most the " +
 	"generated count, the other by under 1%; a failed check drops the run and is shown. Runs of the paths " +
-	"interleaved; median of 5 runs of 1 s of CPU time (min-max). The XDP row attaches the router's xdp_router " +
+	"interleaved; median of 5 runs of 1 s of CPU time (min-max). The redirect-only row runs tc_router with the " +
+	"client side's interface in redirect mode (one map lookup, a MAC write, bpf_redirect; its redirected counter is " +
+	"checked instead): no tc router forwarding these frames can do less, so its ratio to the kernel bounds what a " +
+	"faster tc router could reach on this path. The XDP row attaches the router's xdp_router " +
 	"(the loader's choice on ixgbe/i40e/ice, not on veth) to the same veth instead, for comparison. The ruleset is the iperf3 rows' (the kernel path " +
 	"walks its raw, mangle and filter FORWARD chains and conntrack for every packet)."

@@ -18,13 +18,13 @@ func TestRunCountsCheck(t *testing.T) {
 		{"eBPF path", runCounts{Generated: 1000, Delivered: 990, Flows: 8, ViaEBPF: 995}, viaEBPF, ""},
 		{"kernel path", runCounts{Generated: 1000, Delivered: 1000, Flows: 8, ViaKernel: 1000, ViaEBPF: 3}, viaKernel, ""},
 		{"direct path", runCounts{Generated: 1000, Delivered: 1000, Flows: 8, ViaKernel: 2}, viaNone, ""},
-		{"direct path, but a router forwarded", runCounts{Generated: 1000, Delivered: 1000, Flows: 8, ViaEBPF: 1000}, viaNone, "forwarded-fib grew by 1000 too"},
+		{"direct path, but a router forwarded", runCounts{Generated: 1000, Delivered: 1000, Flows: 8, ViaEBPF: 1000}, viaNone, "forwarded count grew by 1000 too"},
 		{"nothing delivered", runCounts{Generated: 1000, ViaEBPF: 1000}, viaEBPF, "nothing delivered"},
 		{"a flow missing", runCounts{Generated: 1000, Delivered: 1000, Flows: 7, ViaEBPF: 1000}, viaEBPF, "7 of 8 flows"},
-		{"kernel forwarded the eBPF path's packets", runCounts{Generated: 1000, Delivered: 1000, Flows: 8, ViaKernel: 1000}, viaEBPF, "forwarded-fib grew by 0"},
+		{"kernel forwarded the eBPF path's packets", runCounts{Generated: 1000, Delivered: 1000, Flows: 8, ViaKernel: 1000}, viaEBPF, "forwarded count grew by 0"},
 		{"both forwarded", runCounts{Generated: 1000, Delivered: 1000, Flows: 8, ViaEBPF: 1000, ViaKernel: 500}, viaEBPF, "ForwDatagrams grew by 500 too"},
 		{"router counted more than generated", runCounts{Generated: 1000, Delivered: 1000, Flows: 8, ViaKernel: 2000}, viaKernel, "ForwDatagrams grew by 2000"},
-		{"eBPF router forwarded on the kernel path", runCounts{Generated: 1000, Delivered: 1000, Flows: 8, ViaKernel: 1000, ViaEBPF: 900}, viaKernel, "forwarded-fib grew by 900 too"},
+		{"eBPF router forwarded on the kernel path", runCounts{Generated: 1000, Delivered: 1000, Flows: 8, ViaKernel: 1000, ViaEBPF: 900}, viaKernel, "forwarded count grew by 900 too"},
 	} {
 		err := c.counts.check(c.via, 8)
 		switch {

@@ -135,7 +135,7 @@ func Measure(ctx context.Context, l *lab.Lab, p topo.Paths, o Options) []report.
 			return fail(err)
 		}
 	}
-	fwdBefore, err := forwarded(set)
+	fwdBefore, err := forwarded(set, maps.ReasonForwardedFib)
 	if err != nil {
 		return fail(err)
 	}
@@ -147,7 +147,7 @@ func Measure(ctx context.Context, l *lab.Lab, p topo.Paths, o Options) []report.
 			pa.run(ctx, o.Duration)
 		}
 	}
-	fwdAfter, err := forwarded(set)
+	fwdAfter, err := forwarded(set, maps.ReasonForwardedFib)
 	if err != nil {
 		return fail(err)
 	}
@@ -240,14 +240,6 @@ func loadRouter(ctx context.Context, l *lab.Lab, p topo.Paths) (*maps.Set, *load
 }
 
 func configureRouter(ctx context.Context, ld *loader.Loader, pinDir string, p topo.Paths) (*maps.Set, error) {
-	idx := map[string]uint32{}
-	for _, name := range []string{topo.In, topo.Out, topo.Lookup} {
-		i, err := p.EBPFRouter.Ifindex(name)
-		if err != nil {
-			return nil, err
-		}
-		idx[name] = uint32(i)
-	}
 	for _, name := range []string{topo.In, topo.Out} {
 		if _, err := ld.Attach(ctx, name, loader.ModeAuto); err != nil {
 			return nil, err
@@ -257,18 +249,74 @@ func configureRouter(ctx context.Context, ld *loader.Loader, pinDir string, p to
 	if err != nil {
 		return nil, err
 	}
-	t := maps.Tables{
-		VRFs: []maps.VRF{{ID: 1, TableID: topo.Table, LookupIfindex: idx[topo.Lookup]}},
-		Interfaces: []maps.Interface{
-			{Ifindex: idx[topo.In], VRF: 1, Mode: maps.ModeRoute},
-			{Ifindex: idx[topo.Out], VRF: 1, Mode: maps.ModeRoute},
-		},
+	t, err := routeTables(p)
+	if err != nil {
+		set.Close()
+		return nil, err
 	}
 	if _, err := set.Apply(ctx, t, "bench"); err != nil {
 		set.Close()
 		return nil, err
 	}
 	return set, nil
+}
+
+// routeTables are the eBPF path's tables: both router interfaces route in the VRF's table (topo.Table), whose
+// forwarding flag is the lookup interface's.
+func routeTables(p topo.Paths) (maps.Tables, error) {
+	idx, err := ifindexes(p.EBPFRouter, topo.In, topo.Out, topo.Lookup)
+	if err != nil {
+		return maps.Tables{}, err
+	}
+	return maps.Tables{
+		VRFs: []maps.VRF{{ID: 1, TableID: topo.Table, LookupIfindex: idx[topo.Lookup]}},
+		Interfaces: []maps.Interface{
+			{Ifindex: idx[topo.In], VRF: 1, Mode: maps.ModeRoute},
+			{Ifindex: idx[topo.Out], VRF: 1, Mode: maps.ModeRoute},
+		},
+	}, nil
+}
+
+// redirectTables are routeTables with the client side's interface in redirect mode: every frame it receives goes
+// to the server side's interface with the server's MAC, without a FIB lookup or TTL change. It is the least any tc
+// program forwarding these frames does (one map lookup, a MAC write, bpf_redirect), so its rate bounds what a
+// cheaper tc router could reach on this path.
+func redirectTables(p topo.Paths) (maps.Tables, error) {
+	t, err := routeTables(p)
+	if err != nil {
+		return t, err
+	}
+	idx, err := ifindexes(p.EBPFRouter, topo.In, topo.Out)
+	if err != nil {
+		return t, err
+	}
+	src, err := p.EBPFRouter.MAC(topo.Out)
+	if err != nil {
+		return t, err
+	}
+	dst, err := p.EBPFServer.MAC("eth0")
+	if err != nil {
+		return t, err
+	}
+	for i := range t.Interfaces {
+		if t.Interfaces[i].Ifindex == idx[topo.In] {
+			t.Interfaces[i].Mode = maps.ModeRedirect
+		}
+	}
+	t.Redirects = []maps.Redirect{{Ifindex: idx[topo.In], EgressIfindex: idx[topo.Out], SrcMAC: maps.MAC(src), DstMAC: maps.MAC(dst)}}
+	return t, nil
+}
+
+func ifindexes(ns *lab.Netns, names ...string) (map[string]uint32, error) {
+	idx := map[string]uint32{}
+	for _, name := range names {
+		i, err := ns.Ifindex(name)
+		if err != nil {
+			return nil, err
+		}
+		idx[name] = uint32(i)
+	}
+	return idx, nil
 }
 
 func reachable(ctx context.Context, p *path) error {
@@ -282,14 +330,17 @@ func reachable(ctx context.Context, p *path) error {
 	return nil
 }
 
-func forwarded(set *maps.Set) (uint64, error) {
+// forwarded sums the router's counters of the given reasons over every VRF.
+func forwarded(set *maps.Set, reasons ...maps.Reason) (uint64, error) {
 	cs, err := set.Counters()
 	if err != nil {
 		return 0, err
 	}
 	var n uint64
 	for _, c := range cs {
-		n += c.ByReason[maps.ReasonForwardedFib].Packets
+		for _, r := range reasons {
+			n += c.ByReason[r].Packets
+		}
 	}
 	return n, nil
 }

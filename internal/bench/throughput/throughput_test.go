@@ -19,8 +19,8 @@ func TestMeasureShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := Measure(context.Background(), l, paths, Options{Runs: 1, Duration: time.Second, Rules: 40, SmallDuration: 200 * time.Millisecond, Flows: 8})
-	if len(rows) != 18 {
-		t.Fatalf("%d rows, want 18: %+v", len(rows), rows)
+	if len(rows) != 20 {
+		t.Fatalf("%d rows, want 20: %+v", len(rows), rows)
 	}
 	for _, r := range rows {
 		if r.Err != nil {
@@ -37,6 +37,8 @@ func TestMeasureShort(t *testing.T) {
 		SectionSmall + "/kernel forwarding + 40 rules": "40 rules as above; 8 flows;",
 		SectionSmall + "/eBPF tc router + 40 rules":    "ForwDatagrams +0,",
 		SectionSmall + "/eBPF / kernel, 40 rules":      "same run",
+		SectionSmall + "/eBPF tc router":               "forwarded-fib +",
+		SectionSmall + "/" + tcCeilingName:             "redirected +",
 	} {
 		if d, ok := byName[name]; !ok || !strings.Contains(d, want) {
 			t.Errorf("%s: detail %q (row present: %v), want it to contain %q", name, d, ok, want)
@@ -70,8 +72,8 @@ func TestSmallShort(t *testing.T) {
 	defer xdp.Close()
 	o := Options{Runs: 1, SmallDuration: 200 * time.Millisecond, Flows: 8}
 	rows := smallRows(ctx, paths, set, xdp, o, 0, "", TargetSmallRatio)
-	if len(rows) != 6 {
-		t.Errorf("%d rows, want 6 (direct, kernel, tc, XDP, two ratios)", len(rows))
+	if len(rows) != 8 {
+		t.Errorf("%d rows, want 8 (direct, kernel, tc, tc redirect only, XDP, three ratios)", len(rows))
 	}
 	for _, r := range rows {
 		t.Logf("%s: %.1f %s %s", r.Name, r.Value, r.Unit, r.Detail)
