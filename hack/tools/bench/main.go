@@ -1,7 +1,8 @@
 // Command bench prints the network-operator benchmark: BPF per-packet cost, iperf3 throughput of the kernel and
 // eBPF paths with and without a kube-proxy-sized ruleset, generation swap times, the time of an FRR apply, the
-// operator at scale (1000 simulated nodes against a real API server) and pod Running -> interface up on a real
-// kubelet node, in one markdown table that is also written to docs/bench.md. Run it as root through hack/bench.sh
+// operator at scale (1000 simulated nodes against a real API server), pod Running -> interface up on a real
+// kubelet node and one node at scale (the agent binary applying 1000 VRFs and 4000 interfaces, its memory and
+// FRR's), in one markdown table that is also written to docs/bench.md. Run it as root through hack/bench.sh
 // (`make bench`); `hack/bench.sh -only <sections> -merge` measures some sections and puts their rows into
 // docs/bench.md, keeping the others.
 package main
@@ -20,6 +21,7 @@ import (
 	"github.com/network-operator/network-operator/internal/bench/controlplane"
 	"github.com/network-operator/network-operator/internal/bench/frrapply"
 	"github.com/network-operator/network-operator/internal/bench/machine"
+	"github.com/network-operator/network-operator/internal/bench/nodescale"
 	"github.com/network-operator/network-operator/internal/bench/perpacket"
 	"github.com/network-operator/network-operator/internal/bench/podstart"
 	"github.com/network-operator/network-operator/internal/bench/report"
@@ -32,9 +34,9 @@ import (
 func main() {
 	out := flag.String("out", "", "also write the result to this markdown file (e.g. docs/bench.md)")
 	quick := flag.Bool("quick", false, "short runs (smoke test; figures are rough)")
-	only := flag.String("only", "perpacket,throughput,swap,frr,controlplane,podstart", "sections to run")
+	only := flag.String("only", "perpacket,throughput,swap,frr,controlplane,podstart,nodescale", "sections to run")
 	operator := flag.String("operator", "", "the network-operator binary (section controlplane; hack/bench.sh builds it)")
-	agent := flag.String("agent", "", "the network-agent binary (section podstart; hack/bench.sh builds it)")
+	agent := flag.String("agent", "", "the network-agent binary (sections podstart, nodescale; hack/bench.sh builds it)")
 	merge := flag.Bool("merge", false, "with -out: replace only the rows, notes and run description of the sections run, keep the others")
 	flag.Parse()
 
@@ -52,7 +54,10 @@ func run(ctx context.Context, out string, quick bool, sections []string, operato
 	cp.Operator = operator
 	ps := podstart.DefaultOptions()
 	ps.Agent, ps.Log = agent, os.Stderr
+	ns := nodescale.DefaultOptions()
+	ns.Agent, ns.Log = agent, os.Stderr
 	if quick {
+		ns.Scale.VRFs, ns.Resyncs = 100, 5
 		ps.Pods = 5
 		cp.Nodes, cp.Changes = 200, 2
 		pp = perpacket.Options{Samples: 3, Runs: 20_000, Repeat: 200}
@@ -124,6 +129,13 @@ func run(ctx context.Context, out string, quick bool, sections []string, operato
 		table.Rows = append(table.Rows, podstart.Measure(ctx, ps)...)
 		fmt.Fprintf(os.Stderr, "bench: pod network done in %v\n", time.Since(start).Round(time.Millisecond))
 		table.Notes = append(table.Notes, podstart.Method)
+	}
+	if slices.Contains(sections, "nodescale") {
+		fmt.Fprintf(os.Stderr, "bench: one node, %d VRFs and %d interfaces, the agent binary ...\n", ns.Scale.VRFs, ns.Scale.Interfaces())
+		start := time.Now()
+		table.Rows = append(table.Rows, nodescale.Measure(ctx, ns)...)
+		fmt.Fprintf(os.Stderr, "bench: node scale done in %v\n", time.Since(start).Round(time.Millisecond))
+		table.Notes = append(table.Notes, nodescale.Method)
 	}
 	table.Notes = append(table.Notes, "- Targets are goals shown next to the figures, never asserted.")
 	if err := ctx.Err(); err != nil {

@@ -57,6 +57,9 @@ type Metrics struct {
 	attach     *prometheus.GaugeVec
 	frrReloads *prometheus.CounterVec
 	ready      prometheus.Gauge
+	steps      *prometheus.HistogramVec
+	observes   prometheus.Counter
+	observed   *prometheus.GaugeVec
 
 	vrf *vrfCollector
 	bgp *bgpCollector
@@ -91,12 +94,25 @@ func New() *Metrics {
 		Namespace: Namespace, Name: "ready",
 		Help: "1 when the node applied its configuration and passed the health checks.",
 	})
+	m.steps = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "reconcile_step_duration_seconds",
+		Help:    "Duration of the parts of a reconcile: plan (observe the node, render FRR, read the tables), each apply step that ran (vrfs, frr, interfaces, mirror, attach, maps, detach, removals), health.",
+		Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	}, []string{"step"})
+	m.observes = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "netlink_observes_total",
+		Help: "Reads of the node's netlink state (every link, addresses, the agent's routes and rules) to plan a reconcile.",
+	})
+	m.observed = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "netlink_observed_objects",
+		Help: "Objects the last netlink read found, by kind (links: all of the namespace; addresses: global ones; routes and rules: the agent's).",
+	}, []string{"kind"})
 	m.vrf = newVRFCollector()
 	m.bgp = newBGPCollector()
 	for _, r := range []string{FRRApplied, FRRSkipped, FRRFailed} {
 		m.frrReloads.WithLabelValues(r)
 	}
-	m.reg.MustRegister(m.swap, m.generation, m.reconcile, m.attach, m.frrReloads, m.ready,
+	m.reg.MustRegister(m.swap, m.generation, m.reconcile, m.attach, m.frrReloads, m.ready, m.steps, m.observes, m.observed,
 		m.vrf, m.vrf.errors, m.bgp, m.bgp.errors,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
@@ -132,6 +148,19 @@ func (m *Metrics) SetGeneration(generation uint64) { m.generation.Set(float64(ge
 // ObserveReconcile records one reconcile.
 func (m *Metrics) ObserveReconcile(result string, d time.Duration) {
 	m.reconcile.WithLabelValues(result).Observe(d.Seconds())
+}
+
+// ObserveStep records the duration of one part of a reconcile.
+func (m *Metrics) ObserveStep(step string, d time.Duration) {
+	m.steps.WithLabelValues(step).Observe(d.Seconds())
+}
+
+// ObserveNetlink records one read of the node's netlink state and what it found.
+func (m *Metrics) ObserveNetlink(links, addresses, routes, rules int) {
+	m.observes.Inc()
+	for kind, n := range map[string]int{"links": links, "addresses": addresses, "routes": routes, "rules": rules} {
+		m.observed.WithLabelValues(kind).Set(float64(n))
+	}
 }
 
 // SetAttachments replaces the attach modes (interface -> mode).

@@ -102,7 +102,9 @@ func (m *Manager) Plan(ctx context.Context, spec *v1alpha1.NodeNetworkConfigSpec
 	if err != nil {
 		return nil, err
 	}
-	return ComputePlan(d, o), nil
+	p := ComputePlan(d, o)
+	p.Observed = o.Counts()
+	return p, nil
 }
 
 // Result says what one Apply call did.

@@ -22,6 +22,23 @@ type Plan struct {
 	Unsupported []Unsupported
 	// Notes explain decisions (e.g. table-only VRFs).
 	Notes []string
+	// Observed counts what Observe read for this plan (zero for a plan not computed from the kernel).
+	Observed ObservedCounts
+}
+
+// ObservedCounts are the sizes of an observation: every link of the namespace, the global addresses, and the
+// routes and rules of netconf's protocol.
+type ObservedCounts struct {
+	Links, Addresses, Routes, Rules int
+}
+
+// Counts returns the sizes of o.
+func (o *Observed) Counts() ObservedCounts {
+	c := ObservedCounts{Links: len(o.Links), Routes: len(o.Routes), Rules: len(o.Rules)}
+	for _, l := range o.Links {
+		c.Addresses += len(l.Addrs)
+	}
+	return c
 }
 
 // Empty reports whether the plan changes nothing.

@@ -38,7 +38,7 @@ func (e *Engine) apply(ctx context.Context, p *Plan) error {
 		if err := ctx.Err(); err != nil {
 			return &StepError{Step: step, Err: err}
 		}
-		if err := fn(); err != nil {
+		if err := e.timed(step, fn); err != nil {
 			return &StepError{Step: step, Err: err}
 		}
 		return nil
@@ -236,6 +236,10 @@ var ErrUnhealthy = errors.New("health check failed")
 // health checks the node runs spec: every data-plane interface exists, is up and has the router attached (asked
 // from the kernel), the version map reads back mapVersion, and FRR answers.
 func (e *Engine) health(ctx context.Context, spec *v1.NodeNetworkConfigSpec, mapVersion string) error {
+	return e.timed(StepHealth, func() error { return e.healthCheck(ctx, spec, mapVersion) })
+}
+
+func (e *Engine) healthCheck(ctx context.Context, spec *v1.NodeNetworkConfigSpec, mapVersion string) error {
 	var errs []error
 	if err := e.o.Dataplane.Verify(spec.DataPlane.Interfaces); err != nil {
 		errs = append(errs, err)

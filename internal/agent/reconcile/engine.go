@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -123,6 +124,33 @@ type Engine struct {
 	ready     bool              // result of the last reconcile, for /readyz
 	readyMsg  string
 	nmu       sync.RWMutex
+	// steps collects the step times of the running Reconcile (nil outside one; guarded by mu).
+	steps *[]StepTime
+}
+
+// StepTime is how long one part of a reconcile took.
+type StepTime struct {
+	Name string
+	Took time.Duration
+}
+
+// FormatSteps prints step times as "name duration, ..." (logs).
+func FormatSteps(steps []StepTime) string {
+	parts := make([]string, len(steps))
+	for i, s := range steps {
+		parts[i] = s.Name + " " + s.Took.Round(time.Millisecond).String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+// timed runs fn as the step name of the running Reconcile.
+func (e *Engine) timed(name string, fn func() error) error {
+	start := time.Now()
+	err := fn()
+	if e.steps != nil {
+		*e.steps = append(*e.steps, StepTime{Name: name, Took: time.Since(start)})
+	}
+	return err
 }
 
 // New loads the persisted state. The dataplane is expected to be open (adopting what a previous agent left).
@@ -226,6 +254,9 @@ type Outcome struct {
 	Healthy   bool
 	HealthErr error
 	Duration  time.Duration
+	// Steps are the times of the reconcile's parts in the order they ran: StepPlan (observing the node and
+	// computing the plan), the apply steps that ran, StepHealth. A restore after a failure adds its own.
+	Steps []StepTime
 
 	healthDone bool // the health check ran after the last change
 }
@@ -245,14 +276,19 @@ func (e *Engine) Reconcile(ctx context.Context, spec *v1.NodeNetworkConfigSpec, 
 	defer e.mu.Unlock()
 	start := time.Now()
 	out := &Outcome{Spec: spec}
+	e.steps = &out.Steps
 	defer func() {
 		out.Duration = time.Since(start)
 		out.Good, out.Failure = e.state.Good, e.state.Failure
 		e.report(ctx, out)
+		e.steps = nil
 		e.setReady(out)
 		if e.o.Metrics != nil {
 			e.o.Metrics.ObserveReconcile(out.Result, out.Duration)
 			e.o.Metrics.SetReady(out.Applied())
+			for _, s := range out.Steps {
+				e.o.Metrics.ObserveStep(s.Name, s.Took)
+			}
 		}
 	}()
 

@@ -28,6 +28,10 @@ const (
 	StepDetach     = "detach"
 	StepRemovals   = "removals"
 	StepStatus     = "status"
+	// StepPlan (observing the node, rendering FRR, reading the live tables) and StepHealth are timed
+	// (Outcome.Steps) but are not apply steps.
+	StepPlan   = "plan"
+	StepHealth = "health"
 )
 
 // Plan is everything one apply would do, in order. It is computed without changing anything.
@@ -180,7 +184,15 @@ func (e *Engine) Plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passw
 	return e.plan(ctx, spec, passwords)
 }
 
-func (e *Engine) plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords frrconfig.PasswordFunc) (*Plan, error) {
+func (e *Engine) plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords frrconfig.PasswordFunc) (p *Plan, err error) {
+	err = e.timed(StepPlan, func() error {
+		p, err = e.planSteps(ctx, spec, passwords)
+		return err
+	})
+	return p, err
+}
+
+func (e *Engine) planSteps(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords frrconfig.PasswordFunc) (*Plan, error) {
 	fail := func(what string, err error) error { return fmt.Errorf("%w: %s: %w", ErrPlan, what, err) }
 	p := &Plan{Spec: spec}
 	var err error
@@ -189,6 +201,10 @@ func (e *Engine) plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passw
 	}
 	if p.Netlink, err = e.o.Netlink.Plan(ctx, spec); err != nil {
 		return nil, fail("netlink", err)
+	}
+	if e.o.Metrics != nil {
+		o := p.Netlink.Observed
+		e.o.Metrics.ObserveNetlink(o.Links, o.Addresses, o.Routes, o.Rules)
 	}
 	if err := p.Netlink.Err(); err != nil {
 		return p, fail("netlink", err)

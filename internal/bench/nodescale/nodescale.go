@@ -1,0 +1,710 @@
+// Package nodescale measures one node at scale (issue 14, targets 4 and 6): the real network-agent binary applies
+// a NodeNetworkConfig of 1000 VRFs and 4000 interfaces from a real API server to a namespace with zebra + bgpd,
+// then re-reconciles it unchanged; the rows are the first apply (split by the agent's own steps), the no-op
+// resync, the agent's memory, and FRR's memory with that config next to FRR's with the demo node's.
+package nodescale
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/bench/frrapply"
+	"github.com/network-operator/network-operator/internal/bench/report"
+	"github.com/network-operator/network-operator/internal/bench/stats"
+	"github.com/network-operator/network-operator/internal/lab"
+	"github.com/network-operator/network-operator/internal/syncbuf"
+	"github.com/network-operator/network-operator/internal/testenv"
+	"github.com/network-operator/network-operator/internal/wait"
+	"github.com/network-operator/network-operator/pkg/frr"
+	"github.com/network-operator/network-operator/pkg/frr/frrproc"
+)
+
+// Section is the table's area for these rows.
+const Section = "node scale"
+
+// Targets of issue 14 (target 4).
+const (
+	TargetFirstApplyMs = 2000
+	TargetResyncMs     = 50
+	TargetRSSMiB       = 40
+)
+
+// Options size the measurement.
+type Options struct {
+	Scale Scale
+	// Resyncs are the no-op reconciles measured (the agent runs with --resync 1s).
+	Resyncs int
+	// Agent is the network-agent binary (empty: built from this module with go build).
+	Agent string
+	// Log receives progress lines (nil: none).
+	Log io.Writer
+	// Timeout bounds the first apply.
+	Timeout time.Duration
+}
+
+// DefaultOptions: 1000 VRFs, 20 resyncs.
+func DefaultOptions() Options {
+	return Options{Scale: DefaultScale(), Resyncs: 20, Timeout: 15 * time.Minute}
+}
+
+const (
+	nodeName = "nodescale"
+	revision = "nodescale-1"
+)
+
+// Result is one run.
+type Result struct {
+	Scale Scale
+	// FirstApply is the agent's first reconcile (plan, apply, health) and its steps; FRRSteps the FRR
+	// reloader's own steps in it.
+	FirstApply time.Duration
+	FirstSteps []Step
+	FRRSteps   string
+	// Resyncs are the no-op reconciles after it, with their steps.
+	Resyncs     []time.Duration
+	ResyncSteps [][]Step
+	// Observes and Reconciles are the agent's counters at the end (each reconcile observes once).
+	Observes, Reconciles float64
+	Observed             map[string]float64 // netlink_observed_objects by kind
+	// Kernel is what the node's namespace holds after the first apply.
+	Kernel KernelCounts
+	// FRRVRFs are the BGP VRF instances the node's FRR runs; Attached the interfaces the router is attached to
+	// (the agent's status).
+	FRRVRFs, Attached int
+	// Memory in bytes: the agent (peak, now), the node's zebra and bgpd, the agent's scratch zebra and bgpd, and
+	// zebra and bgpd with the demo node's config.
+	AgentPeak, AgentRSS          float64
+	FRR, Scratch, DemoFRR        map[string]float64
+	DemoFRRConfig, ScaleFRRBytes int
+}
+
+// Step is one part of a reconcile, as the agent logs it.
+type Step struct {
+	Name string
+	Took time.Duration
+}
+
+// KernelCounts are the objects netconf made, counted in the namespace.
+type KernelCounts struct {
+	Bridges, VXLANs, Links int // Links: every link of the namespace
+	Rules, Routes          int // policy rules and routes of the VRF tables
+}
+
+// Measure runs the measurement and returns the table's rows.
+func Measure(ctx context.Context, o Options) []report.Row {
+	res, err := Run(ctx, o)
+	if err != nil && o.Log != nil {
+		fmt.Fprintln(o.Log, "nodescale:", err)
+	}
+	return rows(o.Scale, res, err)
+}
+
+func rows(s Scale, res *Result, err error) []report.Row {
+	name := fmt.Sprintf("%d VRFs, %d interfaces: ", s.VRFs, s.Interfaces())
+	rs := []report.Row{
+		{Section: Section, Name: name + "first apply", Unit: "ms", Target: report.Target{Cmp: report.AtMost, Bound: TargetFirstApplyMs}},
+		{Section: Section, Name: name + "no-op resync, p50", Unit: "ms", Target: report.Target{Cmp: report.AtMost, Bound: TargetResyncMs}},
+		{Section: Section, Name: name + "no-op resync, p99", Unit: "ms", Target: report.Target{Cmp: report.AtMost, Bound: TargetResyncMs}},
+		{Section: Section, Name: name + "agent peak RSS", Unit: "MiB", Target: report.Target{Cmp: report.AtMost, Bound: TargetRSSMiB}},
+		{Section: Section, Name: name + "FRR RSS (zebra + bgpd)", Unit: "MiB"},
+		{Section: Section, Name: "demo node: FRR RSS (zebra + bgpd)", Unit: "MiB"},
+	}
+	if err != nil {
+		for i := range rs {
+			rs[i].Err = err
+		}
+		return rs
+	}
+	mib := func(b float64) float64 { return b / (1 << 20) }
+	k := res.Kernel
+	rs[0].Value = ms(res.FirstApply)
+	rs[0].Detail = fmt.Sprintf("the agent's steps: %s; FRR's: %s; then the kernel held %d bridges + %d VXLANs (%d links), "+
+		"%d rules, %d routes in the VRF tables, FRR %d BGP VRF instances, the router attached to %d interfaces",
+		formatSteps(res.FirstSteps), res.FRRSteps, k.Bridges, k.VXLANs, k.Links, k.Rules, k.Routes, res.FRRVRFs, res.Attached)
+	durs := stats.Durations(res.Resyncs)
+	rs[1].Value, rs[2].Value = stats.Median(durs), stats.Percentile(durs, 99)
+	rs[1].Detail = fmt.Sprintf("%d reconciles of the unchanged config, one netlink read each (%.0f reads in %.0f reconciles: "+
+		"%.0f links, %.0f addresses, %.0f routes, %.0f rules); medians per step: %s",
+		len(res.Resyncs), res.Observes, res.Reconciles, res.Observed["links"], res.Observed["addresses"], res.Observed["routes"],
+		res.Observed["rules"], medianSteps(res.ResyncSteps))
+	rs[2].Detail = fmt.Sprintf("max %.1f ms", stats.Percentile(durs, 100))
+	rs[3].Value = mib(res.AgentPeak)
+	rs[3].Detail = fmt.Sprintf("VmHWM of the agent process over the run; VmRSS after the resyncs %.1f MiB", mib(res.AgentRSS))
+	rs[4].Value = mib(res.FRR["zebra"] + res.FRR["bgpd"])
+	rs[4].Detail = fmt.Sprintf("VmRSS after the resyncs: zebra %.1f, bgpd %.1f MiB (config %d KiB); the agent's scratch "+
+		"instance (validation) zebra %.1f, bgpd %.1f MiB more", mib(res.FRR["zebra"]), mib(res.FRR["bgpd"]), res.ScaleFRRBytes>>10,
+		mib(res.Scratch["zebra"]), mib(res.Scratch["bgpd"]))
+	rs[5].Value = mib(res.DemoFRR["zebra"] + res.DemoFRR["bgpd"])
+	rs[5].Detail = fmt.Sprintf("zebra %.1f, bgpd %.1f MiB with the config of section FRR apply (2 tenant VRFs, 4 L2VNIs, %d bytes)",
+		mib(res.DemoFRR["zebra"]), mib(res.DemoFRR["bgpd"]), res.DemoFRRConfig)
+	return rs
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func formatSteps(steps []Step) string {
+	var parts []string
+	for _, s := range steps {
+		parts = append(parts, fmt.Sprintf("%s %.0f", s.Name, ms(s.Took)))
+	}
+	return strings.Join(parts, ", ") + " ms"
+}
+
+// medianSteps is each step's median over the reconciles.
+func medianSteps(runs [][]Step) string {
+	var names []string
+	took := map[string][]time.Duration{}
+	for _, r := range runs {
+		for _, s := range r {
+			if _, ok := took[s.Name]; !ok {
+				names = append(names, s.Name)
+			}
+			took[s.Name] = append(took[s.Name], s.Took)
+		}
+	}
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %.1f", n, stats.Median(stats.Durations(took[n]))))
+	}
+	return strings.Join(parts, ", ") + " ms"
+}
+
+// Method describes the rows under the table.
+const Method = "- node scale: one node in a namespace of its own (internal/lab) with zebra + bgpd as the agent manages them on a " +
+	"node, the network-agent binary of this commit in Kubernetes mode against kube-apiserver + etcd (envtest, as section control " +
+	"plane), `--frr reload` with its scratch validation, `--resync 1s`, no operator: the benchmark writes one NodeNetworkConfig of " +
+	"1000 VRFs (each: table, L3VNI with route target, one leak with one import and three export prefixes) and 1000 layer-2 " +
+	"networks (one per VRF, an anycast gateway in it), so 4000 interfaces: per VRF its L3VNI bridge + VXLAN and its network's " +
+	"bridge + VXLAN (this kernel has no VRF devices: a VRF is its table and rules); the eBPF router routes on the 1000 network " +
+	"bridges (1000 interfaces, 1000 VRFs in its tables). The first apply is the agent's first reconcile as it logs it (plan: " +
+	"observe + render + diff; then its apply steps and the health check; the status write to the API server is not included), " +
+	"checked by counting what the kernel, FRR and the router then hold. The no-op resyncs are the reconciles that follow with " +
+	"the config unchanged, each checked to read the node again (the agent's netlink read counter equals its reconcile count). " +
+	"Memory is VmHWM/VmRSS of /proc: the agent, the node's zebra and bgpd, the agent's scratch zebra and bgpd; the demo " +
+	"node's FRR is zebra + bgpd loaded with section FRR apply's config."
+
+// Run starts the API server, FRR and the agent, measures and tears everything down.
+func Run(ctx context.Context, o Options) (res *Result, err error) {
+	if o.Scale.VRFs < 1 || o.Resyncs < 2 {
+		return nil, errors.New("nodescale: Scale.VRFs >= 1 and Resyncs >= 2 are required")
+	}
+	if err := frrproc.Check(); err != nil {
+		return nil, err
+	}
+	logf := func(format string, args ...any) {
+		if o.Log != nil {
+			fmt.Fprintf(o.Log, "nodescale: "+format+"\n", args...)
+		}
+	}
+	res = &Result{Scale: o.Scale}
+	if res.DemoFRR, res.DemoFRRConfig, err = demoFRRMemory(ctx); err != nil {
+		return nil, fmt.Errorf("FRR with the demo config: %w", err)
+	}
+	logf("demo node's FRR: zebra %.1f MiB, bgpd %.1f MiB", res.DemoFRR["zebra"]/(1<<20), res.DemoFRR["bgpd"]/(1<<20))
+
+	work, err := os.MkdirTemp("", "netop-nodescale-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, os.RemoveAll(work)) }()
+	agentBin := o.Agent
+	if agentBin == "" {
+		root, err := testenv.RepoRoot()
+		if err != nil {
+			return nil, err
+		}
+		agentBin = filepath.Join(work, "network-agent")
+		build := exec.CommandContext(ctx, "go", "build", "-o", agentBin, "./cmd/network-agent")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("go build ./cmd/network-agent: %w\n%s", err, out)
+		}
+	}
+	l, err := lab.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, e := range l.Close() {
+			err = errors.Join(err, e)
+		}
+	}()
+	node, err := l.AddNamespace("node")
+	if err != nil {
+		return nil, err
+	}
+	pins, err := l.PinDir()
+	if err != nil {
+		return nil, err
+	}
+	in, err := frrproc.Start(ctx, frrproc.Options{Netns: node.Name})
+	if err != nil {
+		return nil, fmt.Errorf("the node's FRR: %w", err)
+	}
+	defer func() { err = errors.Join(err, in.Stop()) }()
+
+	env, err := testenv.Start(ctx, testenv.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, env.Stop()) }()
+	spec := Spec(o.Scale, revision)
+	if err := env.Client.Create(ctx, &v1.NodeNetworkConfig{ObjectMeta: metav1.ObjectMeta{Name: nodeName}, Spec: spec}); err != nil {
+		return nil, fmt.Errorf("create the NodeNetworkConfig: %w", err)
+	}
+	kubeconfig := filepath.Join(work, "kubeconfig")
+	if err := writeKubeconfig(env.Config, kubeconfig); err != nil {
+		return nil, err
+	}
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	agent, err := startAgent(agentBin, work, "--node-name", nodeName, "--kubeconfig", kubeconfig, "--netns", node.Name,
+		"--pin-dir", pins, "--state-file", filepath.Join(work, "last-good.yaml"), "--listen", metricsAddr, "--startup-taint", "-",
+		"--resync", "1s", "--frr", "reload", "--frr-vty-socket", in.Dir, "--frr-conf-dir", in.ConfDir,
+		"--frr-state-dir", filepath.Join(work, "frr"))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, agent.stop()) }()
+	logf("agent started with %d VRFs, %d layer-2 networks to apply", len(spec.VRFs), len(spec.Layer2s))
+
+	start := time.Now()
+	var nnc v1.NodeNetworkConfig
+	err = wait.Poll(ctx, 200*time.Millisecond, o.Timeout, "the agent applies "+revision, func(ctx context.Context) (bool, string, error) {
+		if err := agent.running(); err != nil {
+			return false, "", err
+		}
+		for _, r := range parseReconciles(agent.log.String()) {
+			if r.result != "applied" && r.result != "unchanged" {
+				return false, "", fmt.Errorf("the agent did not apply the config: %s", r.line)
+			}
+		}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: nodeName}, &nnc); err != nil {
+			return false, err.Error(), nil
+		}
+		return nnc.Status.AppliedRevision == revision, fmt.Sprintf("applied %q", nnc.Status.AppliedRevision), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w\nagent log:\n%s", err, agent.tail())
+	}
+	logf("applied after %v", time.Since(start).Round(time.Millisecond))
+	for _, s := range nnc.Status.Interfaces {
+		if s.Mode != v1.AttachNone && s.Mode != "" {
+			res.Attached++
+		}
+	}
+	if res.Kernel, err = countKernel(node); err != nil {
+		return nil, err
+	}
+	if res.FRRVRFs, err = countFRRVRFs(ctx, in); err != nil {
+		return nil, err
+	}
+	if err := res.Kernel.check(o.Scale); err != nil {
+		return nil, err
+	}
+	if res.FRRVRFs != o.Scale.VRFs || res.Attached != o.Scale.VRFs {
+		return nil, fmt.Errorf("FRR runs %d BGP VRF instances, the router is attached to %d interfaces: want %d each",
+			res.FRRVRFs, res.Attached, o.Scale.VRFs)
+	}
+
+	// The no-op resyncs: every reconcile after the first apply, the config unchanged.
+	var recs []reconciled
+	err = wait.Poll(ctx, 200*time.Millisecond, time.Duration(o.Resyncs)*10*time.Second, fmt.Sprintf("%d resyncs", o.Resyncs),
+		func(context.Context) (bool, string, error) {
+			if err := agent.running(); err != nil {
+				return false, "", err
+			}
+			recs = parseReconciles(agent.log.String())
+			return len(recs) > o.Resyncs, fmt.Sprintf("%d reconciles", len(recs)), nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("%w\nagent log:\n%s", err, agent.tail())
+	}
+	if recs[0].result != "applied" {
+		return nil, fmt.Errorf("the first reconcile is %q, not applied: %s", recs[0].result, recs[0].line)
+	}
+	res.FirstApply, res.FirstSteps, res.FRRSteps = recs[0].duration, recs[0].steps, frrSteps(agent.log.String())
+	for _, r := range recs[1 : o.Resyncs+1] {
+		if r.result != "unchanged" {
+			return nil, fmt.Errorf("a resync of the unchanged config is %q: %s", r.result, r.line)
+		}
+		res.Resyncs = append(res.Resyncs, r.duration)
+		res.ResyncSteps = append(res.ResyncSteps, r.steps)
+	}
+	m, err := scrape(ctx, "http://"+metricsAddr+"/metrics")
+	if err != nil {
+		return nil, err
+	}
+	res.Observes, res.Reconciles = m.sum("network_operator_netlink_observes_total"), m.sum("network_operator_reconcile_duration_seconds_count")
+	res.Observed = map[string]float64{}
+	for _, kind := range []string{"links", "addresses", "routes", "rules"} {
+		res.Observed[kind] = m.sum(`network_operator_netlink_observed_objects{kind="` + kind + `"}`)
+	}
+	if res.Reconciles < float64(o.Resyncs+1) || res.Observes != res.Reconciles || res.Observed["links"] < float64(o.Scale.Interfaces()) {
+		return nil, fmt.Errorf("the agent's counters do not show one netlink read of the whole node per reconcile: %.0f reads, "+
+			"%.0f reconciles, %.0f links in the last", res.Observes, res.Reconciles, res.Observed["links"])
+	}
+
+	if res.AgentRSS, res.AgentPeak, err = memory(agent.cmd.Process.Pid); err != nil {
+		return nil, err
+	}
+	if res.FRR, err = rssOf(in.Pids()); err != nil {
+		return nil, err
+	}
+	if res.Scratch, err = rssOf(childDaemons(agent.cmd.Process.Pid)); err != nil {
+		return nil, err
+	}
+	if cfg, err := os.ReadFile(in.ConfigPath()); err == nil {
+		res.ScaleFRRBytes = len(cfg)
+	}
+	return res, nil
+}
+
+// demoFRRMemory starts zebra + bgpd with the demo node's config (section FRR apply's) and reads their memory.
+func demoFRRMemory(ctx context.Context) (map[string]float64, int, error) {
+	c := frrapply.NodeConfig(false)
+	cfg, err := frr.Render(&c)
+	if err != nil {
+		return nil, 0, err
+	}
+	ns, err := frrproc.NewNetns(ctx, "nsdemo-")
+	if err != nil {
+		return nil, 0, err
+	}
+	defer ns.Delete(context.WithoutCancel(ctx))
+	in, err := frrproc.Start(ctx, frrproc.Options{Netns: ns.Name, Config: cfg})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer in.Stop()
+	mem, err := rssOf(in.Pids())
+	return mem, len(cfg), err
+}
+
+// rssOf sums VmRSS per process name (zebra, bgpd) of pids.
+func rssOf(pids []int) (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		if err != nil {
+			return nil, fmt.Errorf("process %d: %w", pid, err)
+		}
+		rss, _, err := memory(pid)
+		if err != nil {
+			return nil, err
+		}
+		out[strings.TrimSpace(string(b))] += rss
+	}
+	if out["zebra"] == 0 || out["bgpd"] == 0 {
+		return nil, fmt.Errorf("no zebra and bgpd among processes %v", pids)
+	}
+	return out, nil
+}
+
+// childDaemons are the zebra and bgpd processes whose parent is pid (the agent's scratch instance).
+func childDaemons(pid int) []int {
+	var out []int
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		s := string(b)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		comm, fields := s[open+1:end], strings.Fields(s[end+1:])
+		if len(fields) < 2 || (comm != "zebra" && comm != "bgpd") || fields[1] != strconv.Itoa(pid) {
+			continue
+		}
+		if p, err := strconv.Atoi(strings.TrimSpace(s[:open])); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// memory is a process's resident set now and its peak (VmRSS, VmHWM of /proc/<pid>/status), in bytes.
+func memory(pid int) (rss, peak float64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, fmt.Errorf("memory of %d: %w", pid, err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || (k != "VmRSS" && k != "VmHWM") {
+			continue
+		}
+		f := strings.Fields(v)
+		if len(f) != 2 || f[1] != "kB" {
+			return 0, 0, fmt.Errorf("/proc/%d/status: %s: %q", pid, k, v)
+		}
+		n, err := strconv.ParseFloat(f[0], 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("/proc/%d/status: %s: %w", pid, k, err)
+		}
+		if k == "VmRSS" {
+			rss = n * 1024
+		} else {
+			peak = n * 1024
+		}
+	}
+	if rss == 0 || peak == 0 {
+		return 0, 0, fmt.Errorf("/proc/%d/status: no VmRSS and VmHWM", pid)
+	}
+	return rss, peak, nil
+}
+
+// countKernel counts the namespace's links (bridges and VXLANs by the agent's prefixes), rules and the routes of
+// the VRF tables.
+func countKernel(n *lab.Netns) (KernelCounts, error) {
+	var k KernelCounts
+	h := n.Handle()
+	links, err := h.LinkList()
+	if err != nil {
+		return k, fmt.Errorf("list links: %w", err)
+	}
+	k.Links = len(links)
+	for _, l := range links {
+		name := l.Attrs().Name
+		switch {
+		case l.Type() == "bridge" && (strings.HasPrefix(name, v1.BridgePrefix) || strings.HasPrefix(name, v1.L2BridgePrefix)):
+			k.Bridges++
+		case l.Type() == "vxlan" && (strings.HasPrefix(name, v1.VXLANPrefix) || strings.HasPrefix(name, v1.L2VXLANPrefix)):
+			k.VXLANs++
+		}
+	}
+	rules, err := h.RuleList(netlink.FAMILY_ALL)
+	if err != nil {
+		return k, fmt.Errorf("list rules: %w", err)
+	}
+	k.Rules = len(rules)
+	routes, err := h.RouteListFiltered(netlink.FAMILY_ALL, &netlink.Route{Table: 0}, netlink.RT_FILTER_TABLE)
+	if err != nil {
+		return k, fmt.Errorf("list routes: %w", err)
+	}
+	for _, r := range routes {
+		if r.Table >= 10000 && r.Table < 20000 {
+			k.Routes++
+		}
+	}
+	return k, nil
+}
+
+func (k KernelCounts) check(s Scale) error {
+	if k.Bridges != 2*s.VRFs || k.VXLANs != 2*s.VRFs {
+		return fmt.Errorf("the namespace holds %d bridges and %d VXLANs of the agent, want %d each", k.Bridges, k.VXLANs, 2*s.VRFs)
+	}
+	if k.Routes < s.VRFs {
+		return fmt.Errorf("the VRF tables hold %d routes, want at least %d (a gateway route per VRF)", k.Routes, s.VRFs)
+	}
+	return nil
+}
+
+// countFRRVRFs counts the "router bgp ... vrf" instances of FRR's running config.
+func countFRRVRFs(ctx context.Context, in *frrproc.Instance) (int, error) {
+	out, err := in.Vtysh(ctx, "show running-config")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, l := range bytes.Split(out, []byte("\n")) {
+		if bytes.HasPrefix(l, []byte("router bgp ")) && bytes.Contains(l, []byte(" vrf ")) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// reconciled is one "reconciled" line of the agent's log.
+type reconciled struct {
+	result   string
+	duration time.Duration
+	steps    []Step
+	line     string
+}
+
+var (
+	resultRe   = regexp.MustCompile(` result=(\S+)`)
+	durationRe = regexp.MustCompile(` duration=(\S+)`)
+	stepsRe    = regexp.MustCompile(` steps="([^"]*)"`)
+	frrStepsRe = regexp.MustCompile(`msg="FRR reloaded".* steps="([^"]*)"`)
+)
+
+// parseReconciles reads the agent's "reconciled" lines (internal/agent/kube).
+func parseReconciles(log string) []reconciled {
+	var out []reconciled
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, " msg=reconciled ") {
+			continue
+		}
+		r := reconciled{line: line}
+		if m := resultRe.FindStringSubmatch(line); m != nil {
+			r.result = m[1]
+		}
+		if m := durationRe.FindStringSubmatch(line); m != nil {
+			r.duration, _ = time.ParseDuration(m[1])
+		}
+		if m := stepsRe.FindStringSubmatch(line); m != nil {
+			for part := range strings.SplitSeq(m[1], ", ") {
+				name, d, ok := strings.Cut(part, " ")
+				if took, err := time.ParseDuration(d); ok && err == nil {
+					r.steps = append(r.steps, Step{Name: name, Took: took})
+				}
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// frrSteps is the steps field of the agent's first "FRR reloaded" line.
+func frrSteps(log string) string {
+	if m := frrStepsRe.FindStringSubmatch(log); m != nil {
+		return m[1]
+	}
+	return "not logged"
+}
+
+// metricsText is a Prometheus text exposition.
+type metricsText string
+
+// sum adds the samples whose name (with labels, as written) starts with prefix.
+func (m metricsText) sum(prefix string) float64 {
+	total := 0.0
+	for _, line := range strings.Split(string(m), "\n") {
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		rest := line[len(prefix):]
+		if rest == "" || (rest[0] != ' ' && rest[0] != '{') {
+			continue
+		}
+		f := strings.Fields(line)
+		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
+			total += v
+		}
+	}
+	return total
+}
+
+func scrape(ctx context.Context, url string) (metricsText, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("scrape %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("status %s", resp.Status)
+	}
+	if err != nil {
+		return "", fmt.Errorf("scrape %s: %w", url, err)
+	}
+	return metricsText(out), nil
+}
+
+// agentProc is the network-agent process.
+type agentProc struct {
+	cmd  *exec.Cmd
+	log  *syncbuf.Buffer
+	done chan error
+}
+
+func startAgent(bin, work string, args ...string) (*agentProc, error) {
+	a := &agentProc{log: &syncbuf.Buffer{}, done: make(chan error, 1)}
+	a.cmd = exec.Command(bin, args...)
+	a.cmd.Dir = work
+	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
+	a.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := a.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the agent: %w", err)
+	}
+	go func() { a.done <- a.cmd.Wait() }()
+	return a, nil
+}
+
+func (a *agentProc) running() error {
+	select {
+	case err := <-a.done:
+		a.done <- err
+		return fmt.Errorf("the agent exited: %v\n%s", err, a.tail())
+	default:
+		return nil
+	}
+}
+
+// stop ends the agent (SIGTERM: it stops its scratch FRR; SIGKILL after 30 s) and waits for it.
+func (a *agentProc) stop() error {
+	_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-a.done:
+		return nil
+	case <-time.After(30 * time.Second):
+		_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
+		<-a.done
+		return errors.New("the agent did not stop within 30 s of SIGTERM")
+	}
+}
+
+func (a *agentProc) tail() string {
+	s := a.log.String()
+	if len(s) > 4000 {
+		s = "..." + s[len(s)-4000:]
+	}
+	return s
+}
+
+// writeKubeconfig writes cfg's server and client certificate as a kubeconfig file.
+func writeKubeconfig(cfg *rest.Config, path string) error {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["agent"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
+	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "agent"}
+	kc.CurrentContext = "envtest"
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		return fmt.Errorf("write kubeconfig: %w", err)
+	}
+	return nil
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
