@@ -21,12 +21,14 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -85,6 +87,7 @@ type flags struct {
 	podNetwork                                   bool
 	criSocket, podNetns, podStateDir             string
 	podSysctlDir                                 string
+	memoryLimit                                  string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -134,6 +137,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.vethVRFs, "veth-vrfs", "", "comma-separated VRFs that get a veth pair to the default VRF")
 	fs.IntVar(&f.defaultMTU, "default-mtu", 0, "MTU of a VRF's links when the spec sets none (0: 1500)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.memoryLimit, "memory-limit", "", "soft limit of the Go runtime's memory, e.g. 40Mi (debug.SetMemoryLimit: the garbage "+
+		"collector works harder near it; set it a little below the container's limit). Empty: $GOMEMLIMIT or none")
 	fs.BoolVar(&f.podNetwork, "pod-network", false, "Kubernetes mode: apply PodNetworkConfigs to this node's pods (their network namespaces, found through --cri-socket)")
 	fs.StringVar(&f.criSocket, "cri-socket", cri.DefaultSocket, "--pod-network: the container runtime's CRI socket")
 	fs.StringVar(&f.podNetns, "pod-netns", string(cri.SourceAuto), "--pod-network: how a pod's network namespace is reached: path (the runtime's "+
@@ -159,6 +164,12 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		return nil, errors.New("--frr-base-config needs --frr reload or systemd")
 	case f.podNetwork && f.configFile != "":
 		return nil, errors.New("--pod-network needs Kubernetes mode (no --config-file)")
+	}
+	if f.memoryLimit != "" {
+		q, err := resource.ParseQuantity(f.memoryLimit)
+		if err != nil || q.Value() <= 0 {
+			return nil, fmt.Errorf("--memory-limit %q: want a positive quantity such as 40Mi", f.memoryLimit)
+		}
 	}
 	if err := cri.Source(f.podNetns).Check(); err != nil {
 		return nil, fmt.Errorf("--pod-netns: %w", err)
@@ -201,6 +212,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	logger := newLogger(stderr, f.logLevel)
+	if f.memoryLimit != "" {
+		q := resource.MustParse(f.memoryLimit) // checked by parseFlags
+		limit := q.Value()
+		debug.SetMemoryLimit(limit)
+		logger.Info("Go memory limit set", "bytes", limit)
+	}
 	if err := run(ctx, f, stdout, logger); err != nil {
 		fmt.Fprintln(stderr, "network-agent:", err)
 		return ExitFailed

@@ -69,7 +69,7 @@ func (m *Manager) Desired(ctx context.Context, spec *v1alpha1.NodeNetworkConfigS
 
 // Observe reads the namespace's current state, with the segmentation offload state of the owned bridges.
 func (m *Manager) Observe(ctx context.Context) (*Observed, error) {
-	o, err := Observe(ctx, m.h, m.s.RouteProtocol)
+	o, err := ObserveIn(ctx, m.h, m.s.NetNS, m.s.RouteProtocol)
 	if err != nil {
 		return nil, err
 	}

@@ -126,6 +126,8 @@ type Engine struct {
 	nmu       sync.RWMutex
 	// steps collects the step times of the running Reconcile (nil outside one; guarded by mu).
 	steps *[]StepTime
+	// frrRendered is the last FRR rendering (guarded by mu).
+	frrRendered *renderedFRR
 }
 
 // StepTime is how long one part of a reconcile took.

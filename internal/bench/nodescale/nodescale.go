@@ -94,7 +94,9 @@ type Result struct {
 	FRRVRFs, Attached int
 	// Memory in bytes: the agent (peak, now), the node's zebra and bgpd, the agent's scratch zebra and bgpd, and
 	// zebra and bgpd with the demo node's config.
-	AgentPeak, AgentRSS          float64
+	AgentPeak, AgentRSS float64
+	// AgentGo is the agent's Go runtime memory at the end (its metrics): heap in use, stacks, all from the OS.
+	AgentGo                      map[string]float64
 	FRR, Scratch, DemoFRR        map[string]float64
 	DemoFRRConfig, ScaleFRRBytes int
 }
@@ -150,7 +152,9 @@ func rows(s Scale, res *Result, err error) []report.Row {
 		res.Observed["rules"], medianSteps(res.ResyncSteps))
 	rs[2].Detail = fmt.Sprintf("max %.1f ms", stats.Percentile(durs, 100))
 	rs[3].Value = mib(res.AgentPeak)
-	rs[3].Detail = fmt.Sprintf("VmHWM of the agent process over the run; VmRSS after the resyncs %.1f MiB", mib(res.AgentRSS))
+	rs[3].Detail = fmt.Sprintf("VmHWM of the agent process over the run; after the resyncs VmRSS %.1f MiB, Go heap in use %.1f, "+
+		"stacks %.1f, all the Go runtime holds %.1f MiB", mib(res.AgentRSS), mib(res.AgentGo["go_memstats_heap_inuse_bytes"]),
+		mib(res.AgentGo["go_memstats_stack_inuse_bytes"]), mib(res.AgentGo["go_memstats_sys_bytes"]))
 	rs[4].Value = mib(res.FRR["zebra"] + res.FRR["bgpd"])
 	rs[4].Detail = fmt.Sprintf("VmRSS after the resyncs: zebra %.1f, bgpd %.1f MiB (config %d KiB); the agent's scratch "+
 		"instance (validation) zebra %.1f, bgpd %.1f MiB more", mib(res.FRR["zebra"]), mib(res.FRR["bgpd"]), res.ScaleFRRBytes>>10,
@@ -368,6 +372,10 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 			"%.0f reconciles, %.0f links in the last", res.Observes, res.Reconciles, res.Observed["links"])
 	}
 
+	res.AgentGo = map[string]float64{}
+	for _, k := range []string{"go_memstats_heap_inuse_bytes", "go_memstats_stack_inuse_bytes", "go_memstats_sys_bytes"} {
+		res.AgentGo[k] = m.sum(k)
+	}
 	if res.AgentRSS, res.AgentPeak, err = memory(agent.cmd.Process.Pid); err != nil {
 		return nil, err
 	}
