@@ -190,7 +190,7 @@ var ErrNotAttached = errors.New("router not attached")
 
 // Verify checks with the kernel that the router runs on every interface of want: the device exists and is up,
 // and our program is attached at its hook (tcx: in the ingress program list; XDP: the device's XDP program;
-// legacy tc: the loader's record of its filter).
+// legacy tc: the loader's record of its filter). The tcx lists are read in one visit of the node's namespace.
 func (d *Dataplane) Verify(want []v1.DataPlaneInterface) error {
 	atts := map[string]loader.Attachment{}
 	for _, a := range d.ldr.Attachments() {
@@ -198,6 +198,7 @@ func (d *Dataplane) Verify(want []v1.DataPlaneInterface) error {
 	}
 	seen := map[string]bool{}
 	var errs []error
+	var tcx []loader.Attachment
 	for _, i := range want {
 		if seen[i.Name] {
 			continue
@@ -217,47 +218,41 @@ func (d *Dataplane) Verify(want []v1.DataPlaneInterface) error {
 			errs = append(errs, fmt.Errorf("interface %s: %w", i.Name, ErrNotAttached))
 			continue
 		}
-		if err := d.verifyHook(a, l); err != nil {
-			errs = append(errs, err)
+		switch {
+		case a.Mode == loader.ModeTCX:
+			tcx = append(tcx, a)
+		case a.Mode.IsXDP():
+			if x := attrs.Xdp; x == nil || !x.Attached || ebpf.ProgramID(x.ProgId) != a.ProgramID {
+				errs = append(errs, fmt.Errorf("interface %s: XDP program is not ours (%d): %w", a.Interface, a.ProgramID, ErrNotAttached))
+			}
 		}
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, d.verifyTCX(tcx)...)...)
 }
 
-func (d *Dataplane) verifyHook(a loader.Attachment, l netlink.Link) error {
-	switch {
-	case a.Mode == loader.ModeTCX:
-		res, err := d.queryTCX(a.Ifindex)
-		if err != nil {
-			return fmt.Errorf("interface %s: query tcx programs: %w", a.Interface, err)
-		}
-		if !slices.Contains(res, a.ProgramID) {
-			return fmt.Errorf("interface %s: program %d not in its tcx ingress list %v: %w", a.Interface, a.ProgramID, res, ErrNotAttached)
-		}
-	case a.Mode.IsXDP():
-		x := l.Attrs().Xdp
-		if x == nil || !x.Attached || ebpf.ProgramID(x.ProgId) != a.ProgramID {
-			return fmt.Errorf("interface %s: XDP program is not ours (%d): %w", a.Interface, a.ProgramID, ErrNotAttached)
-		}
-	}
-	return nil
-}
-
-// queryTCX lists the programs on an interface's tcx ingress; ifindexes are per namespace, so the query runs in
-// the node's.
-func (d *Dataplane) queryTCX(ifindex int) ([]ebpf.ProgramID, error) {
-	var res *link.QueryResult
+// verifyTCX checks that each attachment's program is in its interface's tcx ingress list; ifindexes are per
+// namespace, so the queries run in the node's, all in one visit.
+func (d *Dataplane) verifyTCX(atts []loader.Attachment) []error {
+	var errs []error
 	err := netnsrun.Run(d.ns, func() error {
-		var err error
-		res, err = link.QueryPrograms(link.QueryOptions{Target: ifindex, Attach: ebpf.AttachTCXIngress})
-		return err
+		for _, a := range atts {
+			res, err := link.QueryPrograms(link.QueryOptions{Target: a.Ifindex, Attach: ebpf.AttachTCXIngress})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("interface %s: query tcx programs: %w", a.Interface, err))
+				continue
+			}
+			if !slices.ContainsFunc(res.Programs, func(p link.AttachedProgram) bool { return p.ID == a.ProgramID }) {
+				ids := make([]ebpf.ProgramID, 0, len(res.Programs))
+				for _, p := range res.Programs {
+					ids = append(ids, p.ID)
+				}
+				errs = append(errs, fmt.Errorf("interface %s: program %d not in its tcx ingress list %v: %w", a.Interface, a.ProgramID, ids, ErrNotAttached))
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return nil, err
+		errs = append(errs, fmt.Errorf("query tcx programs in the node's namespace: %w", err))
 	}
-	ids := make([]ebpf.ProgramID, 0, len(res.Programs))
-	for _, p := range res.Programs {
-		ids = append(ids, p.ID)
-	}
-	return ids, nil
+	return errs
 }

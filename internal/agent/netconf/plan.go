@@ -24,12 +24,23 @@ type Plan struct {
 	Notes []string
 	// Observed counts what Observe read for this plan (zero for a plan not computed from the kernel).
 	Observed ObservedCounts
+	// Ifindexes are the links of the namespace by name when the plan was computed (nil: not observed).
+	Ifindexes map[string]int
 }
 
 // ObservedCounts are the sizes of an observation: every link of the namespace, the global addresses, and the
 // routes and rules of netconf's protocol.
 type ObservedCounts struct {
 	Links, Addresses, Routes, Rules int
+}
+
+// Ifindexes maps every observed link's name to its ifindex.
+func (o *Observed) Ifindexes() map[string]int {
+	out := make(map[string]int, len(o.Links))
+	for _, l := range o.Links {
+		out[l.Name] = l.Index
+	}
+	return out
 }
 
 // Counts returns the sizes of o.

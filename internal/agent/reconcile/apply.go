@@ -78,7 +78,7 @@ func (e *Engine) apply(ctx context.Context, p *Plan) error {
 }
 
 // applyMirror plans the mirrors again against the node (the interfaces now exist, re-created ones lost their
-// filters) and applies that. A mirror the kernel cannot carry (no GRE) is logged and reported (Outcome.Mirrors),
+// filters) and applies that; when the netlink plan changed nothing, the plan's own mirror part is applied. A mirror the kernel cannot carry (no GRE) is logged and reported (Outcome.Mirrors),
 // not an error.
 func (e *Engine) applyMirror(ctx context.Context, p *Plan) error {
 	if e.o.Mirror == nil {
@@ -86,10 +86,13 @@ func (e *Engine) applyMirror(ctx context.Context, p *Plan) error {
 	}
 	mo := &MirrorOutcome{Mirrors: slices.Clone(p.Spec.Mirrors)}
 	defer e.setMirrorOutcome(mo)
-	mp, err := e.o.Mirror.Plan(ctx, p.Spec, p.Netlink.Desired)
-	if err != nil {
-		mo.Err = err
-		return err
+	mp := p.Mirror // the node's links are as planned when netlink changed nothing
+	if mp == nil || !p.Netlink.Empty() {
+		var err error
+		if mp, err = e.o.Mirror.Plan(ctx, p.Spec, p.Netlink.Desired); err != nil {
+			mo.Err = err
+			return err
+		}
 	}
 	res, err := e.o.Mirror.Apply(ctx, mp)
 	mo.Err = err
@@ -166,7 +169,11 @@ func stepTimes(steps []frr.Step) string {
 }
 
 func (e *Engine) applyTables(ctx context.Context, p *Plan) error {
-	t, err := specTables(p.Spec, p.Netlink.Desired, liveLinks(e.o.Links))
+	links := e.o.Links // interfaces may have been created: their ifindexes are the kernel's now
+	if p.Netlink.Empty() {
+		links = e.observedLinks(p.Netlink)
+	}
+	t, err := specTables(p.Spec, p.Netlink.Desired, liveLinks(links))
 	if err != nil {
 		return err
 	}
