@@ -237,6 +237,15 @@ func (e *Engine) interfaceStatus(want []v1.DataPlaneInterface) []v1.InterfaceSta
 	return out
 }
 
+// frrAnswers checks that FRR answers, with the cheaper check when the status source has one (frr.Target).
+func frrAnswers(ctx context.Context, st FRRStatus) error {
+	if a, ok := st.(interface{ Answering(context.Context) error }); ok {
+		return a.Answering(ctx)
+	}
+	_, err := st.Summary(ctx)
+	return err
+}
+
 // ErrUnhealthy wraps every health check failure.
 var ErrUnhealthy = errors.New("health check failed")
 
@@ -259,7 +268,7 @@ func (e *Engine) healthCheck(ctx context.Context, spec *v1.NodeNetworkConfigSpec
 		errs = append(errs, fmt.Errorf("version map holds %q, want %q", short(v.Revision), short(mapVersion)))
 	}
 	if e.o.FRR != nil && spec.Underlay.ASN != 0 {
-		if _, err := e.o.FRRStatus.Summary(ctx); err != nil {
+		if err := frrAnswers(ctx, e.o.FRRStatus); err != nil {
 			errs = append(errs, fmt.Errorf("FRR: %w", err))
 		}
 	}
