@@ -103,7 +103,7 @@ func (m *Manager) Plan(ctx context.Context, spec *v1alpha1.NodeNetworkConfigSpec
 		return nil, err
 	}
 	p := ComputePlan(d, o)
-	p.Observed, p.Ifindexes = o.Counts(), o.Ifindexes()
+	p.Observed, p.Ifindexes, p.Links = o.Counts(), o.Ifindexes(), o.Links
 	return p, nil
 }
 

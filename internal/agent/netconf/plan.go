@@ -24,8 +24,10 @@ type Plan struct {
 	Notes []string
 	// Observed counts what Observe read for this plan (zero for a plan not computed from the kernel).
 	Observed ObservedCounts
-	// Ifindexes are the links of the namespace by name when the plan was computed (nil: not observed).
+	// Ifindexes are the links of the namespace by name when the plan was computed (nil: not observed), Links
+	// the same links as observed.
 	Ifindexes map[string]int
+	Links     []LinkState
 }
 
 // ObservedCounts are the sizes of an observation: every link of the namespace, the global addresses, and the

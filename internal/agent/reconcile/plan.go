@@ -217,7 +217,7 @@ func (e *Engine) planSteps(ctx context.Context, spec *v1.NodeNetworkConfigSpec, 
 		return p, fail("frr", err)
 	}
 	if e.o.Mirror != nil {
-		if p.Mirror, err = e.o.Mirror.Plan(ctx, spec, p.Netlink.Desired); err != nil {
+		if p.Mirror, err = e.planMirror(ctx, spec, p.Netlink); err != nil {
 			return p, fail("mirror", err)
 		}
 	}
@@ -345,6 +345,22 @@ func (e *Engine) planAttach(p *Plan) error {
 	p.Attach = dataplane.PlanAttach(dataplane.AttachInput{Want: want, Attached: e.o.Dataplane.Attachments(),
 		Ifindex: idx, Recreated: re, MirroredIngress: mirroredIngress(p.Mirror)})
 	return nil
+}
+
+// planMirror plans the mirrors with the netlink plan's observation of the node's links when the mirror manager
+// takes one (no second dump of every link).
+func (e *Engine) planMirror(ctx context.Context, spec *v1.NodeNetworkConfigSpec, np *netconf.Plan) (*mirror.Plan, error) {
+	po, ok := e.o.Mirror.(interface {
+		PlanObserved(context.Context, *v1.NodeNetworkConfigSpec, *netconf.Desired, []mirror.Link) (*mirror.Plan, error)
+	})
+	if !ok || np.Links == nil {
+		return e.o.Mirror.Plan(ctx, spec, np.Desired)
+	}
+	links := make([]mirror.Link, len(np.Links))
+	for i, l := range np.Links {
+		links[i] = mirror.Link{Name: l.Name, Alias: l.Alias, Index: l.Index}
+	}
+	return po.PlanObserved(ctx, spec, np.Desired, links)
 }
 
 // observedLinks looks names up in the plan's observation of the node (one netlink dump for every interface of

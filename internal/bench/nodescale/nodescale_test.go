@@ -1,0 +1,116 @@
+package nodescale
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/network-operator/network-operator/internal/agent/app"
+	"github.com/network-operator/network-operator/internal/testenv"
+	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/pkg/frr/frrtest"
+)
+
+// reexecEnv makes the test binary run the agent (app.Run) instead of the tests: the measurement starts "the agent
+// binary" as a process of its own without a go build.
+const reexecEnv = "NETWORK_AGENT_NODESCALE_REEXEC"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(reexecEnv) == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+func TestSpecCounts(t *testing.T) {
+	s := Scale{VRFs: 7, Prefixes: 2}
+	spec := Spec(s, "r")
+	if len(spec.VRFs) != 7 || len(spec.Layer2s) != 7 || len(spec.DataPlane.Interfaces) != 7 || s.Interfaces() != 28 {
+		t.Fatalf("%d VRFs, %d layer-2 networks, %d router interfaces, %d interfaces: want 7, 7, 7, 28", len(spec.VRFs),
+			len(spec.Layer2s), len(spec.DataPlane.Interfaces), s.Interfaces())
+	}
+	if got := len(spec.VRFs[3].Leaks[0].Export); got != 2 {
+		t.Errorf("%d export prefixes, want 2", got)
+	}
+	if spec.ExpectedMapVersion != spec.MapVersion() {
+		t.Error("ExpectedMapVersion is not the spec's MapVersion")
+	}
+}
+
+func TestParseAgentLog(t *testing.T) {
+	log := `time=2026-11-25T00:00:00Z level=INFO msg="FRR reloaded" hash=ab added=3 steps="scratch load 1.2s, vtysh -f delta 900ms"
+time=2026-11-25T00:00:01Z level=INFO msg=reconciled revision=r1 result=applied duration=2.5s steps="plan 12ms, vrfs 1ms, frr 2.1s, health 3ms" err=<nil>
+time=2026-11-25T00:00:02Z level=INFO msg=reconciled revision=r1 result=unchanged duration=41.5ms steps="plan 30ms, health 9ms" err=<nil>
+time=2026-11-25T00:00:02Z level=INFO msg="something else" result=failed`
+	recs := parseReconciles(log)
+	if len(recs) != 2 {
+		t.Fatalf("%d reconciles, want 2", len(recs))
+	}
+	if recs[0].result != "applied" || recs[0].duration != 2500*time.Millisecond || len(recs[0].steps) != 4 ||
+		recs[0].steps[2] != (Step{Name: "frr", Took: 2100 * time.Millisecond}) {
+		t.Errorf("first: %+v", recs[0])
+	}
+	if recs[1].result != "unchanged" || recs[1].duration != 41500*time.Microsecond || len(recs[1].steps) != 2 {
+		t.Errorf("second: %+v", recs[1])
+	}
+	if got := frrSteps(log); got != "scratch load 1.2s, vtysh -f delta 900ms" {
+		t.Errorf("FRR steps %q", got)
+	}
+}
+
+func TestMetricsSum(t *testing.T) {
+	m := metricsText(`# HELP x
+network_operator_reconcile_duration_seconds_count{result="applied"} 1
+network_operator_reconcile_duration_seconds_count{result="unchanged"} 20
+network_operator_reconcile_duration_seconds_count_other 5
+network_operator_netlink_observes_total 21
+`)
+	for prefix, want := range map[string]float64{
+		"network_operator_reconcile_duration_seconds_count":                     21,
+		"network_operator_netlink_observes_total":                               21,
+		`network_operator_reconcile_duration_seconds_count{result="unchanged"}`: 20,
+		"network_operator_missing":                                              0,
+	} {
+		if got := m.sum(prefix); got != want {
+			t.Errorf("sum(%s) = %v, want %v", prefix, got, want)
+		}
+	}
+}
+
+// TestRunSmall runs the measurement with 5 VRFs: the agent as a process of its own against a real API server and
+// FRR, every row measured and checked. (How fast is make bench's business, not asserted.)
+func TestRunSmall(t *testing.T) {
+	testreq.Root(t)
+	testreq.BPFFS(t)
+	frrtest.Require(t)
+	_, err := testenv.AssetsDir()
+	testreq.Need(t, "API-server binaries (kube-apiserver, etcd; make envtest builds them)", err)
+	t.Setenv(reexecEnv, "1")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	o := Options{Scale: Scale{VRFs: 5, Prefixes: 2}, Resyncs: 3, Agent: os.Args[0], Timeout: 3 * time.Minute}
+	res, err := Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FirstApply <= 0 || len(res.Resyncs) != 3 || res.Kernel.Bridges != 10 || res.Kernel.VXLANs != 10 || res.FRRVRFs != 5 ||
+		res.Attached != 5 || res.AgentPeak <= 0 {
+		t.Fatalf("result %+v", res)
+	}
+	if !strings.Contains(formatSteps(res.FirstSteps), "frr ") || !strings.Contains(medianSteps(res.ResyncSteps), "plan ") {
+		t.Errorf("steps: first apply %s, resyncs %s", formatSteps(res.FirstSteps), medianSteps(res.ResyncSteps))
+	}
+	for _, r := range rows(o.Scale, res, nil) {
+		if r.Err != nil || r.Value <= 0 {
+			t.Errorf("%s: %v %s, %v", r.Name, r.Value, r.Unit, r.Err)
+		}
+		t.Logf("%s: %.1f %s (%s) %s", r.Name, r.Value, r.Unit, r.Status(), r.Detail)
+	}
+}
