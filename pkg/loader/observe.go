@@ -176,7 +176,7 @@ func (l *Loader) scanLink(s *scanned, ifname, kind, path string) error {
 		s.defunct = append(s.defunct, path)
 		return nil
 	}
-	iface, err := net.InterfaceByIndex(int(ifindex))
+	iface, err := interfaceByIndex(int(ifindex))
 	if err != nil {
 		l.opts.Logger.Warn("pinned link's interface not in this namespace; left alone", "pin", path, "ifindex", ifindex)
 		lnk.Close()
