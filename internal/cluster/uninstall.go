@@ -221,7 +221,7 @@ func (c *Cluster) nodeLeftovers(ctx context.Context, n *Node, foreign []Foreign)
 			}
 		}
 	}
-	obs, err := netconf.Observe(ctx, n.NS.Handle(), 0)
+	obs, err := netconf.ObserveIn(ctx, n.NS.Handle(), n.NS.NsHandle(), 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("netlink objects on %s: %w", n.Name, err)
 	}

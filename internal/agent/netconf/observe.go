@@ -15,15 +15,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Observe reads every link of the handle's namespace, the global addresses and port flags of the owned ones,
-// and the routes and rules tagged with routeProtocol.
-func Observe(ctx context.Context, h *netlink.Handle, routeProtocol uint8) (*Observed, error) {
-	return observe(ctx, h, routeProtocol, nil)
-}
-
-// ObserveIn is Observe for a handle of namespace ns (0: the caller's own), reading the port flags of every
-// bridge port with one dump instead of one per port: the kernel answers netlink's per-port query
-// (LinkGetProtinfo) with a dump of every port, so per port it was O(ports^2) - 2000 ports took seconds.
+// ObserveIn reads every link of the namespace ns (0: the caller's own) through h, which must be a handle of ns,
+// the global addresses and port flags of the owned ones, and the routes and rules tagged with routeProtocol. The
+// port flags of every bridge port come from one dump instead of one query per port: the kernel answers netlink's
+// per-port query (LinkGetProtinfo) with a dump of every port, so per port it was O(ports^2) - 2000 ports took
+// seconds.
 func ObserveIn(ctx context.Context, h *netlink.Handle, ns netns.NsHandle, routeProtocol uint8) (*Observed, error) {
 	return observe(ctx, h, routeProtocol, func() (map[int]PortFlags, error) { return bridgePortFlags(ns) })
 }
@@ -73,7 +69,7 @@ func observe(ctx context.Context, h *netlink.Handle, routeProtocol uint8, ports 
 		st.Addrs = byLink[st.Index]
 		slices.SortFunc(st.Addrs, func(a, b Address) int { return strings.Compare(a.Prefix.String(), b.Prefix.String()) })
 		if OwnedAlias(st.Alias) && st.Master != "" && kinds[l.Attrs().MasterIndex] == KindBridge {
-			if portFlags == nil && ports != nil {
+			if portFlags == nil {
 				if portFlags, err = ports(); err != nil {
 					return nil, fmt.Errorf("observe: bridge port flags: %w", err)
 				}

@@ -202,7 +202,7 @@ func run(ctx context.Context, o Options) (res result, err error) {
 	}
 	res.first = time.Since(start)
 
-	ps, err := findProcs(op.cmd.Process.Pid)
+	ps, err := findProcs(op.Pid())
 	if err != nil {
 		return res, err
 	}

@@ -5,22 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/network-operator/network-operator/internal/bench/benchproc"
 	"github.com/network-operator/network-operator/internal/syncbuf"
 	"github.com/network-operator/network-operator/internal/wait"
 )
@@ -30,32 +27,8 @@ const requestsMetric = "network_operator_api_requests_total"
 
 // operatorProc is the operator binary running against the control plane.
 type operatorProc struct {
-	cmd         *exec.Cmd
+	*benchproc.Proc
 	metricsAddr string
-	logs        *syncbuf.Buffer
-	exited      chan error
-}
-
-// writeKubeconfig writes cfg's server and client certificate as a kubeconfig file.
-func writeKubeconfig(cfg *rest.Config, path string) error {
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["operator"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
-	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "operator"}
-	kc.CurrentContext = "envtest"
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
-		return fmt.Errorf("write kubeconfig: %w", err)
-	}
-	return nil
-}
-
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }
 
 // startOperator starts bin as the chart runs it (leader election, metrics and probes, the given extra flags), but
@@ -63,31 +36,30 @@ func freeAddr() (string, error) {
 // until it is ready (informers synced).
 func startOperator(ctx context.Context, bin string, cfg *rest.Config, dir string, extra ...string) (*operatorProc, error) {
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := writeKubeconfig(cfg, kubeconfig); err != nil {
+	if err := benchproc.WriteKubeconfig(cfg, "operator", kubeconfig); err != nil {
 		return nil, err
 	}
-	metricsAddr, err := freeAddr()
+	metricsAddr, err := benchproc.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	probeAddr, err := freeAddr()
+	probeAddr, err := benchproc.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
 	args := append([]string{"--kubeconfig", kubeconfig, "--leader-elect", "--leader-election-namespace", "default",
 		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", probeAddr, "--webhooks=false"}, extra...)
-	p := &operatorProc{cmd: exec.Command(bin, args...), metricsAddr: metricsAddr, logs: &syncbuf.Buffer{}, exited: make(chan error, 1)}
-	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
-	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start operator %s: %w", bin, err)
+	logs := &syncbuf.Buffer{}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logs, logs
+	proc, err := benchproc.Start("the operator", cmd, func() ([]byte, error) { return []byte(logs.String()), nil })
+	if err != nil {
+		return nil, err
 	}
-	go func() { p.exited <- p.cmd.Wait() }()
+	p := &operatorProc{Proc: proc, metricsAddr: metricsAddr}
 	err = wait.Poll(ctx, 50*time.Millisecond, time.Minute, "operator ready", func(ctx context.Context) (bool, string, error) {
-		select {
-		case err := <-p.exited:
-			p.exited <- err
-			return false, "", fmt.Errorf("operator exited: %v: %s", err, p.tail())
-		default:
+		if err := p.Running(); err != nil {
+			return false, "", err
 		}
 		if _, err := get(ctx, "http://"+probeAddr+"/readyz"); err != nil {
 			return false, err.Error(), nil
@@ -100,34 +72,8 @@ func startOperator(ctx context.Context, bin string, cfg *rest.Config, dir string
 	return p, nil
 }
 
-// tail is the end of the operator's log, for error messages.
-func (p *operatorProc) tail() string {
-	s := p.logs.String()
-	if len(s) > 2000 {
-		s = "..." + s[len(s)-2000:]
-	}
-	return s
-}
-
-// stop ends the operator with SIGTERM (it must exit cleanly) or, after 30 s, SIGKILL.
-func (p *operatorProc) stop() error {
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("stop operator: %w", err)
-	}
-	timer := time.NewTimer(30 * time.Second)
-	defer timer.Stop()
-	select {
-	case err := <-p.exited:
-		p.exited <- err
-		if err != nil {
-			return fmt.Errorf("operator exited with %w: %s", err, p.tail())
-		}
-		return nil
-	case <-timer.C:
-		_ = p.cmd.Process.Kill()
-		return fmt.Errorf("operator did not stop within 30 s of SIGTERM: %s", p.tail())
-	}
-}
+// stop ends the operator with SIGTERM: it must exit cleanly within 30 s.
+func (p *operatorProc) stop() error { return p.StopCleanly(30 * time.Second) }
 
 func get(ctx context.Context, url string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -189,7 +135,7 @@ func parseRequests(text string) (map[string]float64, error) {
 
 // memory is the operator's resident set now and its peak (VmRSS, VmHWM of /proc/<pid>/status), in bytes.
 func (p *operatorProc) memory() (rss, peak float64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid()))
 	if err != nil {
 		return 0, 0, fmt.Errorf("operator memory: %w", err)
 	}

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,17 +17,14 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/vishvananda/netlink"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/bench/benchproc"
 	"github.com/network-operator/network-operator/internal/bench/frrapply"
 	"github.com/network-operator/network-operator/internal/bench/report"
 	"github.com/network-operator/network-operator/internal/bench/stats"
@@ -278,10 +274,10 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		return nil, fmt.Errorf("create the NodeNetworkConfig: %w", err)
 	}
 	kubeconfig := filepath.Join(work, "kubeconfig")
-	if err := writeKubeconfig(env.Config, kubeconfig); err != nil {
+	if err := benchproc.WriteKubeconfig(env.Config, "agent", kubeconfig); err != nil {
 		return nil, err
 	}
-	metricsAddr, err := freeAddr()
+	metricsAddr, err := benchproc.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -292,16 +288,16 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() { err = errors.Join(err, agent.stop()) }()
+	defer func() { err = errors.Join(err, agent.Stop(30*time.Second)) }()
 	logf("agent started with %d VRFs, %d layer-2 networks to apply", len(spec.VRFs), len(spec.Layer2s))
 
 	start := time.Now()
 	var nnc v1.NodeNetworkConfig
 	err = wait.Poll(ctx, 200*time.Millisecond, o.Timeout, "the agent applies "+revision, func(ctx context.Context) (bool, string, error) {
-		if err := agent.running(); err != nil {
+		if err := agent.Running(); err != nil {
 			return false, "", err
 		}
-		for _, r := range parseReconciles(agent.log.String()) {
+		for _, r := range parseReconciles(agent.Output()) {
 			if r.result != "applied" && r.result != "unchanged" {
 				return false, "", fmt.Errorf("the agent did not apply the config: %s", r.line)
 			}
@@ -312,7 +308,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		return nnc.Status.AppliedRevision == revision, fmt.Sprintf("applied %q", nnc.Status.AppliedRevision), nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w\nagent log:\n%s", err, agent.tail())
+		return nil, fmt.Errorf("%w\nagent log:\n%s", err, agent.Tail())
 	}
 	logf("applied after %v", time.Since(start).Round(time.Millisecond))
 	for _, s := range nnc.Status.Interfaces {
@@ -338,19 +334,19 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	var recs []reconciled
 	err = wait.Poll(ctx, 200*time.Millisecond, time.Duration(o.Resyncs)*10*time.Second, fmt.Sprintf("%d resyncs", o.Resyncs),
 		func(context.Context) (bool, string, error) {
-			if err := agent.running(); err != nil {
+			if err := agent.Running(); err != nil {
 				return false, "", err
 			}
-			recs = parseReconciles(agent.log.String())
+			recs = parseReconciles(agent.Output())
 			return len(recs) > o.Resyncs, fmt.Sprintf("%d reconciles", len(recs)), nil
 		})
 	if err != nil {
-		return nil, fmt.Errorf("%w\nagent log:\n%s", err, agent.tail())
+		return nil, fmt.Errorf("%w\nagent log:\n%s", err, agent.Tail())
 	}
 	if recs[0].result != "applied" {
 		return nil, fmt.Errorf("the first reconcile is %q, not applied: %s", recs[0].result, recs[0].line)
 	}
-	res.FirstApply, res.FirstSteps, res.FRRSteps = recs[0].duration, recs[0].steps, frrSteps(agent.log.String())
+	res.FirstApply, res.FirstSteps, res.FRRSteps = recs[0].duration, recs[0].steps, frrSteps(agent.Output())
 	for _, r := range recs[1 : o.Resyncs+1] {
 		if r.result != "unchanged" {
 			return nil, fmt.Errorf("a resync of the unchanged config is %q: %s", r.result, r.line)
@@ -376,13 +372,13 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	for _, k := range []string{"go_memstats_heap_inuse_bytes", "go_memstats_stack_inuse_bytes", "go_memstats_sys_bytes"} {
 		res.AgentGo[k] = m.sum(k)
 	}
-	if res.AgentRSS, res.AgentPeak, err = memory(agent.cmd.Process.Pid); err != nil {
+	if res.AgentRSS, res.AgentPeak, err = memory(agent.Pid()); err != nil {
 		return nil, err
 	}
 	if res.FRR, err = rssOf(in.Pids()); err != nil {
 		return nil, err
 	}
-	if res.Scratch, err = rssOf(childDaemons(agent.cmd.Process.Pid)); err != nil {
+	if res.Scratch, err = rssOf(childDaemons(agent.Pid())); err != nil {
 		return nil, err
 	}
 	if cfg, err := os.ReadFile(in.ConfigPath()); err == nil {
@@ -644,75 +640,11 @@ func scrape(ctx context.Context, url string) (metricsText, error) {
 	return metricsText(out), nil
 }
 
-// agentProc is the network-agent process.
-type agentProc struct {
-	cmd  *exec.Cmd
-	log  *syncbuf.Buffer
-	done chan error
-}
-
-func startAgent(bin, work string, args ...string) (*agentProc, error) {
-	a := &agentProc{log: &syncbuf.Buffer{}, done: make(chan error, 1)}
-	a.cmd = exec.Command(bin, args...)
-	a.cmd.Dir = work
-	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
-	a.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := a.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the agent: %w", err)
-	}
-	go func() { a.done <- a.cmd.Wait() }()
-	return a, nil
-}
-
-func (a *agentProc) running() error {
-	select {
-	case err := <-a.done:
-		a.done <- err
-		return fmt.Errorf("the agent exited: %v\n%s", err, a.tail())
-	default:
-		return nil
-	}
-}
-
-// stop ends the agent (SIGTERM: it stops its scratch FRR; SIGKILL after 30 s) and waits for it.
-func (a *agentProc) stop() error {
-	_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-a.done:
-		return nil
-	case <-time.After(30 * time.Second):
-		_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
-		<-a.done
-		return errors.New("the agent did not stop within 30 s of SIGTERM")
-	}
-}
-
-func (a *agentProc) tail() string {
-	s := a.log.String()
-	if len(s) > 4000 {
-		s = "..." + s[len(s)-4000:]
-	}
-	return s
-}
-
-// writeKubeconfig writes cfg's server and client certificate as a kubeconfig file.
-func writeKubeconfig(cfg *rest.Config, path string) error {
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["agent"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
-	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "agent"}
-	kc.CurrentContext = "envtest"
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
-		return fmt.Errorf("write kubeconfig: %w", err)
-	}
-	return nil
-}
-
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
+// startAgent starts the agent binary in work with args; its output is kept for errors.
+func startAgent(bin, work string, args ...string) (*benchproc.Proc, error) {
+	logs := &syncbuf.Buffer{}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = work
+	cmd.Stdout, cmd.Stderr = logs, logs
+	return benchproc.Start("the agent", cmd, func() ([]byte, error) { return []byte(logs.String()), nil })
 }

@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/bench/benchproc"
 	"github.com/network-operator/network-operator/internal/bench/report"
 	"github.com/network-operator/network-operator/internal/bench/stats"
 	"github.com/network-operator/network-operator/internal/images"
@@ -241,9 +241,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() { err = errors.Join(err, agent.stop()) }()
+	defer func() { err = errors.Join(err, agent.Stop(15*time.Second)) }()
 	err = wait.Poll(ctx, 100*time.Millisecond, 2*time.Minute, "the agent applies "+revision, func(ctx context.Context) (bool, string, error) {
-		if err := agent.running(); err != nil {
+		if err := agent.Running(); err != nil {
 			return false, "", err
 		}
 		var nnc v1.NodeNetworkConfig
@@ -253,7 +253,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		return nnc.Status.AppliedRevision == revision, fmt.Sprintf("applied %q", nnc.Status.AppliedRevision), nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w\nagent log:\n%s", err, agent.tail())
+		return nil, fmt.Errorf("%w\nagent log:\n%s", err, agent.Tail())
 	}
 	logf("agent applied the node's configuration %v after the start", time.Since(start).Round(time.Millisecond))
 	if err := waitServiceAccount(ctx, c); err != nil {
@@ -293,7 +293,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		}
 		running, up, err := w.wait(ctx, name, podTimeout, agent)
 		if err != nil {
-			return nil, fmt.Errorf("%w\nagent log:\n%s", err, agent.tail())
+			return nil, fmt.Errorf("%w\nagent log:\n%s", err, agent.Tail())
 		}
 		res.RunningToUp = append(res.RunningToUp, up.Sub(running))
 		res.SandboxToUp = append(res.SandboxToUp, up.Sub(w.sandboxAt(name)))
@@ -341,72 +341,29 @@ func allocate(ctx context.Context, c client.Client, allocs []any) error {
 	return nil
 }
 
-// agentProc is the network-agent process.
-type agentProc struct {
-	cmd  *exec.Cmd
-	log  string
-	done chan error
-}
-
 // startAgent runs the agent binary as the chart does, minus FRR: in the host's namespaces, configuring the node's
-// network namespace, pod networking through the node's containerd.
-func startAgent(ctx context.Context, bin, work, pins string, kn *kubenodes.Cluster, n *kubenodes.Node) (*agentProc, error) {
+// network namespace, pod networking through the node's containerd. Its log goes to a file in work.
+func startAgent(ctx context.Context, bin, work, pins string, kn *kubenodes.Cluster, n *kubenodes.Node) (*benchproc.Proc, error) {
 	dir := filepath.Join(work, "agent")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	a := &agentProc{log: filepath.Join(dir, "agent.log"), done: make(chan error, 1)}
-	f, err := os.Create(a.log)
+	logPath := filepath.Join(dir, "agent.log")
+	f, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	a.cmd = exec.Command(bin, "--node-name", n.Name, "--kubeconfig", kn.AdminKubeconfig(), "--netns", n.Netns,
+	cmd := exec.Command(bin, "--node-name", n.Name, "--kubeconfig", kn.AdminKubeconfig(), "--netns", n.Netns,
 		"--pin-dir", pins, "--state-file", filepath.Join(dir, "last-good.yaml"), "--listen", "", "--startup-taint", "-",
 		"--frr", "none", "--frr-state-dir", filepath.Join(dir, "frr"),
 		"--pod-network", "--cri-socket", n.CRISocket(), "--pod-netns", "auto", "--pod-state-dir", filepath.Join(dir, "pods"))
-	a.cmd.Stdout, a.cmd.Stderr = f, f
-	a.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := a.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the agent: %w", err)
-	}
-	go func() { a.done <- a.cmd.Wait() }()
-	return a, ctx.Err()
-}
-
-// running returns an error when the agent has exited.
-func (a *agentProc) running() error {
-	select {
-	case err := <-a.done:
-		a.done <- err
-		return fmt.Errorf("the agent exited: %v\n%s", err, a.tail())
-	default:
-		return nil
-	}
-}
-
-// stop ends the agent (SIGTERM, then SIGKILL after 15 s) and waits for it.
-func (a *agentProc) stop() error {
-	_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-a.done:
-		return nil
-	case <-time.After(15 * time.Second):
-		_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
-		<-a.done
-		return errors.New("the agent did not stop within 15s of SIGTERM")
-	}
-}
-
-func (a *agentProc) tail() string {
-	data, err := os.ReadFile(a.log)
+	cmd.Stdout, cmd.Stderr = f, f
+	a, err := benchproc.Start("the agent", cmd, func() ([]byte, error) { return os.ReadFile(logPath) })
 	if err != nil {
-		return err.Error()
+		return nil, err
 	}
-	if len(data) > 4000 {
-		data = data[len(data)-4000:]
-	}
-	return string(data)
+	return a, ctx.Err()
 }
 
 // watcher records when it first saw each pod's sandbox ready, each pod Running and each pod's entry Applied.
@@ -511,7 +468,7 @@ func (w *watcher) fail(err error) {
 }
 
 // wait returns when the watcher has seen pod Running and Applied.
-func (w *watcher) wait(ctx context.Context, pod string, timeout time.Duration, agent *agentProc) (running, applied time.Time, err error) {
+func (w *watcher) wait(ctx context.Context, pod string, timeout time.Duration, agent *benchproc.Proc) (running, applied time.Time, err error) {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	alive := time.NewTicker(time.Second) // the agent may die without any event
@@ -528,7 +485,7 @@ func (w *watcher) wait(ctx context.Context, pod string, timeout time.Duration, a
 		case rok && aok:
 			return r, a, nil
 		}
-		if err := agent.running(); err != nil {
+		if err := agent.Running(); err != nil {
 			return r, a, err
 		}
 		select {
