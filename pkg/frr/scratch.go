@@ -11,7 +11,8 @@ import (
 )
 
 // scratch is a Reloader's long-lived scratch FRR instance: the daemons of Options.ScratchDaemons in a namespace
-// of their own, without a BGP listener, started at the first validation and kept until Close.
+// of their own, without a BGP listener, started at the first validation and kept until Close, or until it was
+// idle long enough to be released (Reloader.ReleaseIdleScratch; the next validation starts it again).
 //
 // Its verdicts are those of Target.Check: vtysh's parser, then a load into fresh daemons (loadVerdict). A config
 // is refused only by these, with their messages and line numbers. A config is accepted either by them, or - when
@@ -37,6 +38,8 @@ type scratch struct {
 	loaded bool
 	// running is the instance's running config after the last delta; nil: read it when needed.
 	running *frrdiff.Config
+	// used is when the last validation ended (see Reloader.ReleaseIdleScratch).
+	used time.Time
 }
 
 func newScratch(t Target, daemons []string) *scratch { return &scratch{target: t, daemons: daemons} }
@@ -44,6 +47,7 @@ func newScratch(t Target, daemons []string) *scratch { return &scratch{target: t
 // validate checks the candidate file (cand is its frrdiff reading; nil when frrdiff cannot read it); syntax is
 // vtysh's parser on the file, run unless the delta accepts it.
 func (s *scratch) validate(ctx context.Context, file string, cand *frrdiff.Config, syntax func() error, tl *timeline) error {
+	defer func() { s.used = time.Now() }()
 	if cand != nil && s.holds {
 		start := time.Now()
 		ok := s.tryDelta(ctx, cand)

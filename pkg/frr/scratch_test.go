@@ -154,3 +154,52 @@ func TestScratchKeepsItsConfig(t *testing.T) {
 		t.Errorf("Validate after Close: %v, want ErrClosed", err)
 	}
 }
+
+func TestScratchReleasedWhenIdle(t *testing.T) {
+	frrtest.Require(t)
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := testReloader(t, Options{})
+	a, b := goldenConf(t, "l3vni-auto"), goldenConf(t, "full")
+	const idle = time.Minute
+	if released, err := r.ReleaseIdleScratch(ctx, idle, time.Now().Add(2*idle)); released || err != nil {
+		t.Fatalf("before any validation: released %v (%v), want nothing to release", released, err)
+	}
+	if _, err := r.validateSteps(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	dir := r.scratch.in.Dir
+	if _, err := os.Stat(dir); dir == "" || err != nil {
+		t.Fatalf("the running instance's directory %q: %v", dir, err)
+	}
+	used := r.scratch.used
+	for _, c := range []struct {
+		name    string
+		idle    time.Duration
+		now     time.Time
+		release bool
+	}{
+		{"used just now", idle, used.Add(idle - time.Second), false},
+		{"no idle limit", 0, used.Add(24 * time.Hour), false},
+		{"idle long enough", idle, used.Add(idle), true},
+		{"already released", idle, used.Add(2 * idle), false},
+	} {
+		released, err := r.ReleaseIdleScratch(ctx, c.idle, c.now)
+		if err != nil || released != c.release {
+			t.Fatalf("%s: released %v (%v), want %v", c.name, released, err, c.release)
+		}
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the released instance's directory %s: %v, want it removed", dir, err)
+	}
+	// The next validation starts it again, with a fresh load (the delta needs the config it held).
+	names, err := r.validateSteps(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := slices.DeleteFunc(names, func(n string) bool { return !strings.HasPrefix(n, "scratch ") })
+	if want := []string{StepScratchStart, StepScratchLoad}; !slices.Equal(got, want) {
+		t.Errorf("after the release: scratch steps %q, want %q", got, want)
+	}
+}

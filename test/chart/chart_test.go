@@ -200,6 +200,11 @@ func TestValuesMatter(t *testing.T) {
 	if r := host["Role/network-operator-agent-bgp-passwords"].(*rbacv1.Role); r.Namespace != "bgp" {
 		t.Errorf("bgpPasswordNamespace=bgp: Role in %q", r.Namespace)
 	}
+	idle := render(t, "agent.frrScratch=true", "agent.frrScratchIdle=90s")
+	args := idle["DaemonSet/network-agent"].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[0].Args
+	if !slices.Contains(args, "--frr-scratch=true") || !slices.Contains(args, "--frr-scratch-idle=90s") {
+		t.Errorf("agent.frrScratch=true, agent.frrScratchIdle=90s: agent args %v", args)
+	}
 	cm := render(t, "webhook.certMode=certManager")
 	if cm["Certificate/network-operator-webhook"] == nil || cm["Issuer/network-operator-selfsigned"] == nil {
 		t.Error("webhook.certMode=certManager renders no Certificate/Issuer")
@@ -225,6 +230,7 @@ func TestBadValues(t *testing.T) {
 		{"frr.capabilities={NET_ADMIN}", "frr.capabilities"},
 		{"image.pullPolicy=Sometimes", "image.pullPolicy"},
 		{"agent.unknown=1", "agent"},
+		{"agent.frrScratchIdle=ten minutes", "agent.frrScratchIdle"},
 	} {
 		t.Run(tc.set, func(t *testing.T) {
 			out, err := run(t, bin, "template", "x", chart, "--set", tc.set)

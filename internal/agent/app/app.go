@@ -77,6 +77,7 @@ type flags struct {
 	frrMode, frrVtySocket, frrConfDir            string
 	frrStateDir, frrSystemdUnit, frrBaseConfig   string
 	frrScratch                                   bool
+	frrScratchIdle                               time.Duration
 	frrManagementVRFs                            string
 	frrWait                                      time.Duration
 	passwordDir                                  string
@@ -121,6 +122,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.frrConfDir, "frr-conf-dir", "", "directory of frr.conf (default /etc/frr)")
 	fs.StringVar(&f.frrStateDir, "frr-state-dir", "/var/lib/network-operator/frr", "where the last applied FRR config is kept")
 	fs.BoolVar(&f.frrScratch, "frr-scratch", true, "validate every new FRR config in scratch daemons (kept running) before applying it")
+	fs.DurationVar(&f.frrScratchIdle, "frr-scratch-idle", 10*time.Minute, "stop the scratch FRR daemons after this long without a "+
+		"validation (they hold about as much memory as the node's FRR; the next validation starts them again); 0: keep them")
 	fs.DurationVar(&f.frrWait, "frr-wait", 2*time.Minute, "at start, wait this long for FRR to answer (it may start next to the agent, e.g. in its pod)")
 	fs.StringVar(&f.passwordDir, "password-dir", "", "standalone: BGP passwords as files <dir>/<namespace>/<name>/<key> (passwordSecretRef)")
 	fs.StringVar(&f.vtepInterface, "vtep-interface", "", "underlay device every VXLAN is bound to (optional)")
@@ -300,6 +303,9 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 		if err := startFRR(ctx, reloader, f.frrWait, logger); err != nil {
 			return err
 		}
+		if f.frrScratchIdle > 0 {
+			defer releaseIdleScratch(ctx, reloader, f.frrScratchIdle, logger)()
+		}
 	}
 	m := metrics.New()
 	dp, err := dataplane.Open(ctx, dataplane.Options{PinDir: f.pinDir, NetNS: ns, Links: links, Logger: logger,
@@ -443,6 +449,33 @@ func dryRun(ctx context.Context, f *flags, stdout io.Writer, nc *netconf.Manager
 // fileEnv is what the node says that a standalone file cannot: the VTEP address or where to find it.
 func fileEnv(f *flags, links *netlink.Handle) nodefile.Env {
 	return nodefile.Env{VTEPAddress: f.vtepAddress, VTEPInterface: f.vtepInterface, Addrs: standalone.LinkAddrs(links)}
+}
+
+// releaseIdleScratch stops the reloader's scratch FRR instance once it has been idle for idle, checking every
+// quarter of it, until the returned stop is called.
+func releaseIdleScratch(ctx context.Context, r *frr.Reloader, idle time.Duration, logger *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(max(idle/4, time.Second))
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-tick.C:
+				released, err := r.ReleaseIdleScratch(ctx, idle, now)
+				switch {
+				case err != nil:
+					logger.Warn("stopping the idle scratch FRR instance", "err", err)
+				case released:
+					logger.Info("stopped the scratch FRR instance, idle", "idle", idle)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // newFRR returns the reloader (nil with --frr none) and the renderer (nil: a whole frr.conf) the flags ask for.

@@ -175,7 +175,7 @@ func TestStandaloneBrownfieldFRR(t *testing.T) {
 	spec.VRFs[1].Leaks = []v1.VRFLeak{{Source: "red-leak", Seq: 10,
 		Import: []v1.NodePrefixItem{{CIDR: "10.1.0.0/16", Seq: 10, Action: v1.PrefixActionPermit}}}}
 	n.writeSpec(t, spec)
-	a := startAgent(t, "", frrAgentArgs(n, fr, "reload", "--frr-base-config", base)...)
+	a := startAgent(t, "", frrAgentArgs(n, fr, "reload", "--frr-base-config", base, "--frr-scratch-idle", "1s")...)
 	st := waitStatus(t, a, n.statusFile(), 90*time.Second, "rev-1 applied or refused", func(s *v1.NodeNetworkConfig) bool {
 		return s.Status.AppliedRevision == "rev-1" && isReady(s) || s.Status.FailedRevision == "rev-1"
 	})
@@ -204,6 +204,15 @@ func TestStandaloneBrownfieldFRR(t *testing.T) {
 	}
 	if strings.Contains(string(conf), "#++") || strings.Count(string(conf), "router bgp 65000\n") != 1 {
 		t.Errorf("frr.conf keeps a hint or has a second underlay instance:\n%s", conf)
+	}
+	// --frr-scratch-idle: the scratch instance that validated rev-1 is stopped once idle (the next validation
+	// starts it again: pkg/frr's TestScratchReleasedWhenIdle).
+	const released = "stopped the scratch FRR instance, idle"
+	err = lab.WaitFor(context.Background(), 30*time.Second, 100*time.Millisecond, func() (bool, error) {
+		return strings.Contains(a.out.String(), released), a.running()
+	})
+	if err != nil {
+		t.Errorf("the idle scratch FRR instance: %v, want the log %q", err, released)
 	}
 	running, err := fr.Vtysh(context.Background(), "show running-config")
 	mustf(t, err, "running config")
