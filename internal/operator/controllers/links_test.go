@@ -112,9 +112,11 @@ func TestLinks(t *testing.T) {
 		})
 	}
 	expect("the gateway network on the gw nodes", want, []string{nodeName(1), nodeName(2)})
-	if got := getLink(t, "uplink").Status.MatchedNodes; !slices.Equal(got, []string{nodeName(1), nodeName(2), nodeName(9)}) {
-		t.Errorf("uplink matched %v, want every node", got)
-	}
+	// Each Link's status is its own write: uplink's may land after gw-vxlan's.
+	waitFor(t, time.Minute, "uplink on every node", func() (bool, error) {
+		got := getLink(t, "uplink").Status.MatchedNodes
+		return slices.Equal(got, []string{nodeName(1), nodeName(2), nodeName(9)}), fmt.Errorf("uplink matched %v, want every node", got)
+	})
 
 	createNode(t, nodeName(3), gw, true)
 	want[nodeName(1)][1] = "gw-vxlan=vxgw vni 4242 dev eth0 master brgw static [10.0.0.3 10.0.0.4]"
