@@ -3,37 +3,24 @@ package controlplane
 import (
 	"context"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/network-operator/network-operator/internal/bench/benchproc/reexec"
 	"github.com/network-operator/network-operator/internal/operator/app"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/testreq"
 )
 
-// reexecEnv makes the test binary run the operator (app.Run) instead of the tests: the scenario starts "the
-// operator binary" as a process of its own without a go build.
-const reexecEnv = "NETWORK_OPERATOR_BENCH_REEXEC"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(reexecEnv) == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-		stop()
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { reexec.Main(m, app.Run) }
 
 // TestRunSmall runs the scenario with 20 nodes: every figure measured, every node's configuration written once per
 // revision, the pace kept.
 func TestRunSmall(t *testing.T) {
 	_, err := testenv.AssetsDir()
 	testreq.Available(t, "API-server binaries (kube-apiserver, etcd)", err)
-	t.Setenv(reexecEnv, "1")
+	t.Setenv(reexec.Env, "1")
 	o := DefaultOptions()
 	o.Operator, o.Nodes, o.Changes, o.MaxUnavailable, o.Timeout = os.Args[0], 20, 2, "25%", 2*time.Minute
 	res, err := run(context.Background(), o)

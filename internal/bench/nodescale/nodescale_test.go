@@ -3,31 +3,18 @@ package nodescale
 import (
 	"context"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/network-operator/network-operator/internal/agent/app"
+	"github.com/network-operator/network-operator/internal/bench/benchproc/reexec"
 	"github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
 )
 
-// reexecEnv makes the test binary run the agent (app.Run) instead of the tests: the measurement starts "the agent
-// binary" as a process of its own without a go build.
-const reexecEnv = "NETWORK_AGENT_NODESCALE_REEXEC"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(reexecEnv) == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-		stop()
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { reexec.Main(m, app.Run) }
 
 func TestSpecCounts(t *testing.T) {
 	s := Scale{VRFs: 7, Prefixes: 2}
@@ -92,7 +79,7 @@ func TestRunSmall(t *testing.T) {
 	frrtest.Require(t)
 	_, err := testenv.AssetsDir()
 	testreq.Need(t, "API-server binaries (kube-apiserver, etcd; make envtest builds them)", err)
-	t.Setenv(reexecEnv, "1")
+	t.Setenv(reexec.Env, "1")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	o := Options{Scale: Scale{VRFs: 5, Prefixes: 2}, Resyncs: 3, Agent: os.Args[0], Timeout: 3 * time.Minute}

@@ -3,31 +3,18 @@ package podstart
 import (
 	"context"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/network-operator/network-operator/internal/agent/app"
+	"github.com/network-operator/network-operator/internal/bench/benchproc/reexec"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/testreq"
 )
 
-// reexecEnv makes the test binary run the agent (app.Run) instead of the tests: the measurement starts "the agent
-// binary" as a process of its own without a go build.
-const reexecEnv = "NETWORK_AGENT_PODSTART_REEXEC"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(reexecEnv) == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-		stop()
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { reexec.Main(m, app.Run) }
 
 // TestMeasureSmall runs the measurement with three pods: a real node, the agent as a process of its own, every
 // pod's interface applied and reported, every row measured. (How fast is make bench's business, not asserted.)
@@ -39,7 +26,7 @@ func TestMeasureSmall(t *testing.T) {
 	testreq.Need(t, "API-server binaries (kube-apiserver, etcd; make envtest builds them)", err)
 	_, err = os.Stat(filepath.Join(os.Getenv("NETOP_K8S_BINARIES"), "kubelet"))
 	testreq.Need(t, "node binaries (make k8s-binaries; NETOP_K8S_BINARIES names their directory)", err)
-	t.Setenv(reexecEnv, "1")
+	t.Setenv(reexec.Env, "1")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	o := Options{Pods: 3, Agent: os.Args[0], Log: testLog{t}}
