@@ -50,10 +50,12 @@ func TestStop(t *testing.T) {
 		wantErr     string // "" = no error
 		wantRunning bool   // before the stop
 	}{
-		{"exits on SIGTERM", "echo ready; sleep 60 & wait", false, stops, "", true},
-		{"exits 3 on SIGTERM, any exit wanted", "trap 'exit 3' TERM; echo ready; sleep 60 & wait", false, stops, "", true},
-		{"exits 3 on SIGTERM, clean exit wanted", "trap 'exit 3' TERM; echo ready; sleep 60 & wait", true, stops, "exited with exit status 3", true},
-		{"exits 0 on SIGTERM, clean exit wanted", "trap 'exit 0' TERM; echo ready; sleep 60 & wait", true, stops, "", true},
+		// Short sleeps in a loop: the shell runs a trap between commands, whenever the signal came (a "wait" for a
+		// background sleep could miss a signal that arrived just before it).
+		{"exits on SIGTERM", "echo ready; while :; do sleep 0.05; done", false, stops, "", true},
+		{"exits 3 on SIGTERM, any exit wanted", "trap 'exit 3' TERM; echo ready; while :; do sleep 0.05; done", false, stops, "", true},
+		{"exits 3 on SIGTERM, clean exit wanted", "trap 'exit 3' TERM; echo ready; while :; do sleep 0.05; done", true, stops, "exited with exit status 3", true},
+		{"exits 0 on SIGTERM, clean exit wanted", "trap 'exit 0' TERM; echo ready; while :; do sleep 0.05; done", true, stops, "", true},
 		{"ignores SIGTERM", "trap '' TERM; echo ready; while :; do sleep 0.05; done", false, ignores, "did not stop within", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
