@@ -298,6 +298,12 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 	if f.dryRun {
 		return dryRun(ctx, f, stdout, nc, reloader, render, ns, links, store, passwords)
 	}
+	// Resyncs of a quiet node plan from the last read instead of reading every link, route and rule again.
+	if stopWatch, err := nc.WatchChanges(); err != nil {
+		logger.Warn("no netlink change notifications: every resync reads the node", "err", err)
+	} else {
+		defer stopWatch()
+	}
 
 	if reloader != nil {
 		if err := startFRR(ctx, reloader, f.frrWait, logger); err != nil {

@@ -153,7 +153,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	out := r.Opts.Engine.Reconcile(ctx, &nnc.Spec, r.Password)
 	r.log().Info("reconciled", "revision", nnc.Spec.Revision, "result", out.Result, "duration", out.Duration,
-		"steps", agentreconcile.FormatSteps(out.Steps), "err", out.Err)
+		"steps", agentreconcile.FormatSteps(out.Steps), "nodeRead", out.NodeRead, "err", out.Err)
 
 	st := status.Build(out, nnc.Status, nnc.Generation, metav1.Now())
 	if !status.Equal(st, nnc.Status) {

@@ -51,15 +51,16 @@ type BGPReader interface {
 type Metrics struct {
 	reg *prometheus.Registry
 
-	swap       prometheus.Histogram
-	generation prometheus.Gauge
-	reconcile  *prometheus.HistogramVec
-	attach     *prometheus.GaugeVec
-	frrReloads *prometheus.CounterVec
-	ready      prometheus.Gauge
-	steps      *prometheus.HistogramVec
-	observes   prometheus.Counter
-	observed   *prometheus.GaugeVec
+	swap           prometheus.Histogram
+	generation     prometheus.Gauge
+	reconcile      *prometheus.HistogramVec
+	attach         *prometheus.GaugeVec
+	frrReloads     *prometheus.CounterVec
+	ready          prometheus.Gauge
+	steps          *prometheus.HistogramVec
+	observes       prometheus.Counter
+	observesReused prometheus.Counter
+	observed       *prometheus.GaugeVec
 
 	vrf *vrfCollector
 	bgp *bgpCollector
@@ -103,6 +104,10 @@ func New() *Metrics {
 		Namespace: Namespace, Name: "netlink_observes_total",
 		Help: "Reads of the node's netlink state (every link, addresses, the agent's routes and rules) to plan a reconcile.",
 	})
+	m.observesReused = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "netlink_observes_reused_total",
+		Help: "Plans of a reconcile that used the last netlink read again: the node notified no change since it.",
+	})
 	m.observed = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "netlink_observed_objects",
 		Help: "Objects the last netlink read found, by kind (links: all of the namespace; addresses: global ones; routes and rules: the agent's).",
@@ -112,7 +117,7 @@ func New() *Metrics {
 	for _, r := range []string{FRRApplied, FRRSkipped, FRRFailed} {
 		m.frrReloads.WithLabelValues(r)
 	}
-	m.reg.MustRegister(m.swap, m.generation, m.reconcile, m.attach, m.frrReloads, m.ready, m.steps, m.observes, m.observed,
+	m.reg.MustRegister(m.swap, m.generation, m.reconcile, m.attach, m.frrReloads, m.ready, m.steps, m.observes, m.observesReused, m.observed,
 		m.vrf, m.vrf.errors, m.bgp, m.bgp.errors,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
@@ -162,6 +167,9 @@ func (m *Metrics) ObserveNetlink(links, addresses, routes, rules int) {
 		m.observed.WithLabelValues(kind).Set(float64(n))
 	}
 }
+
+// ObserveNetlinkReused records a plan that used the last read of the node's netlink state again.
+func (m *Metrics) ObserveNetlinkReused() { m.observesReused.Inc() }
 
 // SetAttachments replaces the attach modes (interface -> mode).
 func (m *Metrics) SetAttachments(modes map[string]string) {

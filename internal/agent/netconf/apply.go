@@ -23,6 +23,11 @@ type Manager struct {
 
 	mu       sync.Mutex
 	features *Features
+
+	// watch, when set (WatchChanges), says whether the namespace changed since last, the last full read.
+	omu   sync.Mutex
+	watch *changeWatch
+	last  *Observed
 }
 
 // New returns a Manager working through h (a handle of the target namespace; nil: a new handle in the calling
@@ -67,8 +72,54 @@ func (m *Manager) Desired(ctx context.Context, spec *v1alpha1.NodeNetworkConfigS
 	return BuildDesired(spec, m.s, f)
 }
 
-// Observe reads the namespace's current state, with the segmentation offload state of the owned bridges.
-func (m *Manager) Observe(ctx context.Context) (*Observed, error) {
+// WatchChanges subscribes to the namespace's change notifications: from then on Observe reads the namespace
+// only when it changed since the last read, and hands out that read otherwise (the agent's periodic resync of
+// a quiet node). stop ends the subscription; Observe then reads every time again.
+func (m *Manager) WatchChanges() (stop func(), err error) {
+	w, err := newChangeWatch(m.s.NetNS, m.s.RouteProtocol, watchBuffer)
+	if err != nil {
+		return nil, err
+	}
+	m.omu.Lock()
+	m.watch, m.last = w, nil
+	m.omu.Unlock()
+	return func() {
+		m.omu.Lock()
+		defer m.omu.Unlock()
+		if m.watch == w {
+			m.watch, m.last = nil, nil
+		}
+		w.close()
+	}, nil
+}
+
+// Observe reads the namespace's current state, with the segmentation offload state of the owned bridges. With
+// WatchChanges it returns the last read when no change was notified since it began (reused: true); the
+// Observed returned is shared then and must not be modified.
+func (m *Manager) Observe(ctx context.Context) (o *Observed, reused bool, err error) {
+	m.omu.Lock()
+	defer m.omu.Unlock()
+	if m.watch != nil {
+		// Drained before the read: a change during the read is seen by the next call.
+		quiet, err := m.watch.quiet()
+		if err != nil {
+			return nil, false, err
+		}
+		if quiet && m.last != nil {
+			return m.last, true, nil
+		}
+		m.last = nil
+	}
+	if o, err = m.observe(ctx); err != nil {
+		return nil, false, err
+	}
+	if m.watch != nil {
+		m.last = o
+	}
+	return o, false, nil
+}
+
+func (m *Manager) observe(ctx context.Context) (*Observed, error) {
 	o, err := ObserveIn(ctx, m.h, m.s.NetNS, m.s.RouteProtocol)
 	if err != nil {
 		return nil, err
@@ -98,12 +149,12 @@ func (m *Manager) Plan(ctx context.Context, spec *v1alpha1.NodeNetworkConfigSpec
 	if err != nil {
 		return nil, err
 	}
-	o, err := m.Observe(ctx)
+	o, reused, err := m.Observe(ctx)
 	if err != nil {
 		return nil, err
 	}
 	p := ComputePlan(d, o)
-	p.Observed, p.Ifindexes, p.Links = o.Counts(), o.Ifindexes(), o.Links
+	p.Observed, p.Ifindexes, p.Links, p.ObservedReused = o.Counts(), o.Ifindexes(), o.Links, reused
 	return p, nil
 }
 

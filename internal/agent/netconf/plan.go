@@ -24,6 +24,9 @@ type Plan struct {
 	Notes []string
 	// Observed counts what Observe read for this plan (zero for a plan not computed from the kernel).
 	Observed ObservedCounts
+	// ObservedReused: the namespace sent no change notification since the last read, which was used again
+	// (Manager.WatchChanges).
+	ObservedReused bool
 	// Ifindexes are the links of the namespace by name when the plan was computed (nil: not observed), Links
 	// the same links as observed.
 	Ifindexes map[string]int

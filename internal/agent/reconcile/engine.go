@@ -252,6 +252,9 @@ type Outcome struct {
 	Interfaces []v1.InterfaceStatus
 	// Mirrors is what the last mirror step left running (nil: none ran yet, or mirrors are not applied).
 	Mirrors *MirrorOutcome
+	// NodeRead says how the plan saw the node: NodeReadFull (a netlink read of every link, route and rule) or
+	// NodeReadReused (the last read: no change notified since); empty when nothing was planned.
+	NodeRead string
 	// Healthy is the result of the health check after the reconcile; HealthErr why not.
 	Healthy   bool
 	HealthErr error
@@ -262,6 +265,12 @@ type Outcome struct {
 
 	healthDone bool // the health check ran after the last change
 }
+
+// How a reconcile's plan saw the node (Outcome.NodeRead).
+const (
+	NodeReadFull   = "full"
+	NodeReadReused = "reused"
+)
 
 // Applied reports whether the node runs spec now and is healthy.
 func (o *Outcome) Applied() bool {
@@ -309,6 +318,12 @@ func (e *Engine) Reconcile(ctx context.Context, spec *v1.NodeNetworkConfigSpec, 
 
 	plan, err := e.plan(ctx, spec, passwords)
 	out.Plan = plan
+	if plan != nil && plan.Netlink != nil {
+		out.NodeRead = NodeReadFull
+		if plan.Netlink.ObservedReused {
+			out.NodeRead = NodeReadReused
+		}
+	}
 	if err != nil {
 		out.Err = err
 		out.Result = metrics.ResultInvalid

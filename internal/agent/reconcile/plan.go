@@ -206,9 +206,11 @@ func (e *Engine) planSteps(ctx context.Context, spec *v1.NodeNetworkConfigSpec, 
 	if p.Netlink, err = e.o.Netlink.Plan(ctx, spec); err != nil {
 		return nil, fail("netlink", err)
 	}
-	if e.o.Metrics != nil {
+	if m := e.o.Metrics; m != nil && p.Netlink.ObservedReused {
+		m.ObserveNetlinkReused()
+	} else if m != nil {
 		o := p.Netlink.Observed
-		e.o.Metrics.ObserveNetlink(o.Links, o.Addresses, o.Routes, o.Rules)
+		m.ObserveNetlink(o.Links, o.Addresses, o.Routes, o.Rules)
 	}
 	if err := p.Netlink.Err(); err != nil {
 		return p, fail("netlink", err)

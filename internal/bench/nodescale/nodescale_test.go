@@ -34,7 +34,7 @@ func TestSpecCounts(t *testing.T) {
 func TestParseAgentLog(t *testing.T) {
 	log := `time=2026-11-25T00:00:00Z level=INFO msg="FRR reloaded" hash=ab added=3 steps="scratch load 1.2s, vtysh -f delta 900ms"
 time=2026-11-25T00:00:01Z level=INFO msg=reconciled revision=r1 result=applied duration=2.5s steps="plan 12ms, vrfs 1ms, frr 2.1s, health 3ms" err=<nil>
-time=2026-11-25T00:00:02Z level=INFO msg=reconciled revision=r1 result=unchanged duration=41.5ms steps="plan 30ms, health 9ms" err=<nil>
+time=2026-11-25T00:00:02Z level=INFO msg=reconciled revision=r1 result=unchanged duration=41.5ms steps="plan 30ms, health 9ms" nodeRead=reused err=<nil>
 time=2026-11-25T00:00:02Z level=INFO msg="something else" result=failed`
 	recs := parseReconciles(log)
 	if len(recs) != 2 {
@@ -44,7 +44,7 @@ time=2026-11-25T00:00:02Z level=INFO msg="something else" result=failed`
 		recs[0].steps[2] != (Step{Name: "frr", Took: 2100 * time.Millisecond}) {
 		t.Errorf("first: %+v", recs[0])
 	}
-	if recs[1].result != "unchanged" || recs[1].duration != 41500*time.Microsecond || len(recs[1].steps) != 2 {
+	if recs[1].result != "unchanged" || recs[1].nodeRead != "reused" || recs[1].duration != 41500*time.Microsecond || len(recs[1].steps) != 2 {
 		t.Errorf("second: %+v", recs[1])
 	}
 	if got := frrSteps(log); got != "scratch load 1.2s, vtysh -f delta 900ms" {
@@ -87,7 +87,7 @@ func TestRunSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.FirstApply <= 0 || len(res.Resyncs) != 3 || res.Kernel.Bridges != 10 || res.Kernel.VXLANs != 10 || res.FRRVRFs != 5 ||
+	if res.FirstApply <= 0 || len(res.Resyncs) != 3 || len(res.ReadResyncs) == 0 || res.Drift <= 0 || res.Repair.result != "applied" || res.Kernel.Bridges != 10 || res.Kernel.VXLANs != 10 || res.FRRVRFs != 5 ||
 		res.Attached != 5 || res.AgentPeak <= 0 {
 		t.Fatalf("result %+v", res)
 	}
