@@ -11,10 +11,11 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
-	"github.com/network-operator/network-operator/internal/netnsrun"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
+
+	"github.com/network-operator/network-operator/internal/netnsrun"
 )
 
 // Attachment describes the router attached to one interface.
@@ -59,9 +60,10 @@ func (l *Loader) Attach(ctx context.Context, ifname string, mode Mode) (Attachme
 	if !mode.valid() {
 		return Attachment{}, fmt.Errorf("attach %s: mode %q: want one of %v", ifname, mode, Modes())
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
+	l.ops.RLock()
+	defer l.ops.RUnlock()
+	defer l.ifaces.lock(ifname)()
+	if l.isClosed() {
 		return Attachment{}, ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
@@ -77,7 +79,7 @@ func (l *Loader) Attach(ctx context.Context, ifname string, mode Mode) (Attachme
 		if err != nil {
 			return err
 		}
-		out = a.Attachment
+		out = l.describe(a)
 		return nil
 	})
 	return out, err
@@ -120,7 +122,7 @@ func (l *Loader) attach(iface *net.Interface, requested Mode) (*attachment, erro
 			}
 		}
 	}
-	cur := l.atts[ifname]
+	cur := l.lookup(ifname)
 	if cur != nil && cur.Defunct(iface.Index) {
 		// The device was deleted and re-created under the same name: the old
 		// link or filter is bound to the vanished ifindex and runs nothing.
@@ -129,7 +131,7 @@ func (l *Loader) attach(iface *net.Interface, requested Mode) (*attachment, erro
 		if err := l.detachOne(cur); err != nil {
 			return nil, fmt.Errorf("attach %s: remove attachment of the vanished ifindex %d: %w", ifname, cur.Ifindex, err)
 		}
-		delete(l.atts, ifname)
+		l.forget(ifname)
 		cur = nil
 	}
 
@@ -155,7 +157,7 @@ func (l *Loader) attach(iface *net.Interface, requested Mode) (*attachment, erro
 			}
 			l.opts.Logger.Info("xdp unsupported, falling back to tc", "interface", ifname, "err", err)
 			mode, reason = ModeTCX, fmt.Sprintf("%s; %s not supported -> tc", reason, mode)
-			cur = l.atts[ifname] // attachXDP may have removed our other XDP link
+			cur = l.lookup(ifname) // attachXDP may have removed our other XDP link
 		}
 	}
 
@@ -184,18 +186,59 @@ func (l *Loader) attach(iface *net.Interface, requested Mode) (*attachment, erro
 // commit records a, then removes the previous attachment of the interface
 // if it used another hook (make-before-break).
 func (l *Loader) commit(a *attachment, requested Mode, reason, driver string) *attachment {
+	l.mu.Lock()
 	a.Requested, a.Reason, a.Driver = requested, reason, driver
-	if prev := l.atts[a.Interface]; prev != nil && prev != a {
+	prev := l.atts[a.Interface]
+	l.atts[a.Interface] = a
+	desc := a.Attachment
+	l.mu.Unlock()
+	if prev != nil && prev != a {
 		if err := l.detachOne(prev); err != nil {
 			// The new hook forwards already; a leftover old hook only
 			// passes packets on. Report it, keep going.
 			l.opts.Logger.Warn("remove previous attachment", "interface", a.Interface, "mode", prev.Mode, "err", err)
 		}
 	}
-	l.atts[a.Interface] = a
-	l.opts.Logger.Info("attached", "interface", a.Interface, "mode", a.Mode, "reason", a.Reason,
-		"program", a.ProgramID, "link", a.LinkID)
+	l.opts.Logger.Info("attached", "interface", desc.Interface, "mode", desc.Mode, "reason", desc.Reason,
+		"program", desc.ProgramID, "link", desc.LinkID)
 	return a
+}
+
+// lookup, forget, record and describe read and change the registry under mu (see Loader).
+func (l *Loader) lookup(ifname string) *attachment {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.atts[ifname]
+}
+
+func (l *Loader) forget(ifname string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.atts, ifname)
+}
+
+func (l *Loader) record(a *attachment) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.atts[a.Interface] = a
+}
+
+func (l *Loader) describe(a *attachment) Attachment {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return a.Attachment
+}
+
+func (l *Loader) setProgramID(a *attachment, id ebpf.ProgramID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a.ProgramID = id
+}
+
+func (l *Loader) isClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
 }
 
 func (l *Loader) attachTCX(iface *net.Interface, prog *ebpf.Program, cur *attachment) (*attachment, error) {
@@ -229,12 +272,12 @@ func (l *Loader) attachXDP(iface *net.Interface, mode Mode, prog *ebpf.Program, 
 		if err := l.detachOne(cur); err != nil {
 			return nil, fmt.Errorf("attach %s to %s: remove %s: %w", mode, iface.Name, cur.Mode, err)
 		}
-		delete(l.atts, iface.Name)
+		l.forget(iface.Name)
 		a, err := l.linkXDP(iface, mode, prog)
 		if err != nil {
 			if back, rerr := l.linkXDP(iface, cur.Mode, prog); rerr == nil {
 				back.Attachment = restoredFrom(cur, back)
-				l.atts[iface.Name] = back
+				l.record(back)
 			} else {
 				l.opts.Logger.Error("restore XDP after failed mode switch", "interface", iface.Name, "mode", cur.Mode, "err", rerr)
 			}
@@ -397,7 +440,8 @@ func (l *Loader) retarget(a *attachment, prog *ebpf.Program) (changed bool, old 
 	}
 	info, err := prog.Info()
 	if err == nil {
-		a.ProgramID, _ = info.ID()
+		id, _ := info.ID()
+		l.setProgramID(a, id)
 	}
 	return true, cur, nil
 }
@@ -435,7 +479,8 @@ func (l *Loader) retargetAll(coll *ebpf.Collection) (func(), error) {
 			if err := l.setProgram(d.a, d.old); err != nil {
 				l.opts.Logger.Error("roll back program", "interface", d.a.Interface, "err", err)
 			} else if info, err := d.old.Info(); err == nil {
-				d.a.ProgramID, _ = info.ID()
+				id, _ := info.ID()
+				l.setProgramID(d.a, id)
 			}
 			d.old.Close()
 		}
@@ -550,28 +595,31 @@ func (l *Loader) Attachments() []Attachment {
 // cls_bpf filter); other owners' tc filters, tcx programs and XDP
 // programs stay. Detaching an interface we are not attached to is a no-op.
 func (l *Loader) Detach(ctx context.Context, ifname string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
+	l.ops.RLock()
+	defer l.ops.RUnlock()
+	defer l.ifaces.lock(ifname)()
+	if l.isClosed() {
 		return ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	a := l.atts[ifname]
+	a := l.lookup(ifname)
 	if a == nil {
 		return nil
 	}
 	if err := netnsrun.Run(l.opts.NetNS, func() error { return l.detachOne(a) }); err != nil {
 		return err
 	}
-	delete(l.atts, ifname)
+	l.forget(ifname)
 	return nil
 }
 
 // DetachAll removes every attachment we own, including links pinned in
 // our links dir that this process did not track.
 func (l *Loader) DetachAll(ctx context.Context) error {
+	l.ops.Lock()
+	defer l.ops.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {

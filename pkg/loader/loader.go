@@ -13,8 +13,9 @@ import (
 	"sync"
 
 	"github.com/cilium/ebpf"
-	"github.com/network-operator/network-operator/internal/netnsrun"
 	"github.com/vishvananda/netns"
+
+	"github.com/network-operator/network-operator/internal/netnsrun"
 
 	"github.com/network-operator/network-operator/bpf"
 )
@@ -185,8 +186,21 @@ type LoadReport struct {
 }
 
 // Loader owns one loaded collection, its pins and its attachments.
-// Its methods are safe for concurrent use.
+// Its methods are safe for concurrent use. Attach and Detach of different
+// interfaces run in parallel: a tcx attach or detach holds the kernel's rtnl
+// lock across an RCU grace period (~12 ms here), so a caller doing many can
+// overlap its own work with another's wait (dataplane.Ensure does).
+//
+// Locks, taken in this order: ops (shared by Attach and Detach, exclusive
+// for Close, Remove and DetachAll, which touch every attachment), the
+// interface's lock in ifaces (one operation per interface at a time), mu
+// (the attachment registry, report and collection; never held across a
+// kernel call by Attach and Detach). Fields of an attachment registered in
+// atts are written under mu; its link handle only by the holder of its
+// interface's lock or of ops exclusively.
 type Loader struct {
+	ops    sync.RWMutex
+	ifaces ifaceLocks
 	mu     sync.Mutex
 	opts   Options
 	spec   *ebpf.CollectionSpec // copy with the pinning we apply
@@ -208,6 +222,7 @@ func Load(ctx context.Context, opts Options) (*Loader, error) {
 		return nil, fmt.Errorf("load: %w", err)
 	}
 	l := &Loader{
+		ifaces: ifaceLocks{held: map[string]*ifaceLock{}},
 		opts:   opts,
 		spec:   pinnedSpec(opts.Spec),
 		atts:   map[string]*attachment{},
@@ -487,6 +502,8 @@ func (l *Loader) MapPinPath(name string) string { return l.mapPin(name) }
 // Close releases every file descriptor and leaves all pinned state and
 // attachments in place, so that the next Load adopts them.
 func (l *Loader) Close() error {
+	l.ops.Lock()
+	defer l.ops.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -514,6 +531,8 @@ func (l *Loader) closeHandles() {
 // removes the pin directories (unless something foreign was put in them),
 // then closes the Loader.
 func (l *Loader) Remove(ctx context.Context) error {
+	l.ops.Lock()
+	defer l.ops.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
