@@ -173,7 +173,7 @@ type VNI struct {
 
 // VNIs reads "show bgp l2vpn evpn vni json", keyed by VNI.
 func (t Target) VNIs(ctx context.Context) (map[uint32]VNI, error) {
-	out, err := t.Vtysh(ctx, "show bgp l2vpn evpn vni json")
+	out, err := t.Show(ctx, "show bgp l2vpn evpn vni json")
 	if err != nil {
 		return nil, fmt.Errorf("evpn vnis: %w", err)
 	}

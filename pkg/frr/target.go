@@ -103,7 +103,7 @@ func (t Target) Vtysh(ctx context.Context, cmds ...string) ([]byte, error) {
 
 // ShowJSON runs one "show ... json" command and decodes the output into v.
 func (t Target) ShowJSON(ctx context.Context, command string, v any) error {
-	out, err := t.Vtysh(ctx, command)
+	out, err := t.Show(ctx, command)
 	if err != nil {
 		return err
 	}
