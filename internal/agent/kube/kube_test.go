@@ -209,6 +209,10 @@ func TestOperatorAcceptsAgentStatus(t *testing.T) {
 	if len(cached.Items) != 1 || cached.Items[0].Name != n.name {
 		t.Fatalf("agent cache holds %d NodeNetworkConfigs, want only %s", len(cached.Items), n.name)
 	}
+	// without managedFields, which the API server's object has (the agent's status writes are among them)
+	if kept, server := len(cached.Items[0].ManagedFields), len(getNNC(t, n.name).ManagedFields); kept != 0 || server < 2 {
+		t.Fatalf("%d managedFields entries in the agent's cache, %d in the API server's object: want 0 and at least 2", kept, server)
+	}
 	// The other node (which has no agent) goes away again, so it does not hold up the next rollout.
 	mustf(t, env.Client.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "other-" + n.name}}), "delete other node")
 	waitFor(t, 30*time.Second, "the other node's NodeNetworkConfig removed", func() (bool, error) {
