@@ -2,7 +2,9 @@ package frrdiff_test
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,6 +67,9 @@ func TestParse(t *testing.T) {
 		{"file lines: blanks collapsed, IPv6 words canonical, comments skipped", frrdiff.File,
 			"# a comment\n! another\nipv6 prefix-list p seq 5   permit FD00:0:0::1/48 le 64\nrouter bgp 65000\n  neighbor FD00::0001 remote-as 1\nexit\n",
 			[]string{"ipv6 prefix-list p seq 5 permit fd00::/48 le 64: ", "router bgp 65000: neighbor fd00::1 remote-as 1"}},
+		{"file lines: other Unicode blanks separate words too", frrdiff.File,
+			"route-map rm permit 10\n description a\u00a0b\u2003 c\u00a0\nexit\n",
+			[]string{"route-map rm permit 10: description a b c"}},
 		{"running lines are only trimmed", frrdiff.Running,
 			"router bgp 65000\n neighbor FD00::0001   remote-as 1\nexit\n",
 			[]string{"router bgp 65000: neighbor FD00::0001   remote-as 1"}},
@@ -165,6 +170,42 @@ func TestCompareUndecidable(t *testing.T) {
 			}
 			if _, err := frrdiff.Compare(cand, running); !errors.Is(err, frrdiff.ErrUndecidable) {
 				t.Errorf("Compare = %v, want ErrUndecidable", err)
+			}
+		})
+	}
+}
+
+// Contexts of many lines are compared by set, few by scan: both find exactly the lines that differ.
+func TestCompareContextSizes(t *testing.T) {
+	for _, n := range []int{3, 17, 18, 200} { // a side has n-1 lines
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			block := func(skip int) string {
+				var b strings.Builder
+				b.WriteString("router bgp 65000\n")
+				for i := range n {
+					if i != skip {
+						fmt.Fprintf(&b, " neighbor 10.0.0.%d remote-as %d\n", i, 65000+i)
+					}
+				}
+				return b.String() + "exit\n"
+			}
+			cand, err := frrdiff.Parse([]byte(block(0)), frrdiff.File)
+			if err != nil {
+				t.Fatal(err)
+			}
+			running, err := frrdiff.Parse([]byte(block(n-1)), frrdiff.Running)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := frrdiff.Compare(cand, running)
+			if err != nil {
+				t.Fatal(err)
+			}
+			del, add := d.Listing()
+			wantDel := []string{"router bgp 65000", " no neighbor 10.0.0.0 remote-as 65000"}
+			wantAdd := []string{"router bgp 65000", fmt.Sprintf(" neighbor 10.0.0.%d remote-as %d", n-1, 65000+n-1)}
+			if !slices.Equal(del, wantDel) || !slices.Equal(add, wantAdd) {
+				t.Errorf("delete %q, add %q; want %q, %q", del, add, wantDel, wantAdd)
 			}
 		})
 	}

@@ -65,14 +65,6 @@ const (
 type Context struct {
 	Keys  []string
 	Lines []string
-	has   map[string]bool
-}
-
-func (c *Context) add(lines []string) {
-	for _, l := range lines {
-		c.Lines = append(c.Lines, l)
-		c.has[l] = true
-	}
 }
 
 // Config is a parsed configuration: its contexts in the order they first appear.
@@ -225,11 +217,11 @@ func (c *Config) save(keys, lines []string) {
 	k := joinKeys(keys)
 	ctx, ok := c.index[k]
 	if !ok {
-		ctx = &Context{Keys: keys, has: map[string]bool{}}
+		ctx = &Context{Keys: keys}
 		c.index[k] = ctx
 		c.contexts = append(c.contexts, ctx)
 	}
-	ctx.add(lines)
+	ctx.Lines = append(ctx.Lines, lines...)
 }
 
 var (
@@ -308,9 +300,12 @@ type line struct {
 // prepare trims and normalises the lines of one side, and refuses what Parse could read differently than
 // frr-reload.py.
 func prepare(text []byte, side Side) ([]line, error) {
-	var out []line
-	for i, raw := range strings.Split(string(text), "\n") {
-		n := i + 1
+	// The lines are substrings of one copy of text, not each a copy of its own.
+	rest := string(text)
+	out := make([]line, 0, strings.Count(rest, "\n")+1)
+	for n := 1; rest != ""; n++ {
+		var raw string
+		raw, rest, _ = strings.Cut(rest, "\n")
 		l := strings.TrimSpace(raw)
 		if l == "" || l[0] == '!' || l[0] == '#' {
 			continue // comments: vtysh -m passes them, frr-reload.py skips them
@@ -326,7 +321,9 @@ func prepare(text []byte, side Side) ([]line, error) {
 			out = append(out, line{text: l, number: n, indent: indent})
 			continue
 		}
-		l = strings.Join(strings.Fields(l), " ")
+		if strings.Contains(l, "  ") || !isASCII(l) {
+			l = strings.Join(strings.Fields(l), " ")
+		}
 		if strings.Contains(l, ":") {
 			var err error
 			if l, err = normalizeMACIP(l); err != nil {
@@ -354,6 +351,17 @@ func prepare(text []byte, side Side) ([]line, error) {
 		out = append(out, line{text: l, number: n, indent: indent})
 	}
 	return out, nil
+}
+
+// isASCII reports whether s has only ASCII bytes: then (trimmed, without tabs and the like, without "  ") its
+// words are already separated by single spaces, as strings.Fields and Join would make them.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 func indexOf(list []string, s string) int {

@@ -1,27 +1,38 @@
 package frrdiff
 
 import (
+	"bytes"
 	"regexp"
 	"slices"
 	"strings"
 )
 
-// configLines is frr-reload.py's lines_to_config: the entry as it would appear in frr.conf, each context line
-// indented by its depth, a deletion in its "no" form (a "no ..." line deleted by dropping the "no").
-func configLines(e Entry, deletion bool) []string {
-	var out []string
+// appendConfigLines is frr-reload.py's lines_to_config: it appends the entry as it would appear in frr.conf,
+// each context line indented by its depth, a deletion in its "no" form (a "no ..." line deleted by dropping the
+// "no").
+func appendConfigLines(out []string, e Entry, deletion bool) []string {
 	if e.Line != "" {
 		for i, k := range e.Keys {
-			out = append(out, strings.Repeat(" ", i)+k)
+			out = append(out, indent(i)+k)
 		}
-		indent := strings.Repeat(" ", len(e.Keys))
-		return append(out, indent+flip(strings.TrimLeft(e.Line, " \t"), deletion))
+		return append(out, indent(len(e.Keys))+flip(strings.TrimLeft(e.Line, " \t"), deletion))
 	}
 	last := len(e.Keys) - 1
 	for i, k := range e.Keys[:last] {
-		out = append(out, strings.Repeat(" ", i)+k)
+		out = append(out, indent(i)+k)
 	}
-	return append(out, strings.Repeat(" ", last)+flip(e.Keys[last], deletion))
+	return append(out, indent(last)+flip(e.Keys[last], deletion))
+}
+
+// spaces are the indentations of configs (FRR's blocks nest three deep).
+const spaces = "                "
+
+// indent is n spaces, without allocating for the usual depths.
+func indent(n int) string {
+	if n <= len(spaces) {
+		return spaces[:n]
+	}
+	return strings.Repeat(" ", n)
 }
 
 // flip returns a command, or for a deletion its "no" form.
@@ -40,13 +51,25 @@ func flip(cmd string, deletion bool) string {
 // one line per element, trailing blanks removed.
 func (d Delta) Listing() (del, add []string) {
 	list := func(es []Entry, deletion bool) []string {
-		var out []string
+		n := 0
+		for _, e := range es {
+			switch e.Line {
+			case "!":
+			case "":
+				n += len(e.Keys)
+			default:
+				n += len(e.Keys) + 1
+			}
+		}
+		out := make([]string, 0, n)
 		for _, e := range es {
 			if e.Line == "!" {
 				continue
 			}
-			for _, l := range configLines(e, deletion) {
-				out = append(out, strings.TrimRight(l, " "))
+			first := len(out)
+			out = appendConfigLines(out, e, deletion)
+			for i := first; i < len(out); i++ {
+				out[i] = strings.TrimRight(out[i], " ")
 			}
 		}
 		return out
@@ -72,7 +95,7 @@ type step struct {
 // inside its blocks, and every block is left with the exit line FRR writes for it, so vtysh never has to guess
 // from a command which block it belongs to.
 func (d Delta) Script() []byte {
-	var steps []step
+	steps := make([]step, 0, len(d.Delete)+len(d.Add))
 	lineDels := slices.DeleteFunc(slices.Clone(d.Delete), func(e Entry) bool { return e.Line == "" })
 	groups := peerGroups(lineDels)
 	slices.SortStableFunc(lineDels, func(a, b Entry) int { return neighborRank(a, groups) - neighborRank(b, groups) })
@@ -103,11 +126,24 @@ func (d Delta) Script() []byte {
 			}
 		}
 	}
-	var b strings.Builder
+	// Twice: to size the buffer (a script can be a megabyte), then to write it.
+	size := 0
+	writeSteps(steps, func(depth int, text string) { size += depth + len(text) + 1 })
+	b := bytes.NewBuffer(make([]byte, 0, size))
+	writeSteps(steps, func(depth int, text string) {
+		b.WriteString(indent(depth))
+		b.WriteString(text)
+		b.WriteByte('\n')
+	})
+	return b.Bytes()
+}
+
+// writeSteps passes the lines of the script of steps to line, each with its depth.
+func writeSteps(steps []step, line func(depth int, text string)) {
 	var cur []string
 	leave := func(depth int) {
 		for i := len(cur) - 1; i >= depth; i-- {
-			b.WriteString(strings.Repeat(" ", i) + exitOf(cur[:i+1]) + "\n")
+			line(i, exitOf(cur[:i+1]))
 		}
 		cur = cur[:depth]
 	}
@@ -118,16 +154,15 @@ func (d Delta) Script() []byte {
 		}
 		leave(common)
 		for _, k := range s.path[common:] {
-			b.WriteString(strings.Repeat(" ", len(cur)) + k + "\n")
+			line(len(cur), k)
 			cur = append(cur, k)
 		}
-		b.WriteString(strings.Repeat(" ", len(cur)) + s.cmd + "\n")
+		line(len(cur), s.cmd)
 		if s.opens {
 			cur = append(cur, s.cmd)
 		}
 	}
 	leave(0)
-	return []byte(b.String())
 }
 
 var (
