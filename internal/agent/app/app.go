@@ -324,8 +324,14 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 	logger.Info("eBPF router loaded", "pinDir", f.pinDir, "created", rep.Created, "reused", rep.Reused,
 		"adopted", rep.Adopted, "migrated", rep.Migrated)
 
+	mirrors := mirror.New(links, ns)
+	if stopWatch, err := mirrors.WatchChanges(); err != nil {
+		logger.Warn("no tc change notifications: every resync reads the node's qdiscs and filters", "err", err)
+	} else {
+		defer stopWatch()
+	}
 	eo := reconcile.Options{Netlink: nc, Dataplane: dp, Links: links, Store: store, Metrics: m, Logger: logger, RenderFRR: render,
-		Mirror: mirror.New(links, ns)}
+		Mirror: mirrors}
 	var rewrite *standalone.Rewrite
 	if f.configFile != "" {
 		rewrite = &standalone.Rewrite{} // the file's FRR replacements (das-schiff)

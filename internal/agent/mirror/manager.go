@@ -18,6 +18,7 @@ import (
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/agent/netconf"
+	"github.com/network-operator/network-operator/internal/agent/nlwatch"
 )
 
 // Filter priorities of the mirror filters, one per IP family (a tc priority holds one classifier of one
@@ -42,6 +43,34 @@ type Manager struct {
 	mu sync.Mutex
 	// unsupported remembers, per tunnel kind, why the kernel refused it (detected once).
 	unsupported map[string]error
+
+	// watch, when set (WatchChanges), says whether a qdisc or filter changed since last, the last observation
+	// (of the links lastLinks).
+	omu       sync.Mutex
+	watch     *nlwatch.Watch
+	lastLinks []Link
+	last      *Observed
+}
+
+// WatchChanges subscribes to the namespace's tc notifications: from then on a plan given the same links as the
+// last one observes the qdiscs and filters only when one changed since (a dump of every qdisc of 4000 links
+// took ~25 ms). stop ends the subscription.
+func (m *Manager) WatchChanges() (stop func(), err error) {
+	w, err := nlwatch.New(m.ns, nlwatch.DefaultBuffer, nil, unix.RTNLGRP_TC)
+	if err != nil {
+		return nil, err
+	}
+	m.omu.Lock()
+	m.watch, m.last = w, nil
+	m.omu.Unlock()
+	return func() {
+		m.omu.Lock()
+		defer m.omu.Unlock()
+		if m.watch == w {
+			m.watch, m.last = nil, nil
+		}
+		w.Close()
+	}, nil
 }
 
 // New returns a Manager working through h in namespace ns (0: the calling thread's).
@@ -271,6 +300,29 @@ func (m *Manager) Observe(ctx context.Context) (*Observed, error) { return m.obs
 
 // observe reads our filters, and our tunnels from links (nil: from a dump of the node's links).
 func (m *Manager) observe(ctx context.Context, links []Link) (*Observed, error) {
+	m.omu.Lock()
+	defer m.omu.Unlock()
+	if m.watch == nil {
+		return m.observeTC(ctx, links)
+	}
+	// Drained before the dump: a change during it is seen by the next call.
+	quiet, err := m.watch.Quiet()
+	if err != nil {
+		return nil, err
+	}
+	if quiet && m.last != nil && links != nil && slices.Equal(links, m.lastLinks) {
+		return m.last, nil
+	}
+	m.last = nil
+	obs, err := m.observeTC(ctx, links)
+	if err == nil && links != nil {
+		m.last, m.lastLinks = obs, slices.Clone(links)
+	}
+	return obs, err
+}
+
+// observeTC reads the tunnels among links (nil: every link of the namespace) and the qdiscs and filters.
+func (m *Manager) observeTC(ctx context.Context, links []Link) (*Observed, error) {
 	obs := &Observed{Tunnels: map[string]string{}, Clsact: map[string]bool{}}
 	if links == nil {
 		nl, err := m.h.LinkList()

@@ -2,6 +2,8 @@ package netconf
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -14,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/agent/nlwatch"
 )
 
 // Manager plans and applies node network configuration in one network namespace.
@@ -26,8 +29,19 @@ type Manager struct {
 
 	// watch, when set (WatchChanges), says whether the namespace changed since last, the last full read.
 	omu   sync.Mutex
-	watch *changeWatch
+	watch *nlwatch.Watch
 	last  *Observed
+	// memo is the last plan, reused for the same spec on an unchanged node (guarded by omu).
+	memo *planMemo
+}
+
+// planMemo is a plan with what it was computed from: Desired is a pure function of the spec (settings and
+// features do not change), ComputePlan of Desired and the observation.
+type planMemo struct {
+	specKey  [sha256.Size]byte
+	desired  *Desired
+	observed *Observed
+	plan     *Plan
 }
 
 // New returns a Manager working through h (a handle of the target namespace; nil: a new handle in the calling
@@ -76,7 +90,7 @@ func (m *Manager) Desired(ctx context.Context, spec *v1alpha1.NodeNetworkConfigS
 // only when it changed since the last read, and hands out that read otherwise (the agent's periodic resync of
 // a quiet node). stop ends the subscription; Observe then reads every time again.
 func (m *Manager) WatchChanges() (stop func(), err error) {
-	w, err := newChangeWatch(m.s.NetNS, m.s.RouteProtocol, watchBuffer)
+	w, err := newChangeWatch(m.s.NetNS, m.s.RouteProtocol, nlwatch.DefaultBuffer)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +103,7 @@ func (m *Manager) WatchChanges() (stop func(), err error) {
 		if m.watch == w {
 			m.watch, m.last = nil, nil
 		}
-		w.close()
+		w.Close()
 	}, nil
 }
 
@@ -99,9 +113,13 @@ func (m *Manager) WatchChanges() (stop func(), err error) {
 func (m *Manager) Observe(ctx context.Context) (o *Observed, reused bool, err error) {
 	m.omu.Lock()
 	defer m.omu.Unlock()
+	return m.observeLocked(ctx)
+}
+
+func (m *Manager) observeLocked(ctx context.Context) (o *Observed, reused bool, err error) {
 	if m.watch != nil {
 		// Drained before the read: a change during the read is seen by the next call.
-		quiet, err := m.watch.quiet()
+		quiet, err := m.watch.Quiet()
 		if err != nil {
 			return nil, false, err
 		}
@@ -143,19 +161,48 @@ func (m *Manager) observe(ctx context.Context) (*Observed, error) {
 	return o, nil
 }
 
-// Plan computes the actions that bring the namespace to spec; it changes nothing.
+// Plan computes the actions that bring the namespace to spec; it changes nothing. For the spec of the last
+// plan on a node that notified no change since (WatchChanges), that plan is the answer again (shared: not to
+// be modified).
 func (m *Manager) Plan(ctx context.Context, spec *v1alpha1.NodeNetworkConfigSpec) (*Plan, error) {
-	d, err := m.Desired(ctx, spec)
+	m.omu.Lock()
+	defer m.omu.Unlock()
+	key, err := specKey(spec)
 	if err != nil {
 		return nil, err
 	}
-	o, reused, err := m.Observe(ctx)
+	var d *Desired
+	if memo := m.memo; memo != nil && memo.specKey == key {
+		d = memo.desired
+	} else if d, err = m.Desired(ctx, spec); err != nil {
+		return nil, err
+	}
+	o, reused, err := m.observeLocked(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if memo := m.memo; reused && memo != nil && memo.specKey == key && memo.observed == o {
+		return memo.plan, nil
 	}
 	p := ComputePlan(d, o)
 	p.Observed, p.Ifindexes, p.Links, p.ObservedReused = o.Counts(), o.Ifindexes(), o.Links, reused
+	m.memo = nil
+	if m.watch != nil {
+		// The memo's plan says it reused the observation: it is only handed out again for a reused one.
+		memoPlan := *p
+		memoPlan.ObservedReused = true
+		m.memo = &planMemo{specKey: key, desired: d, observed: o, plan: &memoPlan}
+	}
 	return p, nil
+}
+
+// specKey identifies a spec's content.
+func specKey(spec *v1alpha1.NodeNetworkConfigSpec) ([sha256.Size]byte, error) {
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return [sha256.Size]byte{}, fmt.Errorf("encode spec: %w", err)
+	}
+	return sha256.Sum256(data), nil
 }
 
 // Result says what one Apply call did.

@@ -22,7 +22,7 @@ func TestWatchOverflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.close()
+	defer w.Close()
 	lo, err := ns.Handle().LinkByName("lo")
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +30,7 @@ func TestWatchOverflow(t *testing.T) {
 	if err := ns.Handle().LinkSetUp(lo); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.quiet(); err != nil {
+	if _, err := w.Quiet(); err != nil {
 		t.Fatal(err)
 	}
 	route := func(i int) *netlink.Route {
@@ -41,7 +41,7 @@ func TestWatchOverflow(t *testing.T) {
 	if err := ns.Handle().RouteAdd(route(0)); err != nil {
 		t.Fatal(err)
 	}
-	if q, err := w.quiet(); err != nil || !q {
+	if q, err := w.Quiet(); err != nil || !q {
 		t.Fatalf("one foreign route: quiet %v, %v; want quiet", q, err)
 	}
 	// Far more than 4 KiB of them: the kernel drops notifications.
@@ -50,10 +50,10 @@ func TestWatchOverflow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if q, err := w.quiet(); err != nil || q {
+	if q, err := w.Quiet(); err != nil || q {
 		t.Fatalf("overflowed: quiet %v, %v; want a change", q, err)
 	}
-	if q, err := w.quiet(); err != nil || !q {
+	if q, err := w.Quiet(); err != nil || !q {
 		t.Fatalf("after the drain: quiet %v, %v; want quiet", q, err)
 	}
 }

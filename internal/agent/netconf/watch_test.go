@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,4 +159,32 @@ func mustAddr(t *testing.T, cidr string) *netlink.Addr {
 	t.Helper()
 	p := netip.MustParsePrefix(cidr)
 	return &netlink.Addr{IPNet: &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}}
+}
+
+// TestWatchSpecChange: on a quiet node the same spec gets the last plan again, and another spec is planned
+// anew from the same read.
+func TestWatchSpecChange(t *testing.T) {
+	ns := nsWith(t, lab.Topology{})
+	m := newManager(t, ns, withNetNS(testSettings(), ns))
+	stop, err := m.WatchChanges()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	spec := twoVRFsOneL2()
+	converge(t, m, spec)
+	waitQuiet(t, m, spec)
+	first, second := mustPlan(t, m, spec), mustPlan(t, m, spec)
+	if first != second || !second.ObservedReused {
+		t.Errorf("quiet node, same spec: a new plan (reused %v)", second.ObservedReused)
+	}
+	changed := twoVRFsOneL2()
+	changed.Layer2s[0].MTU = 1400
+	p := mustPlan(t, m, changed)
+	if !p.ObservedReused || p.Empty() || !strings.Contains(p.String(), "1400") {
+		t.Fatalf("quiet node, MTU changed: reused %v, plan:\n%s", p.ObservedReused, p)
+	}
+	if again := mustPlan(t, m, spec); again.ObservedReused != true || !again.Empty() {
+		t.Fatalf("back to the first spec: reused %v, plan:\n%s", again.ObservedReused, again)
+	}
 }
