@@ -212,10 +212,21 @@ func (d *Dataplane) Detach(ctx context.Context, steps []AttachStep) error {
 // ErrNotAttached marks an interface the router should run on but does not.
 var ErrNotAttached = errors.New("router not attached")
 
-// Verify checks with the kernel that the router runs on every interface of want: the device exists and is up,
-// and our program is attached at its hook (tcx: in the ingress program list; XDP: the device's XDP program;
-// legacy tc: the loader's record of its filter). The tcx lists are read in one visit of the node's namespace.
-func (d *Dataplane) Verify(want []v1.DataPlaneInterface) error {
+// LinkLookup finds a device of the node's namespace by name (*netlink.Handle, or an observation of the node).
+type LinkLookup interface {
+	LinkByName(name string) (netlink.Link, error)
+}
+
+// Verify checks that the router runs on every interface of want: the device exists and is up (as links, nil:
+// the kernel, tells: the agent passes its current observation of the node, which a change notification would
+// have renewed), and our program is attached at its hook, asked from the kernel (tcx: in the ingress program
+// list; XDP: the device's XDP program, read from the kernel; legacy tc: the loader's record of its filter). The
+// tcx lists are read in one visit of the node's namespace.
+func (d *Dataplane) Verify(want []v1.DataPlaneInterface, links LinkLookup) error {
+	observed := links != nil
+	if !observed {
+		links = d.links
+	}
 	atts := map[string]loader.Attachment{}
 	for _, a := range d.ldr.Attachments() {
 		atts[a.Interface] = a
@@ -228,7 +239,7 @@ func (d *Dataplane) Verify(want []v1.DataPlaneInterface) error {
 			continue
 		}
 		seen[i.Name] = true
-		l, err := d.links.LinkByName(i.Name)
+		l, err := links.LinkByName(i.Name)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("interface %s: %w", i.Name, err))
 			continue
@@ -246,6 +257,13 @@ func (d *Dataplane) Verify(want []v1.DataPlaneInterface) error {
 		case a.Mode == loader.ModeTCX:
 			tcx = append(tcx, a)
 		case a.Mode.IsXDP():
+			if observed {
+				if l, err = d.links.LinkByName(i.Name); err != nil { // an observation has no XDP state
+					errs = append(errs, fmt.Errorf("interface %s: %w", i.Name, err))
+					continue
+				}
+				attrs = l.Attrs()
+			}
 			if x := attrs.Xdp; x == nil || !x.Attached || ebpf.ProgramID(x.ProgId) != a.ProgramID {
 				errs = append(errs, fmt.Errorf("interface %s: XDP program is not ours (%d): %w", a.Interface, a.ProgramID, ErrNotAttached))
 			}

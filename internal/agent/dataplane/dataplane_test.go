@@ -71,7 +71,7 @@ func TestEnsureVerifyView(t *testing.T) {
 	}
 
 	want := []v1.DataPlaneInterface{{Name: "eth0", VRF: "red"}, {Name: "eth0", VLAN: 7, VRF: "red"}}
-	if err := dp.Verify(want); !errors.Is(err, ErrNotAttached) {
+	if err := dp.Verify(want, nil); !errors.Is(err, ErrNotAttached) {
 		t.Fatalf("verify before attaching: %v, want ErrNotAttached", err)
 	}
 	p := plan(want, dp.Attachments())
@@ -81,7 +81,7 @@ func TestEnsureVerifyView(t *testing.T) {
 	if len(st) != 1 || st[0].Mode != v1.AttachTCX {
 		t.Fatalf("status %+v, want eth0 once, tcx", st)
 	}
-	mustf(dp.Verify(want), "verify")
+	mustf(dp.Verify(want, nil), "verify")
 	first := dp.Attachments()[0]
 
 	// Again, and with hook tc: kept, the same link.
@@ -131,7 +131,7 @@ func TestEnsureVerifyView(t *testing.T) {
 	if atts := dp.Attachments(); len(atts) != 1 || !atts[0].Mode.IsXDP() || AttachMode(atts[0].Mode) != st[0].Mode {
 		t.Fatalf("attachments after the move %+v, status %+v", atts, st)
 	}
-	mustf(dp.Verify(want), "verify xdp")
+	mustf(dp.Verify(want, nil), "verify xdp")
 	p = plan(want, dp.Attachments())
 	expect(p, []string{"eth0 keep"}, nil)
 	if dry := dryRunPlan(want); !equalPlans(dry, p) || !p.Empty() {
@@ -159,7 +159,7 @@ func TestEnsureVerifyView(t *testing.T) {
 	mustf(ns.Handle().LinkDel(br), "delete br0")
 	mustf(ns.Handle().LinkAdd(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0"}}), "re-create br0")
 	setUp()
-	if err := dp.Verify(want); !errors.Is(err, ErrNotAttached) {
+	if err := dp.Verify(want, nil); !errors.Is(err, ErrNotAttached) {
 		t.Fatalf("verify with br0 re-created: %v, want ErrNotAttached", err)
 	}
 	p = plan(want, dp.Attachments())
@@ -172,7 +172,7 @@ func TestEnsureVerifyView(t *testing.T) {
 	if a := attachmentOf(t, dp.Attachments(), "br0"); a.Ifindex == old {
 		t.Fatalf("br0 still attached to the old ifindex %d", old)
 	}
-	mustf(dp.Verify(want), "verify re-attached")
+	mustf(dp.Verify(want, nil), "verify re-attached")
 
 	// Nothing configured: the plan detaches everything, the apply does exactly that.
 	p = plan(nil, dp.Attachments())
@@ -181,7 +181,7 @@ func TestEnsureVerifyView(t *testing.T) {
 		t.Fatalf("dry-run plan %+v differs from the agent's %+v", dry, p)
 	}
 	mustf(dp.Detach(ctx, p.Detach), "detach")
-	if err := dp.Verify(want); !errors.Is(err, ErrNotAttached) {
+	if err := dp.Verify(want, nil); !errors.Is(err, ErrNotAttached) {
 		t.Fatalf("verify after detach: %v, want ErrNotAttached", err)
 	}
 	if atts := dp.Attachments(); len(atts) != 0 {

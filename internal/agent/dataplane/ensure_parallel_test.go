@@ -161,7 +161,7 @@ func TestEnsureManyStepsInOrder(t *testing.T) {
 			if len(got) != 0 {
 				t.Errorf("attached to interfaces no step made: %v", got)
 			}
-			if err := dp.Verify(want); err != nil {
+			if err := dp.Verify(want, nil); err != nil {
 				t.Errorf("verify: %v", err)
 			}
 		})

@@ -96,4 +96,4 @@ func (v *View) Apply(context.Context, maps.Tables, string) (maps.Report, error) 
 }
 
 // Verify is refused: a View changes nothing.
-func (v *View) Verify([]v1.DataPlaneInterface) error { return ErrReadOnly }
+func (v *View) Verify([]v1.DataPlaneInterface, LinkLookup) error { return ErrReadOnly }

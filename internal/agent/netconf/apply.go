@@ -2,8 +2,6 @@ package netconf
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -16,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/agent/laststate"
 	"github.com/network-operator/network-operator/internal/agent/nlwatch"
 )
 
@@ -38,7 +37,7 @@ type Manager struct {
 // planMemo is a plan with what it was computed from: Desired is a pure function of the spec (settings and
 // features do not change), ComputePlan of Desired and the observation.
 type planMemo struct {
-	specKey  [sha256.Size]byte
+	specHash string
 	desired  *Desired
 	observed *Observed
 	plan     *Plan
@@ -167,12 +166,10 @@ func (m *Manager) observe(ctx context.Context) (*Observed, error) {
 func (m *Manager) Plan(ctx context.Context, spec *v1alpha1.NodeNetworkConfigSpec) (*Plan, error) {
 	m.omu.Lock()
 	defer m.omu.Unlock()
-	key, err := specKey(spec)
-	if err != nil {
-		return nil, err
-	}
+	key := laststate.SpecHash(spec)
 	var d *Desired
-	if memo := m.memo; memo != nil && memo.specKey == key {
+	var err error
+	if memo := m.memo; memo != nil && memo.specHash == key {
 		d = memo.desired
 	} else if d, err = m.Desired(ctx, spec); err != nil {
 		return nil, err
@@ -181,28 +178,19 @@ func (m *Manager) Plan(ctx context.Context, spec *v1alpha1.NodeNetworkConfigSpec
 	if err != nil {
 		return nil, err
 	}
-	if memo := m.memo; reused && memo != nil && memo.specKey == key && memo.observed == o {
+	if memo := m.memo; reused && memo != nil && memo.specHash == key && memo.observed == o {
 		return memo.plan, nil
 	}
 	p := ComputePlan(d, o)
-	p.Observed, p.Ifindexes, p.Links, p.ObservedReused = o.Counts(), o.Ifindexes(), o.Links, reused
+	p.Observed, p.Ifindexes, p.Links, p.Down, p.ObservedReused = o.Counts(), o.Ifindexes(), o.Links, o.Down(), reused
 	m.memo = nil
 	if m.watch != nil {
 		// The memo's plan says it reused the observation: it is only handed out again for a reused one.
 		memoPlan := *p
 		memoPlan.ObservedReused = true
-		m.memo = &planMemo{specKey: key, desired: d, observed: o, plan: &memoPlan}
+		m.memo = &planMemo{specHash: key, desired: d, observed: o, plan: &memoPlan}
 	}
 	return p, nil
-}
-
-// specKey identifies a spec's content.
-func specKey(spec *v1alpha1.NodeNetworkConfigSpec) ([sha256.Size]byte, error) {
-	data, err := json.Marshal(spec)
-	if err != nil {
-		return [sha256.Size]byte{}, fmt.Errorf("encode spec: %w", err)
-	}
-	return sha256.Sum256(data), nil
 }
 
 // Result says what one Apply call did.

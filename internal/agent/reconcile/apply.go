@@ -252,12 +252,17 @@ var ErrUnhealthy = errors.New("health check failed")
 // health checks the node runs spec: every data-plane interface exists, is up and has the router attached (asked
 // from the kernel), the version map reads back mapVersion, and FRR answers.
 func (e *Engine) health(ctx context.Context, spec *v1.NodeNetworkConfigSpec, mapVersion string) error {
-	return e.timed(StepHealth, func() error { return e.healthCheck(ctx, spec, mapVersion) })
+	return e.healthOf(ctx, spec, mapVersion, nil)
 }
 
-func (e *Engine) healthCheck(ctx context.Context, spec *v1.NodeNetworkConfigSpec, mapVersion string) error {
+// healthOf is health with the devices looked up in links (nil: the kernel); see Dataplane.Verify.
+func (e *Engine) healthOf(ctx context.Context, spec *v1.NodeNetworkConfigSpec, mapVersion string, links dataplane.LinkLookup) error {
+	return e.timed(StepHealth, func() error { return e.healthCheck(ctx, spec, mapVersion, links) })
+}
+
+func (e *Engine) healthCheck(ctx context.Context, spec *v1.NodeNetworkConfigSpec, mapVersion string, links dataplane.LinkLookup) error {
 	var errs []error
-	if err := e.o.Dataplane.Verify(spec.DataPlane.Interfaces); err != nil {
+	if err := e.o.Dataplane.Verify(spec.DataPlane.Interfaces, links); err != nil {
 		errs = append(errs, err)
 	}
 	v, err := e.o.Dataplane.Version()

@@ -192,7 +192,7 @@ func (d *fakeDataplane) Apply(_ context.Context, t maps.Tables, rev string) (map
 
 func (d *fakeDataplane) Version() (maps.Version, error) { return d.version, nil }
 
-func (d *fakeDataplane) Verify(want []v1.DataPlaneInterface) error {
+func (d *fakeDataplane) Verify(want []v1.DataPlaneInterface, _ dataplane.LinkLookup) error {
 	if d.w.unhealthy {
 		return errors.New("interface eth0 is down")
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 
@@ -41,6 +42,8 @@ const (
 // Plan is everything one apply would do, in order. It is computed without changing anything.
 type Plan struct {
 	Spec *v1.NodeNetworkConfigSpec
+	// SpecHash is laststate.SpecHash of Spec, computed once per plan (~2.5 ms for 1000 VRFs).
+	SpecHash string
 	// MapVersion is the revision of the table generation (the spec's MapVersion()).
 	MapVersion string
 	Netlink    *netconf.Plan
@@ -185,20 +188,24 @@ var ErrPlan = errors.New("configuration refused before any change")
 func (e *Engine) Plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords frrconfig.PasswordFunc) (*Plan, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.plan(ctx, spec, passwords)
+	return e.plan(ctx, spec, "", passwords)
 }
 
-func (e *Engine) plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords frrconfig.PasswordFunc) (p *Plan, err error) {
+// plan plans spec; hash is its laststate.SpecHash when the caller has it ("": computed here).
+func (e *Engine) plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, hash string, passwords frrconfig.PasswordFunc) (p *Plan, err error) {
 	err = e.timed(StepPlan, func() error {
-		p, err = e.planSteps(ctx, spec, passwords)
+		if hash == "" {
+			hash = laststate.SpecHash(spec)
+		}
+		p, err = e.planSteps(ctx, spec, hash, passwords)
 		return err
 	})
 	return p, err
 }
 
-func (e *Engine) planSteps(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords frrconfig.PasswordFunc) (*Plan, error) {
+func (e *Engine) planSteps(ctx context.Context, spec *v1.NodeNetworkConfigSpec, hash string, passwords frrconfig.PasswordFunc) (*Plan, error) {
 	fail := func(what string, err error) error { return fmt.Errorf("%w: %s: %w", ErrPlan, what, err) }
-	p := &Plan{Spec: spec}
+	p := &Plan{Spec: spec, SpecHash: hash}
 	var err error
 	if p.MapVersion, err = bpftables.Revision(spec); err != nil {
 		return nil, fail("map version", err)
@@ -237,7 +244,7 @@ func (e *Engine) planFRR(ctx context.Context, p *Plan, passwords frrconfig.Passw
 		p.FRR.Skip = "FRR is disabled (--frr=none)"
 		return nil
 	}
-	rendered, summary, skip, err := e.renderFRR(ctx, p.Spec, passwords)
+	rendered, summary, skip, err := e.renderFRR(ctx, p.Spec, p.SpecHash, passwords)
 	if err != nil || skip != "" {
 		p.FRR.Skip = skip
 		return err
@@ -262,14 +269,12 @@ type renderedFRR struct {
 	config            []byte
 }
 
-// renderFRR renders the FRR config of spec (skip says why there is none), reusing the last rendering when the
+// renderFRR renders the FRR config of spec (hash: its SpecHash; skip says why there is none), reusing the last rendering when the
 // spec is the same and nothing else goes into it: no Secret (a password may change under the same spec) and the
 // default renderer (--frr-base-config reads its base at every render).
-func (e *Engine) renderFRR(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords frrconfig.PasswordFunc) (cfg []byte, summary, skip string, err error) {
+func (e *Engine) renderFRR(ctx context.Context, spec *v1.NodeNetworkConfigSpec, hash string, passwords frrconfig.PasswordFunc) (cfg []byte, summary, skip string, err error) {
 	cacheable := e.o.RenderFRR == nil && !slices.ContainsFunc(spec.BGPPeers, func(p v1.NodeBGPPeer) bool { return p.PasswordSecretRef != nil })
-	var hash string
 	if cacheable {
-		hash = laststate.SpecHash(spec)
 		if c := e.frrRendered; c != nil && c.specHash == hash {
 			return c.config, c.summary, "", nil
 		}
@@ -373,18 +378,23 @@ func (e *Engine) observedLinks(p *netconf.Plan) Links {
 	if p == nil || p.Ifindexes == nil {
 		return e.o.Links
 	}
-	return observed{idx: p.Ifindexes, links: e.o.Links}
+	return observed{idx: p.Ifindexes, down: p.Down, links: e.o.Links}
 }
 
-// observed is Links answered from an observation.
+// observed is Links answered from an observation: a device with its name, ifindex and whether it is up.
 type observed struct {
 	idx   map[string]int
+	down  map[string]bool
 	links Links
 }
 
 func (o observed) LinkByName(name string) (netlink.Link, error) {
 	if i, ok := o.idx[name]; ok {
-		return &netlink.Device{LinkAttrs: netlink.LinkAttrs{Name: name, Index: i}}, nil
+		var flags net.Flags
+		if !o.down[name] {
+			flags = net.FlagUp
+		}
+		return &netlink.Device{LinkAttrs: netlink.LinkAttrs{Name: name, Index: i, Flags: flags}}, nil
 	}
 	return o.links.LinkByName(name)
 }
