@@ -44,33 +44,21 @@ type Manager struct {
 	// unsupported remembers, per tunnel kind, why the kernel refused it (detected once).
 	unsupported map[string]error
 
-	// watch, when set (WatchChanges), says whether a qdisc or filter changed since last, the last observation
-	// (of the links lastLinks).
-	omu       sync.Mutex
-	watch     *nlwatch.Watch
-	lastLinks []Link
-	last      *Observed
+	// observed is the last observation, reused while no tc change is notified (WatchChanges).
+	observed nlwatch.Memo[observation]
+}
+
+// observation is an Observed with the links it was made of.
+type observation struct {
+	links []Link
+	obs   *Observed
 }
 
 // WatchChanges subscribes to the namespace's tc notifications: from then on a plan given the same links as the
 // last one observes the qdiscs and filters only when one changed since (a dump of every qdisc of 4000 links
 // took ~25 ms). stop ends the subscription.
 func (m *Manager) WatchChanges() (stop func(), err error) {
-	w, err := nlwatch.New(m.ns, nlwatch.DefaultBuffer, nil, unix.RTNLGRP_TC)
-	if err != nil {
-		return nil, err
-	}
-	m.omu.Lock()
-	m.watch, m.last = w, nil
-	m.omu.Unlock()
-	return func() {
-		m.omu.Lock()
-		defer m.omu.Unlock()
-		if m.watch == w {
-			m.watch, m.last = nil, nil
-		}
-		w.Close()
-	}, nil
+	return m.observed.Start(m.ns, nlwatch.DefaultBuffer, nil, unix.RTNLGRP_TC)
 }
 
 // New returns a Manager working through h in namespace ns (0: the calling thread's).
@@ -300,25 +288,14 @@ func (m *Manager) Observe(ctx context.Context) (*Observed, error) { return m.obs
 
 // observe reads our filters, and our tunnels from links (nil: from a dump of the node's links).
 func (m *Manager) observe(ctx context.Context, links []Link) (*Observed, error) {
-	m.omu.Lock()
-	defer m.omu.Unlock()
-	if m.watch == nil {
-		return m.observeTC(ctx, links)
+	if links == nil {
+		return m.observeTC(ctx, nil)
 	}
-	// Drained before the dump: a change during it is seen by the next call.
-	quiet, err := m.watch.Quiet()
-	if err != nil {
-		return nil, err
-	}
-	if quiet && m.last != nil && links != nil && slices.Equal(links, m.lastLinks) {
-		return m.last, nil
-	}
-	m.last = nil
-	obs, err := m.observeTC(ctx, links)
-	if err == nil && links != nil {
-		m.last, m.lastLinks = obs, slices.Clone(links)
-	}
-	return obs, err
+	o, _, err := m.observed.Read(func() (observation, error) {
+		obs, err := m.observeTC(ctx, links)
+		return observation{links: slices.Clone(links), obs: obs}, err
+	}, func(last observation) bool { return slices.Equal(links, last.links) })
+	return o.obs, err
 }
 
 // observeTC reads the tunnels among links (nil: every link of the namespace) and the qdiscs and filters.

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 
+	"syscall"
+
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -26,11 +28,10 @@ type Manager struct {
 	mu       sync.Mutex
 	features *Features
 
-	// watch, when set (WatchChanges), says whether the namespace changed since last, the last full read.
-	omu   sync.Mutex
-	watch *nlwatch.Watch
-	last  *Observed
-	// memo is the last plan, reused for the same spec on an unchanged node (guarded by omu).
+	// observed is the last read of the namespace, reused while no change is notified (WatchChanges).
+	observed nlwatch.Memo[*Observed]
+	// memo is the last plan, reused for the same spec on an unchanged node.
+	pmu  sync.Mutex
 	memo *planMemo
 }
 
@@ -89,51 +90,16 @@ func (m *Manager) Desired(ctx context.Context, spec *v1alpha1.NodeNetworkConfigS
 // only when it changed since the last read, and hands out that read otherwise (the agent's periodic resync of
 // a quiet node). stop ends the subscription; Observe then reads every time again.
 func (m *Manager) WatchChanges() (stop func(), err error) {
-	w, err := newChangeWatch(m.s.NetNS, m.s.RouteProtocol, nlwatch.DefaultBuffer)
-	if err != nil {
-		return nil, err
-	}
-	m.omu.Lock()
-	m.watch, m.last = w, nil
-	m.omu.Unlock()
-	return func() {
-		m.omu.Lock()
-		defer m.omu.Unlock()
-		if m.watch == w {
-			m.watch, m.last = nil, nil
-		}
-		w.Close()
-	}, nil
+	return m.observed.Start(m.s.NetNS, nlwatch.DefaultBuffer, func(msg *syscall.NetlinkMessage) bool {
+		return concernsObserve(msg, m.s.RouteProtocol)
+	}, observeGroups()...)
 }
 
 // Observe reads the namespace's current state, with the segmentation offload state of the owned bridges. With
 // WatchChanges it returns the last read when no change was notified since it began (reused: true); the
 // Observed returned is shared then and must not be modified.
 func (m *Manager) Observe(ctx context.Context) (o *Observed, reused bool, err error) {
-	m.omu.Lock()
-	defer m.omu.Unlock()
-	return m.observeLocked(ctx)
-}
-
-func (m *Manager) observeLocked(ctx context.Context) (o *Observed, reused bool, err error) {
-	if m.watch != nil {
-		// Drained before the read: a change during the read is seen by the next call.
-		quiet, err := m.watch.Quiet()
-		if err != nil {
-			return nil, false, err
-		}
-		if quiet && m.last != nil {
-			return m.last, true, nil
-		}
-		m.last = nil
-	}
-	if o, err = m.observe(ctx); err != nil {
-		return nil, false, err
-	}
-	if m.watch != nil {
-		m.last = o
-	}
-	return o, false, nil
+	return m.observed.Read(func() (*Observed, error) { return m.observe(ctx) }, nil)
 }
 
 func (m *Manager) observe(ctx context.Context) (*Observed, error) {
@@ -164,8 +130,8 @@ func (m *Manager) observe(ctx context.Context) (*Observed, error) {
 // plan on a node that notified no change since (WatchChanges), that plan is the answer again (shared: not to
 // be modified).
 func (m *Manager) Plan(ctx context.Context, spec *v1alpha1.NodeNetworkConfigSpec) (*Plan, error) {
-	m.omu.Lock()
-	defer m.omu.Unlock()
+	m.pmu.Lock()
+	defer m.pmu.Unlock()
 	key := laststate.SpecHash(spec)
 	var d *Desired
 	var err error
@@ -174,7 +140,7 @@ func (m *Manager) Plan(ctx context.Context, spec *v1alpha1.NodeNetworkConfigSpec
 	} else if d, err = m.Desired(ctx, spec); err != nil {
 		return nil, err
 	}
-	o, reused, err := m.observeLocked(ctx)
+	o, reused, err := m.Observe(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -183,13 +149,10 @@ func (m *Manager) Plan(ctx context.Context, spec *v1alpha1.NodeNetworkConfigSpec
 	}
 	p := ComputePlan(d, o)
 	p.Observed, p.Ifindexes, p.Links, p.Down, p.ObservedReused = o.Counts(), o.Ifindexes(), o.Links, o.Down(), reused
-	m.memo = nil
-	if m.watch != nil {
-		// The memo's plan says it reused the observation: it is only handed out again for a reused one.
-		memoPlan := *p
-		memoPlan.ObservedReused = true
-		m.memo = &planMemo{specHash: key, desired: d, observed: o, plan: &memoPlan}
-	}
+	// The memo's plan says it reused the observation: it is only handed out again for a reused one.
+	memoPlan := *p
+	memoPlan.ObservedReused = true
+	m.memo = &planMemo{specHash: key, desired: d, observed: o, plan: &memoPlan}
 	return p, nil
 }
 

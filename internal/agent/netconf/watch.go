@@ -5,21 +5,19 @@ import (
 	"syscall"
 
 	"github.com/vishvananda/netlink/nl"
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
-
-	"github.com/network-operator/network-operator/internal/agent/nlwatch"
 )
 
-// newChangeWatch watches what Observe reads in namespace ns (0: the caller's): links (with bridge port flags
-// and offload features, which the kernel reports as link changes), global addresses, netconf's routes, rules,
-// and FDB entries (flood entries of learning VXLANs).
-func newChangeWatch(ns netns.NsHandle, routeProtocol uint8, buffer int) (*nlwatch.Watch, error) {
-	return nlwatch.New(ns, buffer, func(m *syscall.NetlinkMessage) bool { return concernsObserve(m, routeProtocol) },
+// observeGroups are the rtnetlink groups of what Observe reads: links (with bridge port flags and offload
+// features, which the kernel reports as link changes), addresses, routes, rules, and FDB entries (flood entries
+// of learning VXLANs).
+func observeGroups() []uint {
+	return []uint{
 		unix.RTNLGRP_LINK, unix.RTNLGRP_NEIGH,
 		unix.RTNLGRP_IPV4_IFADDR, unix.RTNLGRP_IPV6_IFADDR,
 		unix.RTNLGRP_IPV4_ROUTE, unix.RTNLGRP_IPV6_ROUTE,
-		unix.RTNLGRP_IPV4_RULE, unix.RTNLGRP_IPV6_RULE)
+		unix.RTNLGRP_IPV4_RULE, unix.RTNLGRP_IPV6_RULE,
+	}
 }
 
 // concernsObserve reports whether a notification may change what Observe would read: any link or rule, a

@@ -80,13 +80,7 @@ func TestWatchChanges(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ns := nsWith(t, lab.Topology{})
-			m := newManager(t, ns, withNetNS(testSettings(), ns))
-			stop, err := m.WatchChanges()
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(stop)
+			ns, m, _ := watched(t)
 			spec := twoVRFsOneL2()
 			if tc.spec != nil {
 				spec = tc.spec()
@@ -112,13 +106,7 @@ func TestWatchChanges(t *testing.T) {
 
 // TestWatchStopped: after stop, every plan reads the node.
 func TestWatchStopped(t *testing.T) {
-	ns := nsWith(t, lab.Topology{})
-	m := newManager(t, ns, withNetNS(testSettings(), ns))
-	stop, err := m.WatchChanges()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop) // a second stop does nothing
+	_, m, stop := watched(t)
 	spec := twoVRFsOneL2()
 	converge(t, m, spec)
 	waitQuiet(t, m, spec)
@@ -150,6 +138,19 @@ func waitQuiet(t *testing.T, m *netconf.Manager, spec *v1alpha1.NodeNetworkConfi
 	}
 }
 
+// watched is a manager of a fresh namespace watching its changes; stop ends the watch (again at cleanup).
+func watched(t *testing.T) (*lab.Netns, *netconf.Manager, func()) {
+	t.Helper()
+	ns := nsWith(t, lab.Topology{})
+	m := newManager(t, ns, withNetNS(testSettings(), ns))
+	stop, err := m.WatchChanges()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop) // a second stop does nothing
+	return ns, m, stop
+}
+
 func withNetNS(s netconf.Settings, ns *lab.Netns) netconf.Settings {
 	s.NetNS = ns.NsHandle()
 	return s
@@ -164,13 +165,7 @@ func mustAddr(t *testing.T, cidr string) *netlink.Addr {
 // TestWatchSpecChange: on a quiet node the same spec gets the last plan again, and another spec is planned
 // anew from the same read.
 func TestWatchSpecChange(t *testing.T) {
-	ns := nsWith(t, lab.Topology{})
-	m := newManager(t, ns, withNetNS(testSettings(), ns))
-	stop, err := m.WatchChanges()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	_, m, _ := watched(t)
 	spec := twoVRFsOneL2()
 	converge(t, m, spec)
 	waitQuiet(t, m, spec)

@@ -99,3 +99,57 @@ func (w *Watch) Close() {
 		w.sock.Close()
 	}
 }
+
+// Memo keeps the last read of a namespace for as long as the kernel notifies no change concerning it. The zero
+// Memo reads every time; Start makes it watch.
+type Memo[T any] struct {
+	mu    sync.Mutex
+	watch *Watch
+	last  T
+	have  bool
+}
+
+// Start subscribes as New does; from then on Read hands out the last read while the watch stays quiet. stop
+// ends the subscription (a second call does nothing), after which Read reads every time again.
+func (m *Memo[T]) Start(ns netns.NsHandle, buffer int, concerns func(*syscall.NetlinkMessage) bool, groups ...uint) (stop func(), err error) {
+	w, err := New(ns, buffer, concerns, groups...)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.watch, m.have = w, false
+	m.mu.Unlock()
+	return func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.watch == w {
+			m.watch, m.have = nil, false
+		}
+		w.Close()
+	}, nil
+}
+
+// Read returns the last read when the watch notified no change since it began and reusable(last) holds (nil:
+// always), else a new read, which is kept when the watch runs. reused says which; a reused value is shared and
+// must not be modified. The queue is drained before a new read, so a change during it is seen by the next call.
+func (m *Memo[T]) Read(read func() (T, error), reusable func(T) bool) (v T, reused bool, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.watch == nil {
+		v, err = read()
+		return v, false, err
+	}
+	quiet, err := m.watch.Quiet()
+	if err != nil {
+		return v, false, err
+	}
+	if quiet && m.have && (reusable == nil || reusable(m.last)) {
+		return m.last, true, nil
+	}
+	m.have = false
+	if v, err = read(); err != nil {
+		return v, false, err
+	}
+	m.last, m.have = v, true
+	return v, false, nil
+}
