@@ -205,6 +205,19 @@ func TestValuesMatter(t *testing.T) {
 	if !slices.Contains(args, "--frr-scratch=true") || !slices.Contains(args, "--frr-scratch-idle=90s") {
 		t.Errorf("agent.frrScratch=true, agent.frrScratchIdle=90s: agent args %v", args)
 	}
+	// The Go memory limit: 64Mi by default, another value, or none (the runtime keeps GOMEMLIMIT).
+	for set, want := range map[string]string{"": "--memory-limit=64Mi", "agent.goMemoryLimit=96Mi": "--memory-limit=96Mi",
+		"agent.goMemoryLimit=": ""} {
+		var sets []string
+		if set != "" {
+			sets = append(sets, set)
+		}
+		args := render(t, sets...)["DaemonSet/network-agent"].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[0].Args
+		got := slices.IndexFunc(args, func(a string) bool { return strings.HasPrefix(a, "--memory-limit") })
+		if (want == "" && got >= 0) || (want != "" && (got < 0 || args[got] != want)) {
+			t.Errorf("--set %q: agent args %v, want %q", set, args, want)
+		}
+	}
 	cm := render(t, "webhook.certMode=certManager")
 	if cm["Certificate/network-operator-webhook"] == nil || cm["Issuer/network-operator-selfsigned"] == nil {
 		t.Error("webhook.certMode=certManager renders no Certificate/Issuer")
@@ -231,6 +244,7 @@ func TestBadValues(t *testing.T) {
 		{"image.pullPolicy=Sometimes", "image.pullPolicy"},
 		{"agent.unknown=1", "agent"},
 		{"agent.frrScratchIdle=ten minutes", "agent.frrScratchIdle"},
+		{"agent.goMemoryLimit=64MB", "agent.goMemoryLimit"},
 	} {
 		t.Run(tc.set, func(t *testing.T) {
 			out, err := run(t, bin, "template", "x", chart, "--set", tc.set)

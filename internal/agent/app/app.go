@@ -88,7 +88,7 @@ type flags struct {
 	podNetwork                                   bool
 	criSocket, podNetns, podStateDir             string
 	podSysctlDir                                 string
-	memoryLimit                                  string
+	memoryLimit                                  int64 // bytes; 0: $GOMEMLIMIT or none
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -140,8 +140,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.vethVRFs, "veth-vrfs", "", "comma-separated VRFs that get a veth pair to the default VRF")
 	fs.IntVar(&f.defaultMTU, "default-mtu", 0, "MTU of a VRF's links when the spec sets none (0: 1500)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
-	fs.StringVar(&f.memoryLimit, "memory-limit", "", "soft limit of the Go runtime's memory, e.g. 40Mi (debug.SetMemoryLimit: the garbage "+
-		"collector works harder near it; set it a little below the container's limit). Empty: $GOMEMLIMIT or none")
+	memoryLimit := fs.String("memory-limit", "", "soft limit of the Go runtime's memory, e.g. 64Mi (debug.SetMemoryLimit: near it the garbage "+
+		"collector runs more often instead of letting the heap grow to twice what is live; below the container's limit). Empty: $GOMEMLIMIT or none")
 	fs.BoolVar(&f.podNetwork, "pod-network", false, "Kubernetes mode: apply PodNetworkConfigs to this node's pods (their network namespaces, found through --cri-socket)")
 	fs.StringVar(&f.criSocket, "cri-socket", cri.DefaultSocket, "--pod-network: the container runtime's CRI socket")
 	fs.StringVar(&f.podNetns, "pod-netns", string(cri.SourceAuto), "--pod-network: how a pod's network namespace is reached: path (the runtime's "+
@@ -168,11 +168,12 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	case f.podNetwork && f.configFile != "":
 		return nil, errors.New("--pod-network needs Kubernetes mode (no --config-file)")
 	}
-	if f.memoryLimit != "" {
-		q, err := resource.ParseQuantity(f.memoryLimit)
+	if *memoryLimit != "" {
+		q, err := resource.ParseQuantity(*memoryLimit)
 		if err != nil || q.Value() <= 0 {
-			return nil, fmt.Errorf("--memory-limit %q: want a positive quantity such as 40Mi", f.memoryLimit)
+			return nil, fmt.Errorf("--memory-limit %q: want a positive quantity such as 64Mi", *memoryLimit)
 		}
+		f.memoryLimit = q.Value()
 	}
 	if err := cri.Source(f.podNetns).Check(); err != nil {
 		return nil, fmt.Errorf("--pod-netns: %w", err)
@@ -215,11 +216,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	logger := newLogger(stderr, f.logLevel)
-	if f.memoryLimit != "" {
-		q := resource.MustParse(f.memoryLimit) // checked by parseFlags
-		limit := q.Value()
-		debug.SetMemoryLimit(limit)
-		logger.Info("Go memory limit set", "bytes", limit)
+	if f.memoryLimit > 0 {
+		debug.SetMemoryLimit(f.memoryLimit)
+		logger.Info("Go memory limit set", "bytes", f.memoryLimit)
 	}
 	if err := run(ctx, f, stdout, logger); err != nil {
 		fmt.Fprintln(stderr, "network-agent:", err)

@@ -32,8 +32,13 @@ func forwardedPackets(t *testing.T, a *agent, vrf string) (packets, bytes float6
 func TestStandaloneAppliesAndCounts(t *testing.T) {
 	n := newNode(t)
 	n.writeSpec(t, baseSpec("rev-1"))
-	a := startAgent(t, freePort(t), n.agentArgs()...)
+	a := startAgent(t, freePort(t), append(n.agentArgs(), "--memory-limit", "48Mi")...)
 	st := n.appliedRev(t, a, "rev-1")
+	fams, err := a.scrape()
+	mustf(t, err, "scrape /metrics")
+	if got := counter(fams, "go_gc_gomemlimit_bytes", nil); got != 48<<20 {
+		t.Errorf("the Go runtime's memory limit is %v bytes, want --memory-limit 48Mi (%d)", got, 48<<20)
+	}
 	if st.Status.MapVersion != st.Spec.ExpectedMapVersion {
 		t.Fatalf("status.mapVersion %q, want expectedMapVersion %q", st.Status.MapVersion, st.Spec.ExpectedMapVersion)
 	}
@@ -83,7 +88,7 @@ func TestStandaloneAppliesAndCounts(t *testing.T) {
 	if _, err := a.get("/healthz"); err != nil {
 		t.Errorf("/healthz: %v", err)
 	}
-	fams, err := a.scrape()
+	fams, err = a.scrape()
 	mustf(t, err, "scrape")
 	if got := counter(fams, "network_operator_interface_attach_info", map[string]string{"interface": "nA", "mode": "tcx"}); got != 1 {
 		t.Errorf("attach info of nA in mode tcx = %v, want 1", got)
