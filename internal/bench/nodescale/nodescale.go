@@ -101,7 +101,12 @@ type Result struct {
 	// Memory in bytes: the agent (peak, now), the node's zebra and bgpd, the agent's scratch zebra and bgpd, and
 	// zebra and bgpd with the demo node's config.
 	AgentPeak, AgentRSS float64
-	// AgentGo is the agent's Go runtime memory at the end (its metrics): heap in use, stacks, all from the OS.
+	// AgentAnon and AgentFile split AgentRSS: anonymous memory (the Go runtime's) and mapped files (the binary's
+	// pages); AgentAnonPeak is the largest RssAnon seen, sampled every 200 ms through the apply and the resyncs.
+	// AgentBinary is the size of the agent's binary.
+	AgentAnon, AgentFile, AgentAnonPeak, AgentBinary float64
+	// AgentGo is the agent's Go runtime memory at the end (its metrics): heap in use, stacks, all from the OS,
+	// and its memory limit.
 	AgentGo                      map[string]float64
 	FRR, Scratch, DemoFRR        map[string]float64
 	DemoFRRConfig, ScaleFRRBytes int
@@ -173,9 +178,15 @@ func rows(s Scale, res *Result, err error) []report.Row {
 		"up again; that reconcile read the node (%s) and took %.1f ms: %s", driftBridge, res.Repair.nodeRead,
 		ms(res.Repair.duration), formatSteps(res.Repair.steps))
 	rs[5].Value = mib(res.AgentPeak)
-	rs[5].Detail = fmt.Sprintf("VmHWM of the agent process over the run; after the resyncs VmRSS %.1f MiB, Go heap in use %.1f, "+
-		"stacks %.1f, all the Go runtime holds %.1f MiB", mib(res.AgentRSS), mib(res.AgentGo["go_memstats_heap_inuse_bytes"]),
-		mib(res.AgentGo["go_memstats_stack_inuse_bytes"]), mib(res.AgentGo["go_memstats_sys_bytes"]))
+	limit := "none"
+	if l := res.AgentGo["go_gc_gomemlimit_bytes"]; l > 0 && l < 1<<62 {
+		limit = fmt.Sprintf("%.0f MiB", mib(l))
+	}
+	rs[5].Detail = fmt.Sprintf("VmHWM of the agent process over the run (RssAnon, sampled every 200 ms, peaked at %.1f MiB); after "+
+		"the resyncs VmRSS %.1f MiB = RssAnon %.1f + RssFile %.1f (pages of the %.0f MiB binary and its libraries), Go heap in use "+
+		"%.1f, stacks %.1f, all the Go runtime holds %.1f MiB; Go memory limit %s", mib(res.AgentAnonPeak), mib(res.AgentRSS),
+		mib(res.AgentAnon), mib(res.AgentFile), mib(res.AgentBinary), mib(res.AgentGo["go_memstats_heap_inuse_bytes"]),
+		mib(res.AgentGo["go_memstats_stack_inuse_bytes"]), mib(res.AgentGo["go_memstats_sys_bytes"]), limit)
 	rs[6].Value = mib(res.FRR["zebra"] + res.FRR["bgpd"])
 	rs[6].Detail = fmt.Sprintf("VmRSS after the resyncs: zebra %.1f, bgpd %.1f MiB (config %d KiB); the agent's scratch "+
 		"instance (validation) zebra %.1f, bgpd %.1f MiB more", mib(res.FRR["zebra"]), mib(res.FRR["bgpd"]), res.ScaleFRRBytes>>10,
@@ -229,7 +240,8 @@ const Method = "- node scale: one node in a namespace of its own (internal/lab) 
 	"when none came since its last read of the node, plans from that read (its counters of reads and reuses must add up to " +
 	"its reconciles); the resyncs right after the apply, which read the node, are reported apart. Then the benchmark sets one " +
 	"of the agent's bridges down and times the agent's repair. " +
-	"Memory is VmHWM/VmRSS of /proc: the agent, the node's zebra and bgpd, the agent's scratch zebra and bgpd; the demo " +
+	"Memory is VmHWM/VmRSS of /proc: the agent (with its VmRSS split into RssAnon, the Go runtime's, and RssFile, the pages " +
+	"of its binary that are mapped: shared and reclaimable, but resident), the node's zebra and bgpd, the agent's scratch zebra and bgpd; the demo " +
 	"node's FRR is zebra + bgpd loaded with section FRR apply's config."
 
 // Run starts the API server, FRR and the agent, measures and tears everything down.
@@ -319,12 +331,22 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	defer func() { err = errors.Join(err, agent.Stop(30*time.Second)) }()
 	logf("agent started with %d VRFs, %d layer-2 networks to apply", len(spec.VRFs), len(spec.Layer2s))
 
+	if fi, err := os.Stat(agentBin); err == nil {
+		res.AgentBinary = float64(fi.Size())
+	}
+	sampleAnon := func() { // the peak of anonymous memory, which VmHWM does not split out
+		if st, err := procStatus(agent.Pid()); err == nil {
+			res.AgentAnonPeak = max(res.AgentAnonPeak, st["RssAnon"])
+		}
+	}
+
 	start := time.Now()
 	var nnc v1.NodeNetworkConfig
 	err = wait.Poll(ctx, 200*time.Millisecond, o.Timeout, "the agent applies "+revision, func(ctx context.Context) (bool, string, error) {
 		if err := agent.Running(); err != nil {
 			return false, "", err
 		}
+		sampleAnon()
 		for _, r := range parseReconciles(agent.Output()) {
 			if r.result != "applied" && r.result != "unchanged" {
 				return false, "", fmt.Errorf("the agent did not apply the config: %s", r.line)
@@ -366,6 +388,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 			if err := agent.Running(); err != nil {
 				return false, "", err
 			}
+			sampleAnon()
 			recs = parseReconciles(agent.Output())
 			quiet := 0
 			for _, r := range recs[min(1, len(recs)):] {
@@ -418,12 +441,19 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 
 	res.AgentGo = map[string]float64{}
-	for _, k := range []string{"go_memstats_heap_inuse_bytes", "go_memstats_stack_inuse_bytes", "go_memstats_sys_bytes"} {
+	for _, k := range []string{"go_memstats_heap_inuse_bytes", "go_memstats_stack_inuse_bytes", "go_memstats_sys_bytes",
+		"go_gc_gomemlimit_bytes"} {
 		res.AgentGo[k] = m.sum(k)
 	}
-	if res.AgentRSS, res.AgentPeak, err = memory(agent.Pid()); err != nil {
+	st, err := procStatus(agent.Pid())
+	if err != nil {
 		return nil, err
 	}
+	res.AgentRSS, res.AgentPeak, res.AgentAnon, res.AgentFile = st["VmRSS"], st["VmHWM"], st["RssAnon"], st["RssFile"]
+	if res.AgentRSS == 0 || res.AgentPeak == 0 || res.AgentAnon == 0 || res.AgentFile == 0 {
+		return nil, fmt.Errorf("/proc/%d/status lacks VmRSS, VmHWM, RssAnon or RssFile: %v", agent.Pid(), st)
+	}
+	res.AgentAnonPeak = max(res.AgentAnonPeak, res.AgentAnon)
 	if res.FRR, err = rssOf(in.Pids()); err != nil {
 		return nil, err
 	}
@@ -551,33 +581,37 @@ func childDaemons(pid int) []int {
 
 // memory is a process's resident set now and its peak (VmRSS, VmHWM of /proc/<pid>/status), in bytes.
 func memory(pid int) (rss, peak float64, err error) {
+	st, err := procStatus(pid)
+	if err != nil {
+		return 0, 0, err
+	}
+	if st["VmRSS"] == 0 || st["VmHWM"] == 0 {
+		return 0, 0, fmt.Errorf("/proc/%d/status: no VmRSS and VmHWM", pid)
+	}
+	return st["VmRSS"], st["VmHWM"], nil
+}
+
+// procStatus returns the sizes of /proc/<pid>/status (the fields in kB: VmRSS, VmHWM, RssAnon, RssFile, ...) in
+// bytes.
+func procStatus(pid int) (map[string]float64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, fmt.Errorf("memory of %d: %w", pid, err)
+		return nil, fmt.Errorf("memory of %d: %w", pid, err)
 	}
+	out := map[string]float64{}
 	for _, line := range strings.Split(string(b), "\n") {
 		k, v, ok := strings.Cut(line, ":")
-		if !ok || (k != "VmRSS" && k != "VmHWM") {
-			continue
-		}
 		f := strings.Fields(v)
-		if len(f) != 2 || f[1] != "kB" {
-			return 0, 0, fmt.Errorf("/proc/%d/status: %s: %q", pid, k, v)
+		if !ok || len(f) != 2 || f[1] != "kB" {
+			continue
 		}
 		n, err := strconv.ParseFloat(f[0], 64)
 		if err != nil {
-			return 0, 0, fmt.Errorf("/proc/%d/status: %s: %w", pid, k, err)
+			return nil, fmt.Errorf("/proc/%d/status: %s: %w", pid, k, err)
 		}
-		if k == "VmRSS" {
-			rss = n * 1024
-		} else {
-			peak = n * 1024
-		}
+		out[k] = n * 1024
 	}
-	if rss == 0 || peak == 0 {
-		return 0, 0, fmt.Errorf("/proc/%d/status: no VmRSS and VmHWM", pid)
-	}
-	return rss, peak, nil
+	return out, nil
 }
 
 // countKernel counts the namespace's links (bridges and VXLANs by the agent's prefixes), rules and the routes of

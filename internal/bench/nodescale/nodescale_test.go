@@ -88,7 +88,7 @@ func TestRunSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.FirstApply <= 0 || len(res.Resyncs) != 3 || len(res.ReadResyncs) == 0 || res.Drift <= 0 || res.Repair.result != "applied" || res.Kernel.Bridges != 10 || res.Kernel.VXLANs != 10 || res.FRRVRFs != 5 ||
-		res.Attached != 5 || res.AgentPeak <= 0 {
+		res.Attached != 5 || res.AgentPeak <= 0 || res.AgentAnonPeak <= 0 || res.AgentBinary <= 0 {
 		t.Fatalf("result %+v", res)
 	}
 	if !strings.Contains(formatSteps(res.FirstSteps), "frr ") || !strings.Contains(medianSteps(res.ResyncSteps), "plan ") {
@@ -99,5 +99,22 @@ func TestRunSmall(t *testing.T) {
 			t.Errorf("%s: %v %s, %v", r.Name, r.Value, r.Unit, r.Err)
 		}
 		t.Logf("%s: %.1f %s (%s) %s", r.Name, r.Value, r.Unit, r.Status(), r.Detail)
+	}
+}
+
+// procStatus reads the kB fields of /proc/<pid>/status: the resident set is its anonymous, file and shared
+// parts (the kernel sums them in one read).
+func TestProcStatus(t *testing.T) {
+	st, err := procStatus(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st["RssAnon"] <= 0 || st["RssFile"] <= 0 || st["VmHWM"] < st["VmRSS"] ||
+		st["VmRSS"] != st["RssAnon"]+st["RssFile"]+st["RssShmem"] {
+		t.Errorf("VmRSS %v, VmHWM %v, RssAnon %v, RssFile %v, RssShmem %v: want VmRSS = RssAnon + RssFile + RssShmem <= VmHWM",
+			st["VmRSS"], st["VmHWM"], st["RssAnon"], st["RssFile"], st["RssShmem"])
+	}
+	if _, err := procStatus(-1); err == nil {
+		t.Error("procStatus(-1): no error")
 	}
 }
