@@ -619,6 +619,20 @@ type Snapshot struct {
 
 // Dump reads the live generation and the counters.
 func (s *Set) Dump(ctx context.Context) (Snapshot, error) {
+	snap, err := s.DumpTables(ctx)
+	if err != nil {
+		return snap, err
+	}
+	if err := ctx.Err(); err != nil {
+		return snap, err
+	}
+	snap.Counters, err = s.Counters()
+	return snap, err
+}
+
+// DumpTables reads the live generation without the counters (the agent's plan compares tables only; the
+// per-CPU counters of every VRF were most of what a resync read).
+func (s *Set) DumpTables(ctx context.Context) (Snapshot, error) {
 	var snap Snapshot
 	if err := ctx.Err(); err != nil {
 		return snap, err
@@ -631,11 +645,7 @@ func (s *Set) Dump(ctx context.Context) (Snapshot, error) {
 	}
 	snap.Version = decodeVersion(v)
 	snap.Tables = slots[v.Slot].tables()
-	if err := ctx.Err(); err != nil {
-		return snap, err
-	}
-	snap.Counters, err = s.Counters()
-	return snap, err
+	return snap, nil
 }
 
 // ErrTornRead is returned when the tables read do not belong to one generation: another writer applied while

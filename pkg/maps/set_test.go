@@ -124,6 +124,9 @@ func TestApplyDiffNoOpAndSwap(t *testing.T) {
 		snap.Version.TablesHash != a.Hash() {
 		t.Fatalf("dump after first apply: %+v", snap)
 	}
+	if tables, err := s.DumpTables(ctx); err != nil || !tables.Tables.Equal(a) || tables.Version != snap.Version || tables.Counters != nil {
+		t.Fatalf("tables only after first apply: %+v, %v (dump %+v)", tables, err, snap)
+	}
 	if n := rawSlots(t, s); n != [2]int{0, 8} {
 		t.Fatalf("entries per slot %v, want [0 8]", n)
 	}

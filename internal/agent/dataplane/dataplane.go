@@ -92,8 +92,8 @@ func (d *Dataplane) LoadReport() loader.LoadReport { return d.ldr.Report() }
 // Maps is the router's table set.
 func (d *Dataplane) Maps() *maps.Set { return d.set }
 
-// Live reads the live tables, version and counters.
-func (d *Dataplane) Live(ctx context.Context) (maps.Snapshot, error) { return d.set.Dump(ctx) }
+// Live reads the live tables and version (not the counters: see Counters).
+func (d *Dataplane) Live(ctx context.Context) (maps.Snapshot, error) { return d.set.DumpTables(ctx) }
 
 // Counters reads the per-VRF counters summed over CPUs.
 func (d *Dataplane) Counters() ([]maps.VRFCounters, error) { return d.set.Counters() }

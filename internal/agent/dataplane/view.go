@@ -63,7 +63,7 @@ func (v *View) Live(ctx context.Context) (maps.Snapshot, error) {
 	if v.set == nil {
 		return maps.Snapshot{}, nil
 	}
-	return v.set.Dump(ctx)
+	return v.set.DumpTables(ctx)
 }
 
 // Version reads the version map (zero when nothing is pinned).

@@ -23,6 +23,7 @@ import (
 	"github.com/vishvananda/netlink"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	agentreconcile "github.com/network-operator/network-operator/internal/agent/reconcile"
@@ -229,7 +230,7 @@ func medianSteps(runs [][]Step) string {
 // Method describes the rows under the table.
 const Method = "- node scale: one node in a namespace of its own (internal/lab) with zebra + bgpd as the agent manages them on a " +
 	"node, the network-agent binary of this commit in Kubernetes mode against kube-apiserver + etcd (envtest, as section control " +
-	"plane), `--frr reload` with its scratch validation, `--resync 1s`, no operator: the benchmark writes one NodeNetworkConfig of " +
+	"plane), `--frr reload` with its scratch validation, `--resync 1s`, the chart's default `--memory-limit` (agent.goMemoryLimit), no operator: the benchmark writes one NodeNetworkConfig of " +
 	"1000 VRFs (each: table, L3VNI with route target, one leak with one import and three export prefixes) and 1000 layer-2 " +
 	"networks (one per VRF, an anycast gateway in it), so 4000 interfaces: per VRF its L3VNI bridge + VXLAN and its network's " +
 	"bridge + VXLAN (this kernel has no VRF devices: a VRF is its table and rules); the eBPF router routes on the 1000 network " +
@@ -321,10 +322,14 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	memoryLimit, err := chartMemoryLimit()
+	if err != nil {
+		return nil, err
+	}
 	agent, err := startAgent(agentBin, work, "--node-name", nodeName, "--kubeconfig", kubeconfig, "--netns", node.Name,
 		"--pin-dir", pins, "--state-file", filepath.Join(work, "last-good.yaml"), "--listen", metricsAddr, "--startup-taint", "-",
 		"--resync", "1s", "--frr", "reload", "--frr-vty-socket", in.Dir, "--frr-conf-dir", in.ConfDir,
-		"--frr-state-dir", filepath.Join(work, "frr"))
+		"--frr-state-dir", filepath.Join(work, "frr"), "--memory-limit", memoryLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -464,6 +469,30 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		res.ScaleFRRBytes = len(cfg)
 	}
 	return res, nil
+}
+
+// chartMemoryLimit is the agent's Go memory limit as the chart sets it by default (agent.goMemoryLimit).
+func chartMemoryLimit() (string, error) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile(filepath.Join(root, "charts", "network-operator", "values.yaml"))
+	if err != nil {
+		return "", fmt.Errorf("the chart's values: %w", err)
+	}
+	var values struct {
+		Agent struct {
+			GoMemoryLimit string `json:"goMemoryLimit"`
+		} `json:"agent"`
+	}
+	if err := yaml.Unmarshal(data, &values); err != nil {
+		return "", fmt.Errorf("the chart's values: %w", err)
+	}
+	if values.Agent.GoMemoryLimit == "" {
+		return "", errors.New("the chart's values set no agent.goMemoryLimit")
+	}
+	return values.Agent.GoMemoryLimit, nil
 }
 
 // driftBridge is the bridge the drift check sets down (layer-2 network n0000's).
