@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"slices"
 	"sync"
-
 	"syscall"
 
 	"github.com/vishvananda/netlink"
@@ -148,7 +147,7 @@ func (m *Manager) Plan(ctx context.Context, spec *v1alpha1.NodeNetworkConfigSpec
 		return memo.plan, nil
 	}
 	p := ComputePlan(d, o)
-	p.Observed, p.Ifindexes, p.Links, p.Down, p.ObservedReused = o.Counts(), o.Ifindexes(), o.Links, o.Down(), reused
+	p.Observed, p.Ifindexes, p.Links, p.ObservedReused = o.Counts(), o.Ifindexes(), o.Links, reused
 	// The memo's plan says it reused the observation: it is only handed out again for a reused one.
 	memoPlan := *p
 	memoPlan.ObservedReused = true

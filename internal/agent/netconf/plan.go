@@ -31,25 +31,12 @@ type Plan struct {
 	// the same links as observed.
 	Ifindexes map[string]int
 	Links     []LinkState
-	// Down are the observed links that were not up (nil: not observed).
-	Down map[string]bool
 }
 
 // ObservedCounts are the sizes of an observation: every link of the namespace, the global addresses, and the
 // routes and rules of netconf's protocol.
 type ObservedCounts struct {
 	Links, Addresses, Routes, Rules int
-}
-
-// Down lists the observed links that are not up.
-func (o *Observed) Down() map[string]bool {
-	down := map[string]bool{}
-	for _, l := range o.Links {
-		if !l.Up {
-			down[l.Name] = true
-		}
-	}
-	return down
 }
 
 // Ifindexes maps every observed link's name to its ifindex.

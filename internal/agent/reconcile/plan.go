@@ -378,7 +378,13 @@ func (e *Engine) observedLinks(p *netconf.Plan) Links {
 	if p == nil || p.Ifindexes == nil {
 		return e.o.Links
 	}
-	return observed{idx: p.Ifindexes, down: p.Down, links: e.o.Links}
+	down := map[string]bool{}
+	for _, l := range p.Links {
+		if !l.Up {
+			down[l.Name] = true
+		}
+	}
+	return observed{idx: p.Ifindexes, down: down, links: e.o.Links}
 }
 
 // observed is Links answered from an observation: a device with its name, ifindex and whether it is up.
