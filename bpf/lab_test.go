@@ -98,6 +98,9 @@ type lab struct {
 	set                     *maps.Set
 	tables                  maps.Tables
 	rawIfaces               map[maps.InterfaceKey]maps.IfaceValue
+	// outPeer gives rout an iface_table entry with Peer (a pass-mode entry: nothing arrives on it): the tc
+	// router then hands what the fib routes out of rout to its peer (bpf_redirect_peer).
+	outPeer bool
 }
 
 // requireRoot: the tests create network namespaces and load BPF programs.
@@ -119,10 +122,13 @@ func runInNS(ns netns.NsHandle, fn func() error) error { return netnsrun.Run(ns,
 
 // newLab builds the namespace, loads the router unpinned and applies the test
 // tables.
-func newLab(tb testing.TB) *lab {
+func newLab(tb testing.TB) *lab { return newLabWith(tb, false) }
+
+// newLabWith is newLab, with rout marked Peer when outPeer.
+func newLabWith(tb testing.TB, outPeer bool) *lab {
 	tb.Helper()
 	requireRoot(tb)
-	l, err := buildLab()
+	l, err := buildLab(outPeer)
 	if l != nil {
 		tb.Cleanup(func() {
 			if err := l.close(); err != nil {
@@ -139,10 +145,10 @@ func newLab(tb testing.TB) *lab {
 	return l
 }
 
-func buildLab() (*lab, error) {
+func buildLab(outPeer bool) (*lab, error) {
 	var suffix [4]byte
 	rand.Read(suffix[:])
-	l := &lab{name: "bpft-" + hex.EncodeToString(suffix[:])}
+	l := &lab{name: "bpft-" + hex.EncodeToString(suffix[:]), outPeer: outPeer}
 
 	ns, err := namedns.Create(l.name)
 	if err != nil {
@@ -339,6 +345,9 @@ func (l *lab) applyTables() error {
 			{Prefix: netip.PrefixFrom(addrSBR, 24).Masked(), VRF: 1},
 			{Prefix: netip.PrefixFrom(sbr6, 64).Masked(), VRF: 1},
 		},
+	}
+	if l.outPeer {
+		l.tables.Interfaces = append(l.tables.Interfaces, maps.Interface{Ifindex: uint32(l.out), VRF: 1, Mode: maps.ModePass, Peer: true})
 	}
 	if _, err := l.set.Apply(context.Background(), l.tables, "bpf-test"); err != nil {
 		return err

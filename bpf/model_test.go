@@ -188,7 +188,7 @@ func modelIPv6(b []byte, route bool, malformed maps.Reason) (maps.Reason, bool) 
 // lookupReasons are the reasons a frame that passed classification can end
 // with, by interface mode. PassedError is not among them: no helper may fail.
 var lookupReasons = map[maps.Mode][]maps.Reason{
-	maps.ModeRoute: {maps.ReasonForwardedFib, maps.ReasonForwardedNeigh, maps.ReasonPassedNoVRF,
+	maps.ModeRoute: {maps.ReasonForwardedFib, maps.ReasonForwardedPeer, maps.ReasonForwardedNeigh, maps.ReasonPassedNoVRF,
 		maps.ReasonDroppedNoVRF, maps.ReasonPassedNotFwded, maps.ReasonPassedFwdDisabled,
 		maps.ReasonDroppedFwdDisabled, maps.ReasonPassedFibOther, maps.ReasonDroppedFib,
 		maps.ReasonPassedFragNeeded, maps.ReasonPassedNoNeigh},

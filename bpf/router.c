@@ -329,14 +329,32 @@ static __always_inline void sbr_lookup(struct bpf_fib_lookup *fib, __u32 slot, _
 }
 
 /*
+ * Whether the untagged entry of egress (in iface_cache, else in iface_table)
+ * has IFACE_F_PEER: a veth whose peer is in another namespace.
+ */
+static __always_inline int egress_is_peer(__u32 egress, __u32 slot, __u64 stamp)
+{
+	__u32 idx = (slot & 1) * IFACE_CACHE_BUCKETS + iface_cache_bucket(egress, 0);
+	struct iface_cache_value *ce = bpf_map_lookup_elem(&iface_cache, &idx);
+	struct iface_key ik = { .slot = slot, .ifindex = egress };
+	struct iface_value *iv;
+
+	if (ce && ce->stamp == stamp && ce->ifindex == egress && ce->vlan == 0)
+		return ce->flags & IFACE_F_PEER;
+	iv = bpf_map_lookup_elem(&iface_table, &ik);
+	return iv && (iv->flags & IFACE_F_PEER);
+}
+
+/*
  * Forward by a FIB lookup: the lookup's parameters from the packet (fib.ifindex
  * and fib.tbid are the caller's), then the lookup with flags, then the
- * rewrite and redirect its result asks for.
+ * rewrite and redirect its result asks for. vrf_flags are the ingress VRF's
+ * (VRF_F_SBR, VRF_F_PEERS); stamp is the live tables' iface_cache stamp.
  */
 static __always_inline __u32 fwd_fib(void *ctx, const int hook, const struct pkt *p,
 				     void *l3, void *data_end, struct bpf_fib_lookup *fib,
-				     __u32 flags, int sbr, __u32 slot, int strict, __u32 *vrf_out,
-				     long *ret)
+				     __u32 flags, __u32 vrf_flags, __u32 slot, __u64 stamp, int strict,
+				     __u32 *vrf_out, long *ret)
 {
 	long rc;
 
@@ -381,7 +399,7 @@ static __always_inline __u32 fwd_fib(void *ctx, const int hook, const struct pkt
 	}
 
 	/* One flag test when no source-based routing applies. */
-	if (sbr)
+	if (vrf_flags & VRF_F_SBR)
 		sbr_lookup(fib, slot, vrf_out);
 
 	rc = bpf_fib_lookup(ctx, fib, sizeof(*fib), flags);
@@ -389,6 +407,13 @@ static __always_inline __u32 fwd_fib(void *ctx, const int hook, const struct pkt
 	case BPF_FIB_LKUP_RET_SUCCESS:
 		if (rewrite(ctx, hook, p, 1, 1, fib->dmac, fib->smac))
 			return REASON_PASS_ERROR;
+		/* Into a pod's veth: straight to the peer's receive path, without
+		 * the veth's transmit and the backlog queue behind it (one flag
+		 * test when the tables have no such interface). */
+		if (hook == HOOK_TC && (vrf_flags & VRF_F_PEERS) && egress_is_peer(fib->ifindex, slot, stamp)) {
+			*ret = bpf_redirect_peer(fib->ifindex, 0);
+			return REASON_FWD_PEER;
+		}
 		*ret = bpf_redirect(fib->ifindex, 0);
 		return REASON_FWD_FIB;
 	case BPF_FIB_LKUP_RET_NO_NEIGH:
@@ -430,7 +455,7 @@ struct route_vrf {
 
 static __always_inline __u32 fwd_route(void *ctx, const int hook, const struct pkt *p,
 				       void *l3, void *data_end, __u32 vrf_id, struct route_vrf *rv,
-				       __u32 slot, int strict, __u32 *vrf_out, long *ret)
+				       __u32 slot, __u64 stamp, int strict, __u32 *vrf_out, long *ret)
 {
 	struct bpf_fib_lookup fib = {};
 
@@ -447,7 +472,7 @@ static __always_inline __u32 fwd_route(void *ctx, const int hook, const struct p
 	fib.ifindex = rv->lookup_ifindex ? rv->lookup_ifindex : p->ifindex;
 	fib.tbid = rv->table_id;
 	return fwd_fib(ctx, hook, p, l3, data_end, &fib, BPF_FIB_LOOKUP_DIRECT | BPF_FIB_LOOKUP_TBID,
-		       rv->flags & VRF_F_SBR, slot, strict, vrf_out, ret);
+		       rv->flags, slot, stamp, strict, vrf_out, ret);
 }
 
 /*
@@ -460,7 +485,7 @@ static __always_inline __u32 fwd_device(void *ctx, const int hook, const struct 
 {
 	struct bpf_fib_lookup fib = { .ifindex = p->ifindex };
 
-	return fwd_fib(ctx, hook, p, l3, data_end, &fib, BPF_FIB_LOOKUP_DIRECT, 0, slot, strict,
+	return fwd_fib(ctx, hook, p, l3, data_end, &fib, BPF_FIB_LOOKUP_DIRECT, 0, slot, 0, strict,
 		       vrf_out, ret);
 }
 
@@ -693,7 +718,7 @@ static __always_inline __u32 fast_path(void *ctx, const int hook, __u32 *vrf_out
 	fib.ifindex = ce->lookup_ifindex ? ce->lookup_ifindex : p.ifindex;
 	fib.tbid = ce->table_id;
 	return fwd_fib(ctx, hook, &p, l3, data_end, &fib, BPF_FIB_LOOKUP_DIRECT | BPF_FIB_LOOKUP_TBID,
-		       rv.flags & VRF_F_SBR, slot, ce->flags & IFACE_F_STRICT, vrf_out, ret);
+		       rv.flags, slot, stamp, ce->flags & IFACE_F_STRICT, vrf_out, ret);
 }
 
 static __always_inline __u32 decide(void *ctx, const int hook, __u32 *vrf_out, __u32 *len_out,
@@ -817,8 +842,8 @@ static __always_inline __u32 decide(void *ctx, const int hook, __u32 *vrf_out, _
 	if (mode == IFACE_MODE_FIB)
 		return fwd_device(ctx, hook, &p, data + p.l3off, data_end, slot, strict, vrf_out, ret);
 	if (route)
-		return fwd_route(ctx, hook, &p, data + p.l3off, data_end, vrf_id, &rv, slot, strict, vrf_out,
-				 ret);
+		return fwd_route(ctx, hook, &p, data + p.l3off, data_end, vrf_id, &rv, slot, stamp, strict,
+				 vrf_out, ret);
 	return fwd_redirect(ctx, hook, &p, slot, strict, ret);
 }
 

@@ -45,6 +45,10 @@ enum iface_flags : __u8 {
 	/* Drop (instead of passing to the kernel) when a lookup fails or the
 	 * packet is malformed. */
 	IFACE_F_STRICT = 1 << 0,
+	/* A veth whose peer is in another namespace (a pod's): the tc router
+	 * hands packets it routes out of this interface to the peer directly
+	 * (bpf_redirect_peer). Only where the ingress VRF has VRF_F_PEERS. */
+	IFACE_F_PEER = 1 << 1,
 };
 
 enum redirect_flags : __u32 {
@@ -122,9 +126,11 @@ enum reason : __u32 {
 	REASON_DROP_FWD_DISABLED = DROPPED(26),
 	REASON_DROP_FIB = DROPPED(27),
 	REASON_DROP_NO_REDIRECT = DROPPED(28),
+	/* Forwarded (after the slots above were taken). */
+	REASON_FWD_PEER = FORWARDED(29),          /* fib SUCCESS, egress IFACE_F_PEER: bpf_redirect_peer (tc) */
 	/* The number of slots in use, and the next free one. Not a reason (class 0):
 	 * the classify steps return it for "no reason yet". */
-	REASON_MAX = 29,
+	REASON_MAX = 30,
 };
 
 #undef FORWARDED
@@ -156,6 +162,11 @@ enum vrf_flags : __u32 {
 	 * they catch only traffic the main table would route. pkg/maps sets it;
 	 * without it the program never looks at sbr_table. */
 	VRF_F_SBR = 1 << 0,
+	/* Some interface of the tables has IFACE_F_PEER: the tc router looks
+	 * up the egress interface after a FIB lookup. pkg/maps sets it on every
+	 * VRF of such tables (routes may leave by another VRF's interface);
+	 * without it the program never looks. */
+	VRF_F_PEERS = 1 << 1,
 };
 
 struct vrf_key {

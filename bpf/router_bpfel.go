@@ -36,6 +36,7 @@ type RouterIfaceFlags uint8
 
 const (
 	RouterIfaceFlagsIFACE_F_STRICT RouterIfaceFlags = 1
+	RouterIfaceFlagsIFACE_F_PEER   RouterIfaceFlags = 2
 )
 
 type RouterIfaceKey struct {
@@ -95,7 +96,8 @@ const (
 	RouterReasonREASON_DROP_FWD_DISABLED RouterReason = 794
 	RouterReasonREASON_DROP_FIB          RouterReason = 795
 	RouterReasonREASON_DROP_NO_REDIRECT  RouterReason = 796
-	RouterReasonREASON_MAX               RouterReason = 29
+	RouterReasonREASON_FWD_PEER          RouterReason = 285
+	RouterReasonREASON_MAX               RouterReason = 30
 )
 
 type RouterRedirectFlags uint32
@@ -144,7 +146,8 @@ type RouterVersionInfo struct {
 type RouterVrfFlags uint32
 
 const (
-	RouterVrfFlagsVRF_F_SBR RouterVrfFlags = 1
+	RouterVrfFlagsVRF_F_SBR   RouterVrfFlags = 1
+	RouterVrfFlagsVRF_F_PEERS RouterVrfFlags = 2
 )
 
 type RouterVrfKey struct {

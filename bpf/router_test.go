@@ -419,7 +419,41 @@ func TestRouterIfaceCache(t *testing.T) {
 	}
 }
 
+// TestRouterFibPeer: with rout (the fib's egress) marked Peer, the tc router hands every packet it routes by a
+// VRF's table out of rout to rout's peer (forwarded-peer, the frame as forwarded-fib leaves it); XDP ignores the
+// flag, and so does mode fib (its interfaces have no VRF entry). The hash path (iface_cache emptied) decides the
+// same.
+func TestRouterFibPeer(t *testing.T) {
+	peer := func(l *lab) func(h hook, tc routerCase, reason maps.Reason) maps.Reason {
+		return func(h hook, tc routerCase, reason maps.Reason) maps.Reason {
+			in, _ := l.lookupIface(uint32(l.ifindex(tc.ingress)), vlanOf(tc.pkt.bytes()))
+			if h == hookTC && reason == maps.ReasonForwardedFib && in.mode == maps.ModeRoute {
+				return maps.ReasonForwardedPeer
+			}
+			return reason
+		}
+	}
+	t.Run("cache", func(t *testing.T) {
+		l := newLabWith(t, true)
+		runRouterCasesAs(t, l, peer(l))
+	})
+	t.Run("hash", func(t *testing.T) {
+		l := newLabWith(t, true)
+		for i := range uint32(limits.IfaceCacheSize) {
+			if err := l.objs.IfaceCache.Put(i, maps.IfaceCacheValue{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runRouterCasesAs(t, l, peer(l))
+	})
+}
+
 func runRouterCases(t *testing.T, l *lab) {
+	runRouterCasesAs(t, l, func(_ hook, _ routerCase, r maps.Reason) maps.Reason { return r })
+}
+
+// runRouterCasesAs runs routerCases with each case's expected reason (after its XDP override) passed through as.
+func runRouterCasesAs(t *testing.T, l *lab, as func(h hook, tc routerCase, reason maps.Reason) maps.Reason) {
 	for _, h := range []hook{hookTC, hookXDP} {
 		for _, tc := range routerCases() {
 			t.Run(h.String()+"/"+tc.name, func(t *testing.T) {
@@ -431,6 +465,7 @@ func runRouterCases(t *testing.T, l *lab) {
 				if h == hookXDP && tc.xdp != nil {
 					reason = *tc.xdp
 				}
+				reason = as(h, tc, reason)
 				if h == hookXDP && tc.xdpOut != nil {
 					out = *tc.xdpOut
 				}

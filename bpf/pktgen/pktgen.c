@@ -24,6 +24,7 @@
 #include <linux/if_ether.h>
 #include <linux/in.h>
 #include <linux/ip.h>
+#include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
@@ -100,11 +101,9 @@ int xdp_gen(struct xdp_md *ctx)
 	return XDP_TX;
 }
 
-SEC("xdp")
-int xdp_count(struct xdp_md *ctx)
+/* Counts a generated frame (and says so), or leaves anything else alone. */
+static __always_inline int count_frame(void *data, void *data_end)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	struct iphdr *iph = data + ETH_HLEN;
 	__be16 *ports = data + SPORT_OFF; /* source, destination */
@@ -112,18 +111,39 @@ int xdp_count(struct xdp_md *ctx)
 	__u64 *n;
 
 	if ((void *)(ports + 2) > data_end)
-		return XDP_PASS;
+		return 0;
 	if (eth->h_proto != bpf_htons(ETH_P_IP) || iph->ihl != 5 || iph->protocol != IPPROTO_UDP ||
 	    iph->saddr != want.saddr || iph->daddr != want.daddr || ports[1] != want.dport)
-		return XDP_PASS;
+		return 0;
 	flow = (__u16)(bpf_ntohs(ports[0]) - want.base_port);
 	if (flow >= want.flows)
-		return XDP_PASS;
+		return 0;
 	n = bpf_map_lookup_elem(&received, &flow);
 	if (!n)
-		return XDP_PASS;
+		return 0;
 	*n += 1;
-	return XDP_DROP;
+	return 1;
+}
+
+SEC("xdp")
+int xdp_count(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+
+	return count_frame(data, data_end) ? XDP_DROP : XDP_PASS;
+}
+
+/* The same count at tc ingress: for frames that reach the receiving veth
+ * without passing its XDP hook (bpf_redirect_peer hands the skb to the
+ * veth's receive path directly). */
+SEC("tc")
+int tc_count(struct __sk_buff *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+
+	return count_frame(data, data_end) ? TC_ACT_SHOT : TC_ACT_OK;
 }
 
 SEC("xdp")

@@ -278,9 +278,20 @@ func nextRepeat(last uint32, took, left time.Duration) uint32 {
 // Counter counts a Frame's flows where they arrive.
 type Counter struct {
 	flows    int
-	prog     *ebpf.Program
+	xdp, tc  *ebpf.Program
 	received *ebpf.Map
 }
+
+// Hook is where a Counter counts on the receiving veth.
+type Hook int
+
+const (
+	// HookXDP counts in the veth's XDP hook: every frame its peer transmits, before an skb exists.
+	HookXDP Hook = iota
+	// HookTC counts at tc ingress (tcx): also frames handed to the veth's receive path directly, as
+	// bpf_redirect_peer does, which never pass its XDP hook.
+	HookTC
+)
 
 // NewCounter loads the counting program for f's flows.
 func NewCounter(f Frame) (*Counter, error) {
@@ -295,24 +306,36 @@ func NewCounter(f Frame) (*Counter, error) {
 		return nil, fmt.Errorf("set counter config: %w", err)
 	}
 	var objs struct {
-		Prog     *ebpf.Program `ebpf:"xdp_count"`
+		XDP      *ebpf.Program `ebpf:"xdp_count"`
+		TC       *ebpf.Program `ebpf:"tc_count"`
 		Received *ebpf.Map     `ebpf:"received"`
 	}
 	if err := spec.LoadAndAssign(&objs, nil); err != nil {
 		return nil, fmt.Errorf("load counter: %w", err)
 	}
-	return &Counter{flows: f.Flows, prog: objs.Prog, received: objs.Received}, nil
+	return &Counter{flows: f.Flows, xdp: objs.XDP, tc: objs.TC, received: objs.Received}, nil
 }
 
-// Close unloads the program (an attachment made with Attach stays until its link is closed).
+// Close unloads the programs (an attachment made with Attach stays until its link is closed).
 func (c *Counter) Close() error {
-	return errors.Join(c.prog.Close(), c.received.Close())
+	return errors.Join(c.xdp.Close(), c.tc.Close(), c.received.Close())
 }
 
-// Attach attaches the counter to ifindex in ns (native XDP; a veth runs it for every frame its peer sends).
-// Closing the link detaches it.
-func (c *Counter) Attach(ns netns.NsHandle, ifindex int) (link.Link, error) {
-	return AttachXDP(ns, ifindex, c.prog)
+// Attach attaches the counter to ifindex in ns at hook. Closing the link detaches it.
+func (c *Counter) Attach(ns netns.NsHandle, ifindex int, hook Hook) (link.Link, error) {
+	if hook == HookXDP {
+		return AttachXDP(ns, ifindex, c.xdp)
+	}
+	var l link.Link
+	err := netnsrun.Run(ns, func() error {
+		var err error
+		l, err = link.AttachTCX(link.TCXOptions{Interface: ifindex, Program: c.tc, Attach: ebpf.AttachTCXIngress})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("attach tc counter to ifindex %d: %w", ifindex, err)
+	}
+	return l, nil
 }
 
 // Count is what a Counter counted.

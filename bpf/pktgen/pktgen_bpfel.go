@@ -42,6 +42,7 @@ type PktgenGenConfig struct {
 const (
 	PktgenMapGenerated = "generated"
 	PktgenMapReceived  = "received"
+	PktgenProgTcCount  = "tc_count"
 	PktgenProgXdpCount = "xdp_count"
 	PktgenProgXdpGen   = "xdp_gen"
 	PktgenProgXdpPass  = "xdp_pass"
@@ -91,6 +92,7 @@ type PktgenSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type PktgenProgramSpecs struct {
+	TcCount  *ebpf.ProgramSpec `ebpf:"tc_count"`
 	XdpCount *ebpf.ProgramSpec `ebpf:"xdp_count"`
 	XdpGen   *ebpf.ProgramSpec `ebpf:"xdp_gen"`
 	XdpPass  *ebpf.ProgramSpec `ebpf:"xdp_pass"`
@@ -155,6 +157,7 @@ type PktgenVariables struct {
 //
 // It can be passed to LoadPktgenObjects or ebpf.CollectionSpec.LoadAndAssign.
 type PktgenPrograms struct {
+	TcCount  *ebpf.Program `ebpf:"tc_count"`
 	XdpCount *ebpf.Program `ebpf:"xdp_count"`
 	XdpGen   *ebpf.Program `ebpf:"xdp_gen"`
 	XdpPass  *ebpf.Program `ebpf:"xdp_pass"`
@@ -162,6 +165,7 @@ type PktgenPrograms struct {
 
 func (p *PktgenPrograms) Close() error {
 	return _PktgenClose(
+		p.TcCount,
 		p.XdpCount,
 		p.XdpGen,
 		p.XdpPass,

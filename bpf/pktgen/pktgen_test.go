@@ -129,7 +129,7 @@ func TestGeneratorProgram(t *testing.T) {
 	}
 }
 
-// TestCounterProgram: the counter drops and counts the frame's flows and passes everything else.
+// TestCounterProgram: both counters (XDP and tc) drop and count the frame's flows and pass everything else.
 func TestCounterProgram(t *testing.T) {
 	testreq.Root(t)
 	f := testFrame()
@@ -143,49 +143,66 @@ func TestCounterProgram(t *testing.T) {
 		mod(b)
 		return b
 	}
-	for _, tc := range []struct {
-		name string
-		data []byte
-		want uint32
-		flow int // counted in this flow; -1 none
-	}{
-		{"first flow", frame(func([]byte) {}), xdpDrop, 0},
-		{"last flow", frame(func(b []byte) { binary.BigEndian.PutUint16(b[34:], 40007) }), xdpDrop, 7},
-		{"port past the flows", frame(func(b []byte) { binary.BigEndian.PutUint16(b[34:], 40008) }), xdpPass, -1},
-		{"other destination port", frame(func(b []byte) { b[37] = 10 }), xdpPass, -1},
-		{"other source", frame(func(b []byte) { b[29] = 3 }), xdpPass, -1},
-		{"TCP", frame(func(b []byte) { b[23] = 6 }), xdpPass, -1},
-		{"ARP", frame(func(b []byte) { b[13] = 6 }), xdpPass, -1},
-		{"truncated in the ports", frame(func([]byte) {})[:37], xdpPass, -1},
-	} {
-		before, err := c.Read()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ret, err := c.prog.Run(&ebpf.RunOptions{Data: tc.data, DataOut: make([]byte, len(tc.data))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		after, err := c.Read()
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := after.Sub(before)
-		if ret != tc.want {
-			t.Errorf("%s: verdict %d, want %d", tc.name, ret, tc.want)
-		}
-		switch {
-		case tc.flow < 0 && d.Packets() != 0:
-			t.Errorf("%s: counted %v, want nothing", tc.name, d.PerFlow)
-		case tc.flow >= 0 && (d.Packets() != 1 || d.PerFlow[tc.flow] != 1):
-			t.Errorf("%s: counted %v, want one in flow %d", tc.name, d.PerFlow, tc.flow)
+	const tcOK, tcShot = 0, 2
+	for _, prog := range []struct {
+		name         string
+		p            *ebpf.Program
+		counted, not uint32
+	}{{"xdp", c.xdp, xdpDrop, xdpPass}, {"tc", c.tc, tcShot, tcOK}} {
+		for _, tc := range []struct {
+			name string
+			data []byte
+			flow int // counted (and dropped) in this flow; -1 none
+		}{
+			{"first flow", frame(func([]byte) {}), 0},
+			{"last flow", frame(func(b []byte) { binary.BigEndian.PutUint16(b[34:], 40007) }), 7},
+			{"port past the flows", frame(func(b []byte) { binary.BigEndian.PutUint16(b[34:], 40008) }), -1},
+			{"other destination port", frame(func(b []byte) { b[37] = 10 }), -1},
+			{"other source", frame(func(b []byte) { b[29] = 3 }), -1},
+			{"TCP", frame(func(b []byte) { b[23] = 6 }), -1},
+			{"ARP", frame(func(b []byte) { b[13] = 6 }), -1},
+			{"truncated in the ports", frame(func([]byte) {})[:37], -1},
+		} {
+			before, err := c.Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ret, err := prog.p.Run(&ebpf.RunOptions{Data: tc.data, DataOut: make([]byte, len(tc.data))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			after, err := c.Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := after.Sub(before)
+			want := prog.not
+			if tc.flow >= 0 {
+				want = prog.counted
+			}
+			if ret != want {
+				t.Errorf("%s %s: verdict %d, want %d", prog.name, tc.name, ret, want)
+			}
+			switch {
+			case tc.flow < 0 && d.Packets() != 0:
+				t.Errorf("%s %s: counted %v, want nothing", prog.name, tc.name, d.PerFlow)
+			case tc.flow >= 0 && (d.Packets() != 1 || d.PerFlow[tc.flow] != 1):
+				t.Errorf("%s %s: counted %v, want one in flow %d", prog.name, tc.name, d.PerFlow, tc.flow)
+			}
 		}
 	}
 }
 
 // TestSendOverVeth: a live burst out of one veth end arrives, every flow of it, at the other, where the counter
-// (whose XDP program also makes that end run NAPI) counts what the generator produced.
+// counts what the generator produced: in XDP (whose program also makes that end run NAPI), and at tc ingress
+// (with a pass-all XDP program for NAPI).
 func TestSendOverVeth(t *testing.T) {
+	for _, hook := range []Hook{HookXDP, HookTC} {
+		t.Run(map[Hook]string{HookXDP: "xdp", HookTC: "tc"}[hook], func(t *testing.T) { testSendOverVeth(t, hook) })
+	}
+}
+
+func testSendOverVeth(t *testing.T, hook Hook) {
 	l := lab.New(t)
 	ctx := context.Background()
 	l.MustBuild(ctx, lab.Topology{
@@ -219,7 +236,14 @@ func TestSendOverVeth(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	lk, err := c.Attach(sink.NsHandle(), sinkIdx)
+	if hook == HookTC {
+		napi, err := EnableXDPReceive(sink.NsHandle(), sinkIdx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer napi.Close()
+	}
+	lk, err := c.Attach(sink.NsHandle(), sinkIdx, hook)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,6 +54,7 @@ const (
 	ReasonDroppedFwdDisabled = Reason(bpf.RouterReasonREASON_DROP_FWD_DISABLED & limits.ReasonSlotMask)
 	ReasonDroppedFib         = Reason(bpf.RouterReasonREASON_DROP_FIB & limits.ReasonSlotMask)
 	ReasonDroppedNoRedirect  = Reason(bpf.RouterReasonREASON_DROP_NO_REDIRECT & limits.ReasonSlotMask)
+	ReasonForwardedPeer      = Reason(bpf.RouterReasonREASON_FWD_PEER & limits.ReasonSlotMask)
 )
 
 // reasonDefs are the C reasons with their names. The names are stable: metrics
@@ -92,6 +93,7 @@ var reasonDefs = [...]struct {
 	{bpf.RouterReasonREASON_DROP_FWD_DISABLED, "dropped-fwd-disabled"},
 	{bpf.RouterReasonREASON_DROP_FIB, "dropped-fib"},
 	{bpf.RouterReasonREASON_DROP_NO_REDIRECT, "dropped-no-redirect"},
+	{bpf.RouterReasonREASON_FWD_PEER, "forwarded-peer"},
 }
 
 // A reason added in C without a name here (or the reverse) does not compile.

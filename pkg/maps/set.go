@@ -247,8 +247,9 @@ func entriesOf(t Tables, slot uint32) *slotEntries {
 		e.ifaceKeys, e.ifaceVals = append(e.ifaceKeys, k), append(e.ifaceVals, v)
 	}
 	tables := make(map[uint32]uint32, len(t.VRFs))
+	derived := t.vrfDerived()
 	for _, vrf := range t.VRFs {
-		k, v := vrf.entry(slot, len(t.SBR) > 0)
+		k, v := vrf.entry(slot, derived)
 		e.vrfKeys, e.vrfVals = append(e.vrfKeys, k), append(e.vrfVals, v)
 		tables[vrf.ID] = vrf.TableID
 	}

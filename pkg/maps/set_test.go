@@ -397,7 +397,7 @@ func TestReadLiveTornRead(t *testing.T) {
 			}
 		}, true},
 		{"live slot does not hold what version says", func(t *testing.T, m *bpf.RouterMaps, s *Set) {
-			k, v := validTables().VRFs[0].entry(1, false)
+			k, v := validTables().VRFs[0].entry(1, vrfDerived{})
 			v.Vni = 7
 			if err := m.VrfTable.Update(k, v, ebpf.UpdateAny); err != nil {
 				t.Fatal(err)
@@ -641,6 +641,66 @@ func TestApplySBR(t *testing.T) {
 	n := rawSlots(t, s)
 	if n[rep.Slot] != len(c.Interfaces)+len(c.VRFs)+len(c.Redirects) || n[otherSlot(rep.Slot)] != 0 {
 		t.Errorf("entries per slot %v after removing sbr (live slot %d)", n, rep.Slot)
+	}
+}
+
+// TestApplyPeer: an interface with Peer carries IFACE_F_PEER in iface_table and iface_cache, every VRF of such
+// tables VRF_F_PEERS (a route may leave by another VRF's interface), next to VRF_F_SBR; tables without one carry
+// neither, and a dump gives the flag back.
+func TestApplyPeer(t *testing.T) {
+	s := newSet(t, newMaps(t, "", nil))
+	ctx := context.Background()
+	entryFlags := func(slot uint32) (ifaces map[InterfaceKey]uint8, vrfs map[uint32]uint32) {
+		t.Helper()
+		slots, err := s.readSlots()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := slots[slot]
+		ifaces, vrfs = map[InterfaceKey]uint8{}, map[uint32]uint32{}
+		for i, k := range e.ifaceKeys {
+			ifaces[InterfaceKey{Ifindex: k.Ifindex, VLAN: k.Vlan}] = uint8(e.ifaceVals[i].Flags)
+		}
+		for i, k := range e.vrfKeys {
+			vrfs[k.VrfId] = uint32(e.vrfVals[i].Flags)
+		}
+		return ifaces, vrfs
+	}
+	a := sbrTables()
+	a.Interfaces = append(a.Interfaces, Interface{Ifindex: 8, VRF: 2, Mode: ModeRoute, Peer: true})
+	rep, err := s.Apply(ctx, a, "peer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ifaces, vrfs := entryFlags(rep.Slot)
+	if ifaces[InterfaceKey{Ifindex: 8}] != IfaceFlagPeer || ifaces[InterfaceKey{Ifindex: 3, VLAN: 10}] != IfaceFlagStrict {
+		t.Errorf("iface flags %v: want peer on 8 only, strict on 3.10", ifaces)
+	}
+	if vrfs[1] != VRFFlagPeers || vrfs[2] != VRFFlagPeers || vrfs[3] != VRFFlagPeers|VRFFlagSBR {
+		t.Errorf("vrf flags %v: want peers on every VRF, sbr on 3", vrfs)
+	}
+	var cached bool
+	for _, c := range liveCache(t, s) {
+		switch {
+		case c.Ifindex == 8:
+			cached = uint8(c.Flags) == IfaceFlagPeer && uint32(c.VrfFlags) == VRFFlagPeers
+		case c.Ifindex == 3 && c.Vlan == 0 && uint32(c.VrfFlags) != VRFFlagPeers:
+			t.Errorf("cache of 3: vrf flags %#x, want peers", c.VrfFlags)
+		}
+	}
+	if !cached {
+		t.Error("iface_cache lacks interface 8 with its peer flag and its VRF's flags")
+	}
+	if snap := mustDump(t, s); !snap.Tables.Equal(a) {
+		t.Fatalf("dump %+v, want %+v", snap.Tables.Interfaces, a.Interfaces)
+	}
+
+	b := sbrTables()
+	if rep, err = s.Apply(ctx, b, "no-peer"); err != nil {
+		t.Fatal(err)
+	}
+	if ifaces, vrfs = entryFlags(rep.Slot); vrfs[1] != 0 || vrfs[3] != VRFFlagSBR || ifaces[InterfaceKey{Ifindex: 3}] != 0 {
+		t.Errorf("without peers: vrf flags %v, iface flags %v", vrfs, ifaces)
 	}
 }
 

@@ -40,6 +40,9 @@ type Interface struct {
 	VRF     uint32 `json:"vrf,omitempty"`  // required for route mode; counters bucket otherwise
 	Mode    Mode   `json:"mode"`
 	Strict  bool   `json:"strict,omitempty"` // drop instead of pass when a lookup fails
+	// Peer: the interface is a veth whose peer is in another namespace. The tc router hands packets it routes
+	// out of it (its untagged entry) straight to the peer (bpf_redirect_peer); XDP ignores it.
+	Peer bool `json:"peer,omitempty"`
 }
 
 // VRF is one vrf_table entry.
@@ -320,6 +323,13 @@ func (t Tables) Hash() [32]byte {
 		put32(i.VRF)
 		b = append(b, byte(i.Mode), boolByte(i.Strict))
 	}
+	// Only when there are any, as for sbr below: tables without peers hash as before the flag existed.
+	if n.hasPeers() {
+		b = append(b, "peers\x00"...)
+		for _, i := range n.Interfaces {
+			b = append(b, boolByte(i.Peer))
+		}
+	}
 	put32(uint32(len(n.VRFs)))
 	for _, v := range n.VRFs {
 		put32(v.ID)
@@ -416,23 +426,41 @@ func DiffTables(old, new Tables) Diff {
 // Entry conversion between the desired types and the map types.
 
 func (i Interface) entry(slot uint32) (IfaceKey, IfaceValue) {
-	v := IfaceValue{VrfId: i.VRF, Mode: bpfMode(i.Mode)}
+	var flags uint8
 	if i.Strict {
-		v.Flags = bpfIfaceFlags(IfaceFlagStrict)
+		flags |= IfaceFlagStrict
 	}
-	return IfaceKey{Slot: slot, Ifindex: i.Ifindex, Vlan: i.VLAN}, v
+	if i.Peer {
+		flags |= IfaceFlagPeer
+	}
+	return IfaceKey{Slot: slot, Ifindex: i.Ifindex, Vlan: i.VLAN}, IfaceValue{VrfId: i.VRF, Mode: bpfMode(i.Mode), Flags: bpfIfaceFlags(flags)}
 }
 
 func interfaceFrom(k IfaceKey, v IfaceValue) Interface {
 	return Interface{Ifindex: k.Ifindex, VLAN: k.Vlan, VRF: v.VrfId, Mode: Mode(v.Mode),
-		Strict: uint8(v.Flags)&IfaceFlagStrict != 0}
+		Strict: uint8(v.Flags)&IfaceFlagStrict != 0, Peer: uint8(v.Flags)&IfaceFlagPeer != 0}
 }
 
-// entry of the VRF; sbr: the tables have sbr entries (VRFs routing by main then get VRF_F_SBR).
-func (v VRF) entry(slot uint32, sbr bool) (VRFKey, VRFValue) {
+// vrfDerived is what a VRF entry's flags take from the rest of the tables.
+type vrfDerived struct {
+	sbr   bool // the tables have sbr entries: VRFs routing by main get VRF_F_SBR
+	peers bool // an interface has Peer: every VRF gets VRF_F_PEERS
+}
+
+func (t Tables) vrfDerived() vrfDerived { return vrfDerived{sbr: len(t.SBR) > 0, peers: t.hasPeers()} }
+
+func (t Tables) hasPeers() bool {
+	return slices.ContainsFunc(t.Interfaces, func(i Interface) bool { return i.Peer })
+}
+
+// entry of the VRF, with the flags d derives.
+func (v VRF) entry(slot uint32, d vrfDerived) (VRFKey, VRFValue) {
 	var flags uint32
-	if sbr && v.TableID == limits.MainTableID {
+	if d.sbr && v.TableID == limits.MainTableID {
 		flags |= VRFFlagSBR
+	}
+	if d.peers {
+		flags |= VRFFlagPeers
 	}
 	return VRFKey{Slot: slot, VrfId: v.ID}, VRFValue{TableId: v.TableID, Vni: v.VNI, LookupIfindex: v.LookupIfindex,
 		Flags: bpfVRFFlags(flags)}
@@ -480,6 +508,7 @@ func ifaceCache(t Tables, hash [32]byte) []IfaceCacheValue {
 	for _, v := range t.VRFs {
 		vrfs[v.ID] = v
 	}
+	derived := t.vrfDerived()
 	buckets := make([]IfaceCacheValue, limits.IfaceCacheBuckets)
 	for i := range buckets {
 		buckets[i].Stamp = stamp
@@ -492,7 +521,7 @@ func ifaceCache(t Tables, hash [32]byte) []IfaceCacheValue {
 		_, iv := in.entry(0)
 		*b = IfaceCacheValue{Stamp: stamp, Ifindex: in.Ifindex, Vlan: in.VLAN, Mode: iv.Mode, Flags: iv.Flags, VrfId: iv.VrfId}
 		if in.Mode == ModeRoute {
-			_, vv := vrfs[in.VRF].entry(0, len(t.SBR) > 0)
+			_, vv := vrfs[in.VRF].entry(0, derived)
 			b.TableId, b.LookupIfindex, b.VrfFlags = vv.TableId, vv.LookupIfindex, vv.Flags
 		}
 	}

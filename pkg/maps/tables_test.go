@@ -227,6 +227,8 @@ func TestHashIsOrderIndependentAndContentSensitive(t *testing.T) {
 	}
 	mutations := []func(*Tables){
 		func(t *Tables) { t.Interfaces[1].Strict = false },
+		func(t *Tables) { t.Interfaces[0].Peer = true },
+		func(t *Tables) { t.Interfaces[2].Peer = true },
 		func(t *Tables) { t.Interfaces[1].VLAN = 11 },
 		func(t *Tables) { t.VRFs[0].VNI++ },
 		func(t *Tables) { t.VRFs[1].LookupIfindex = 0 },
@@ -275,11 +277,12 @@ func TestDiffTables(t *testing.T) {
 
 func TestJSONRoundTrip(t *testing.T) {
 	in := validTables()
+	in.Interfaces[0].Peer = true
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"mode":"route"`, `"dstMAC":"02:00:00:00:00:02"`, `"tableID":100`} {
+	for _, want := range []string{`"peer":true`, `"mode":"route"`, `"dstMAC":"02:00:00:00:00:02"`, `"tableID":100`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("JSON %s lacks %s", b, want)
 		}

@@ -145,7 +145,9 @@ type (
 // Flag bits, as in bpf/router.h.
 const (
 	IfaceFlagStrict        = uint8(bpf.RouterIfaceFlagsIFACE_F_STRICT)
+	IfaceFlagPeer          = uint8(bpf.RouterIfaceFlagsIFACE_F_PEER)
 	VRFFlagSBR             = uint32(bpf.RouterVrfFlagsVRF_F_SBR)
+	VRFFlagPeers           = uint32(bpf.RouterVrfFlagsVRF_F_PEERS)
 	RedirectFlagPeer       = uint32(bpf.RouterRedirectFlagsREDIRECT_F_PEER)
 	RedirectFlagRewriteMAC = uint32(bpf.RouterRedirectFlagsREDIRECT_F_REWRITE_MAC)
 )
@@ -159,6 +161,9 @@ func (v IfaceValue) String() string {
 	if uint8(v.Flags)&IfaceFlagStrict != 0 {
 		s += " strict"
 	}
+	if uint8(v.Flags)&IfaceFlagPeer != 0 {
+		s += " peer"
+	}
 	return s + "}"
 }
 
@@ -170,6 +175,10 @@ func (v VRFValue) String() string {
 	if flags&VRFFlagSBR != 0 {
 		s += " sbr"
 		flags &^= VRFFlagSBR
+	}
+	if flags&VRFFlagPeers != 0 {
+		s += " peers"
+		flags &^= VRFFlagPeers
 	}
 	if flags != 0 {
 		s += fmt.Sprintf(" flags %#x", flags)

@@ -13,6 +13,7 @@ import (
 	"math"
 	"net/netip"
 
+	"github.com/vishvananda/netlink"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/network-operator/network-operator/pkg/fielderr"
@@ -23,8 +24,47 @@ import (
 // source it also matches fielderr.ErrInvalid; the field errors name field and value.
 var ErrMissingLink = fmt.Errorf("%w: interface does not exist", fielderr.ErrInvalid)
 
+// Link is what the tables take from an interface of the node.
+type Link struct {
+	Ifindex int
+	// Peer: the tc router hands what it routes out of the interface to the interface's other end directly
+	// (maps.Interface.Peer); see PeerLink.
+	Peer bool
+}
+
 // Links looks interface names up in the node's namespace; ok is false when there is no such link.
-type Links func(name string) (ifindex int, ok bool)
+type Links func(name string) (link Link, ok bool)
+
+// PeerLink is the one rule for maps.Interface.Peer: a veth (kind) whose other end is in another network namespace
+// (a pod's, a container's), with the veth's own root qdisc (noqueue, "" where not reported). The router's
+// bpf_redirect_peer then skips the link's transmit side - its qdisc and tc egress - and the backlog queue behind
+// it; a link shaped by a qdisc of its own keeps the ordinary path.
+func PeerLink(kind string, peerInOtherNetns bool, qdisc string) bool {
+	return kind == "veth" && peerInOtherNetns && (qdisc == "noqueue" || qdisc == "")
+}
+
+// LinkOf is what the tables take from a kernel link. qdiscs lists a link's qdiscs (netlink.Handle.QdiscList); it is
+// asked only about a veth whose other end is in another namespace (IFLA_LINK_NETNSID set), and when it fails the
+// link gets no Peer (the router's ordinary path).
+func LinkOf(l netlink.Link, qdiscs func(netlink.Link) ([]netlink.Qdisc, error)) Link {
+	a := l.Attrs()
+	out := Link{Ifindex: a.Index}
+	if l.Type() != "veth" || a.NetNsID < 0 {
+		return out
+	}
+	qs, err := qdiscs(l)
+	if err != nil {
+		return out
+	}
+	root := ""
+	for _, q := range qs {
+		if q.Attrs().Parent == netlink.HANDLE_ROOT {
+			root = q.Type()
+		}
+	}
+	out.Peer = PeerLink(l.Type(), true, root)
+	return out
+}
 
 // Desired is tables by name, each entry with the paths of its fields in the source (a spec, a file).
 type Desired struct {
@@ -122,7 +162,7 @@ func (d Desired) Resolve(links Links) (maps.Tables, error) {
 			}
 			entry.VRF = id
 		}
-		entry.Ifindex = r.ifindex(in.At.Name, in.Name)
+		entry.Ifindex, entry.Peer = r.link(in.At.Name, in.Name)
 		t.Interfaces = append(t.Interfaces, entry)
 		r.origin.interfaces = append(r.origin.interfaces, entryOrigin{in.At.Entry, fmt.Sprintf("%s vlan %d", in.Name, in.VLAN), map[string]source{
 			"ifindex": {in.At.Name, in.Name}, "vlan": {in.At.VLAN, in.VLAN}, "vrf": {in.At.VRF, in.VRF},
@@ -165,12 +205,19 @@ type resolver struct {
 
 // ifindex resolves name; one that does not exist is recorded and gets a placeholder.
 func (r *resolver) ifindex(path *field.Path, name string) uint32 {
-	idx, ok := r.links(name)
-	if !ok || idx <= 0 || idx > math.MaxUint32 {
+	idx, _ := r.link(path, name)
+	return idx
+}
+
+// link resolves name to its ifindex and whether the router hands packets to its peer; one that does not exist is
+// recorded and gets a placeholder (no peer).
+func (r *resolver) link(path *field.Path, name string) (uint32, bool) {
+	l, ok := r.links(name)
+	if !ok || l.Ifindex <= 0 || l.Ifindex > math.MaxUint32 {
 		r.missing = append(r.missing, field.Invalid(path, name, "does not exist on the node"))
-		return uint32(r.absent.Ifindex(name))
+		return uint32(r.absent.Ifindex(name)), false
 	}
-	return uint32(idx)
+	return uint32(l.Ifindex), l.Peer
 }
 
 // placeholderBase is above any real ifindex (the kernel's are positive ints, counted up from 1); absentBase
@@ -206,7 +253,7 @@ func (p *Placeholders) Ifindex(name string) int {
 
 // Links is a lookup that numbers every name.
 func (p *Placeholders) Links() Links {
-	return func(name string) (int, bool) { return p.Ifindex(name), true }
+	return func(name string) (Link, bool) { return Link{Ifindex: p.Ifindex(name)}, true }
 }
 
 // fit32 converts a source number; one that does not fit becomes bad, a value the table rules refuse (the

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vishvananda/netlink"
+
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/fielderr"
 	"github.com/network-operator/network-operator/pkg/maps"
@@ -13,9 +15,9 @@ import (
 
 var links = map[string]int{"eth0": 2, "eth1": 3, "br.red": 10, "vr.red": 11, "veth9": 20}
 
-func lookup(name string) (int, bool) {
+func lookup(name string) (Link, bool) {
 	i, ok := links[name]
-	return i, ok
+	return Link{Ifindex: i}, ok
 }
 
 func spec() *v1.NodeNetworkConfigSpec {
@@ -241,5 +243,80 @@ func TestPlaceholders(t *testing.T) {
 	if !errors.Is(err, ErrMissingLink) || !strings.Contains(err.Error(), "vrfs[1].tableID") ||
 		strings.Count(err.Error(), "nosuch") != 1 {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestPeerLink: only a veth whose other end is in another namespace, with the veth's own root qdisc, takes the
+// peer path.
+func TestPeerLink(t *testing.T) {
+	cases := []struct {
+		kind      string
+		elsewhere bool
+		qdisc     string
+		want      bool
+	}{
+		{"veth", true, "noqueue", true},
+		{"veth", true, "", true},
+		{"veth", false, "noqueue", false}, // both ends here: no peer namespace to enter
+		{"veth", true, "tbf", false},      // shaped: redirect_peer would skip the qdisc
+		{"bridge", true, "noqueue", false},
+		{"vxlan", false, "noqueue", false},
+	}
+	for _, tc := range cases {
+		if got := PeerLink(tc.kind, tc.elsewhere, tc.qdisc); got != tc.want {
+			t.Errorf("PeerLink(%q, %v, %q) = %v, want %v", tc.kind, tc.elsewhere, tc.qdisc, got, tc.want)
+		}
+	}
+}
+
+// TestLinkOf: the kernel link's kind and IFLA_LINK_NETNSID decide, and the root qdisc is asked about only for a
+// veth whose peer is elsewhere; a failed qdisc query leaves the ordinary path.
+func TestLinkOf(t *testing.T) {
+	root := func(kind string) []netlink.Qdisc {
+		return []netlink.Qdisc{&netlink.GenericQdisc{QdiscAttrs: netlink.QdiscAttrs{Parent: netlink.HANDLE_ROOT}, QdiscType: kind}}
+	}
+	veth := func(nsid int) netlink.Link {
+		return &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "np1", Index: 7, NetNsID: nsid}}
+	}
+	cases := []struct {
+		name   string
+		link   netlink.Link
+		qdiscs []netlink.Qdisc
+		err    error
+		want   Link
+		asked  bool
+	}{
+		{"veth to a pod", veth(3), root("noqueue"), nil, Link{Ifindex: 7, Peer: true}, true},
+		{"veth shaped by tbf", veth(3), root("tbf"), nil, Link{Ifindex: 7}, true},
+		{"qdisc query fails", veth(3), nil, errors.New("boom"), Link{Ifindex: 7}, true},
+		{"veth pair in this namespace", veth(-1), root("noqueue"), nil, Link{Ifindex: 7}, false},
+		{"bridge", &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Index: 9, NetNsID: -1}}, nil, nil, Link{Ifindex: 9}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			asked := false
+			got := LinkOf(tc.link, func(netlink.Link) ([]netlink.Qdisc, error) { asked = true; return tc.qdiscs, tc.err })
+			if got != tc.want || asked != tc.asked {
+				t.Errorf("LinkOf = %+v (qdiscs asked: %v), want %+v (%v)", got, asked, tc.want, tc.asked)
+			}
+		})
+	}
+}
+
+// TestTablesPeer: a link with Peer gives every entry of its interface Peer; others stay without.
+func TestTablesPeer(t *testing.T) {
+	peers := func(name string) (Link, bool) {
+		l, ok := lookup(name)
+		l.Peer = name == "eth0"
+		return l, ok
+	}
+	got, err := Tables(spec(), nil, peers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range got.Interfaces {
+		if in.Peer != (in.Ifindex == 2) {
+			t.Errorf("interface %d vlan %d: peer %v", in.Ifindex, in.VLAN, in.Peer)
+		}
 	}
 }

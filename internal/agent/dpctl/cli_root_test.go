@@ -184,8 +184,10 @@ func TestCLIInNetnsLab(t *testing.T) {
 	if len(d.VRFs) != 1 || d.VRFs[0].ID != 1 || d.VRFs[0].Table != 100 || d.VRFs[0].VNI != 5001 || d.VRFs[0].LookupInterface != "fwd0" {
 		t.Errorf("vrfs = %+v", d.VRFs)
 	}
-	if len(d.Interfaces) != 2 || d.Interfaces[0].Name != "ra" && d.Interfaces[1].Name != "ra" {
-		t.Errorf("interfaces = %+v, want ra and rb", d.Interfaces)
+	// ra and rb are veths whose peers are in a's and b's namespaces (noqueue): the router hands what it routes
+	// out of them to the peer.
+	if len(d.Interfaces) != 2 || d.Interfaces[0].Name != "ra" && d.Interfaces[1].Name != "ra" || !d.Interfaces[0].Peer || !d.Interfaces[1].Peer {
+		t.Errorf("interfaces = %+v, want ra and rb, both peer", d.Interfaces)
 	}
 	if len(d.SBR) != 1 || d.SBR[0] != (dpctl.DumpSBR{Prefix: "10.99.0.0/24", VRF: 1, Table: 100}) {
 		t.Errorf("sbr = %+v, want 10.99.0.0/24 by VRF 1's table 100", d.SBR)
@@ -196,9 +198,9 @@ func TestCLIInNetnsLab(t *testing.T) {
 			vrf1 = &d.Counters[i]
 		}
 	}
-	// Echo requests in ra and replies in rb: at least 2 per ping went through the fib + redirect path.
-	if vrf1 == nil || vrf1.ByReason["forwarded-fib"].Packets < 2*pings || vrf1.Forwarded.Packets < 2*pings {
-		t.Fatalf("counters of VRF 1 = %+v, want >= %d forwarded-fib", vrf1, 2*pings)
+	// Echo requests in ra and replies in rb: at least 2 per ping went through the fib + redirect_peer path.
+	if vrf1 == nil || vrf1.ByReason["forwarded-peer"].Packets < 2*pings || vrf1.Forwarded.Packets < 2*pings {
+		t.Fatalf("counters of VRF 1 = %+v, want >= %d forwarded-peer", vrf1, 2*pings)
 	}
 
 	// A bad file names the field and value, and the live generation stays.
@@ -214,7 +216,7 @@ func TestCLIInNetnsLab(t *testing.T) {
 	}
 
 	table := ok(t, agent(t, r, bin, "dump", "-f", good, "--pin-dir", pinDir))
-	for _, want := range []string{"1 tenant", "forwarded-fib", "fwd0", "10.99.0.0/24  1 tenant  100"} {
+	for _, want := range []string{"1 tenant", "forwarded-peer", "fwd0", "10.99.0.0/24  1 tenant  100"} {
 		if !strings.Contains(table.stdout, want) {
 			t.Errorf("dump table lacks %q", want)
 		}

@@ -9,8 +9,10 @@ import (
 	"text/tabwriter"
 
 	"github.com/cilium/ebpf"
+	"github.com/vishvananda/netlink"
 
 	"github.com/network-operator/network-operator/bpf"
+	"github.com/network-operator/network-operator/internal/agent/bpftables"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
@@ -272,12 +274,12 @@ func installed(pinDir string) error {
 // netResolver resolves names in the process's network namespace.
 type netResolver struct{}
 
-func (netResolver) Ifindex(name string) (int, error) {
-	i, err := net.InterfaceByName(name)
+func (netResolver) Link(name string) (bpftables.Link, error) {
+	l, err := netlink.LinkByName(name)
 	if err != nil {
-		return 0, err
+		return bpftables.Link{}, fmt.Errorf("link %s: %w", name, err)
 	}
-	return i.Index, nil
+	return bpftables.LinkOf(l, netlink.QdiscList), nil
 }
 
 func interfaceName(idx uint32) (string, bool) {

@@ -52,6 +52,8 @@ type DumpInterface struct {
 	VRF     uint32 `json:"vrf,omitempty"`
 	VRFName string `json:"vrfName,omitempty"`
 	Strict  bool   `json:"strict,omitempty"`
+	// Peer: what the tc router routes out of this interface goes to its peer directly (bpf_redirect_peer).
+	Peer bool `json:"peer,omitempty"`
 }
 
 // DumpRedirect is one redirect_table entry.
@@ -121,7 +123,8 @@ func NewDump(pinDir string, s maps.Snapshot, names NameFunc, vrfNames map[uint32
 	}
 	for _, in := range t.Interfaces {
 		d.Interfaces = append(d.Interfaces, DumpInterface{Name: name(in.Ifindex), Ifindex: in.Ifindex, VLAN: in.VLAN,
-			Mode: in.Mode.String(), VRF: in.VRF, VRFName: vrfNames[in.VRF], Strict: in.Strict})
+			Mode: in.Mode.String(), VRF: in.VRF, VRFName: vrfNames[in.VRF], Strict: in.Strict,
+			Peer: in.Peer})
 	}
 	for _, r := range t.Redirects {
 		dr := DumpRedirect{From: name(r.Ifindex), FromIfindex: r.Ifindex, To: name(r.EgressIfindex),
@@ -183,9 +186,10 @@ func (d Dump) WriteTable(w io.Writer) error {
 	done(tw, len(d.VRFs))
 
 	b.WriteString("\nInterfaces\n")
-	tw = table(&b, "NAME", "IFINDEX", "VLAN", "MODE", "VRF", "STRICT")
+	tw = table(&b, "NAME", "IFINDEX", "VLAN", "MODE", "VRF", "STRICT", "PEER")
 	for _, in := range d.Interfaces {
-		row(tw, in.Name, in.Ifindex, dashNum(uint32(in.VLAN)), in.Mode, vrfLabel(in.VRF, in.VRFName, in.Mode), yesNo(in.Strict))
+		row(tw, in.Name, in.Ifindex, dashNum(uint32(in.VLAN)), in.Mode, vrfLabel(in.VRF, in.VRFName, in.Mode), yesNo(in.Strict),
+			yesNo(in.Peer))
 	}
 	done(tw, len(d.Interfaces))
 

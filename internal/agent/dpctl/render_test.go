@@ -20,7 +20,7 @@ func snapshot() maps.Snapshot {
 			VRFs: []maps.VRF{{ID: 2, TableID: 102}, {ID: 1, TableID: 101, VNI: 10101, LookupIfindex: 20}},
 			Interfaces: []maps.Interface{
 				{Ifindex: 11, VRF: 2, Mode: maps.ModeRoute, Strict: true},
-				{Ifindex: 10, VRF: 1, Mode: maps.ModeRoute},
+				{Ifindex: 10, VRF: 1, Mode: maps.ModeRoute, Peer: true},
 				{Ifindex: 12, Mode: maps.ModeRedirect},
 			},
 			Redirects: []maps.Redirect{{Ifindex: 12, EgressIfindex: 99, SrcMAC: maps.MAC{2, 0, 0, 0, 0, 2}, DstMAC: maps.MAC{2, 0, 0, 0, 0, 1}}},

@@ -174,16 +174,16 @@ func (f File) VRFNames() map[uint32]string {
 	return m
 }
 
-// Resolver turns interface names into ifindexes (in the network namespace the CLI runs in).
+// Resolver looks interface names up (in the network namespace the CLI runs in).
 type Resolver interface {
-	Ifindex(name string) (int, error)
+	Link(name string) (bpftables.Link, error)
 }
 
 // Tables resolves the file's names into the router's tables (bpftables, the translator the agent uses too).
 func (f File) Tables(r Resolver) (maps.Tables, error) {
-	return f.resolve(func(name string) (int, bool) {
-		idx, err := r.Ifindex(name)
-		return idx, err == nil
+	return f.resolve(func(name string) (bpftables.Link, bool) {
+		l, err := r.Link(name)
+		return l, err == nil
 	})
 }
 

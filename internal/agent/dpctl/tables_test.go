@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/network-operator/network-operator/internal/agent/bpftables"
 	"github.com/network-operator/network-operator/pkg/fielderr"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
@@ -172,11 +173,11 @@ func TestCopiesThatDisagreed(t *testing.T) {
 
 type fakeResolver map[string]int
 
-func (f fakeResolver) Ifindex(name string) (int, error) {
+func (f fakeResolver) Link(name string) (bpftables.Link, error) {
 	if i, ok := f[name]; ok {
-		return i, nil
+		return bpftables.Link{Ifindex: i}, nil
 	}
-	return 0, fmt.Errorf("link %q not found", name)
+	return bpftables.Link{}, fmt.Errorf("link %q not found", name)
 }
 
 func TestTablesResolvesNames(t *testing.T) {

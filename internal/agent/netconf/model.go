@@ -142,6 +142,8 @@ type LinkState struct {
 	Up    bool
 	// PeerIndex is the ifindex of a veth's peer in the same namespace (0 otherwise).
 	PeerIndex int
+	// PeerElsewhere: a veth whose peer is in another namespace.
+	PeerElsewhere bool
 	// Segmentation is the segmentation offload state of an owned bridge (Manager.Observe; nil: not read).
 	Segmentation []OffloadFeature
 	// SegmentationErr says why the segmentation offload state of an owned bridge could not be read.

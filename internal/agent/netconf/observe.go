@@ -146,6 +146,8 @@ func linkState(l netlink.Link, names map[int]string) LinkState {
 		// IFLA_LINK of a veth is its peer; only trust it when the peer is in this namespace.
 		if a.NetNsID < 0 {
 			st.PeerIndex = a.ParentIndex
+		} else {
+			st.PeerElsewhere = true
 		}
 	case *netlink.Vlan:
 		st.VLAN = &VLANSpec{Parent: names[a.ParentIndex], ID: v.VlanId}

@@ -60,9 +60,10 @@ type FRRStatus interface {
 	Summary(ctx context.Context) (frr.Summary, error)
 }
 
-// Links looks interfaces up in the node's namespace (*netlink.Handle).
+// Links looks interfaces and their qdiscs up in the node's namespace (*netlink.Handle).
 type Links interface {
 	LinkByName(name string) (netlink.Link, error)
+	QdiscList(link netlink.Link) ([]netlink.Qdisc, error)
 }
 
 // Dataplane is the eBPF router (*dataplane.Dataplane, or a *dataplane.View for dry runs). Ensure and Detach

@@ -225,8 +225,10 @@ func (l fakeLinks) LinkByName(name string) (netlink.Link, error) {
 	if !ok {
 		return nil, netlink.LinkNotFoundError{}
 	}
-	return &netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: name, Index: idx}}, nil
+	return &netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: name, Index: idx, NetNsID: -1}}, nil
 }
+
+func (l fakeLinks) QdiscList(netlink.Link) ([]netlink.Qdisc, error) { return nil, nil }
 
 // current is the revision being applied, so fakes can fail one revision only.
 func (w *world) setCurrent(rev string) { w.current = rev }

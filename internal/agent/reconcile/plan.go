@@ -378,31 +378,39 @@ func (e *Engine) observedLinks(p *netconf.Plan) Links {
 	if p == nil || p.Ifindexes == nil {
 		return e.o.Links
 	}
-	down := map[string]bool{}
+	down, elsewhere := map[string]bool{}, map[string]bool{}
 	for _, l := range p.Links {
 		if !l.Up {
 			down[l.Name] = true
 		}
+		if l.PeerElsewhere {
+			elsewhere[l.Name] = true
+		}
 	}
-	return observed{idx: p.Ifindexes, down: down, links: e.o.Links}
+	return observed{idx: p.Ifindexes, down: down, peerElsewhere: elsewhere, Links: e.o.Links}
 }
 
-// observed is Links answered from an observation: a device with its name, ifindex and whether it is up.
+// observed is Links answered from an observation: a device with its name, ifindex and whether it is up, or a veth
+// whose peer is in another namespace (IFLA_LINK_NETNSID set); qdiscs are asked from the kernel.
 type observed struct {
-	idx   map[string]int
-	down  map[string]bool
-	links Links
+	idx                 map[string]int
+	down, peerElsewhere map[string]bool
+	Links
 }
 
 func (o observed) LinkByName(name string) (netlink.Link, error) {
 	if i, ok := o.idx[name]; ok {
-		var flags net.Flags
+		attrs := netlink.LinkAttrs{Name: name, Index: i, NetNsID: -1}
 		if !o.down[name] {
-			flags = net.FlagUp
+			attrs.Flags = net.FlagUp
 		}
-		return &netlink.Device{LinkAttrs: netlink.LinkAttrs{Name: name, Index: i, Flags: flags}}, nil
+		if o.peerElsewhere[name] {
+			attrs.NetNsID = 0
+			return &netlink.Veth{LinkAttrs: attrs}, nil
+		}
+		return &netlink.Device{LinkAttrs: attrs}, nil
 	}
-	return o.links.LinkByName(name)
+	return o.Links.LinkByName(name)
 }
 
 func (e *Engine) planTables(ctx context.Context, p *Plan) error {
@@ -415,14 +423,14 @@ func (e *Engine) planTables(ctx context.Context, p *Plan) error {
 	}
 	var pending bpftables.Placeholders
 	live := liveLinks(e.observedLinks(p.Netlink))
-	links := func(name string) (int, bool) {
-		if idx, _ := live(name); idx != 0 && !recreated(p.Netlink, name) {
-			return idx, true
+	links := func(name string) (bpftables.Link, bool) {
+		if l, _ := live(name); l.Ifindex != 0 && !recreated(p.Netlink, name) {
+			return l, true
 		}
 		if !created[name] {
-			return 0, false
+			return bpftables.Link{}, false
 		}
-		return pending.Ifindex(name), true
+		return bpftables.Link{Ifindex: pending.Ifindex(name)}, true
 	}
 	t, err := specTables(p.Spec, p.Netlink.Desired, links)
 	if err != nil {
@@ -470,14 +478,14 @@ func specTables(spec *v1.NodeNetworkConfigSpec, desired *netconf.Desired, links 
 	return bpftables.Tables(spec, devs, links)
 }
 
-// liveLinks resolves names to the ifindexes the links have now.
+// liveLinks resolves names to the links as they are now (ifindex, bpftables.PeerLink).
 func liveLinks(links Links) bpftables.Links {
-	return func(name string) (int, bool) {
+	return func(name string) (bpftables.Link, bool) {
 		l, err := links.LinkByName(name)
 		if err != nil {
-			return 0, false
+			return bpftables.Link{}, false
 		}
-		return l.Attrs().Index, true
+		return bpftables.LinkOf(l, links.QdiscList), true
 	}
 }
 
