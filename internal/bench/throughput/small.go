@@ -71,7 +71,7 @@ type smallPath struct {
 type runCounts struct {
 	Generated, Delivered uint64
 	Flows                int    // flows with a delivered packet
-	ViaEBPF              uint64 // the eBPF router's counter of the path's reason (forwarded-fib, or redirected)
+	ViaEBPF              uint64 // the eBPF router's counter of the path's reason (forwarded-peer/-fib, redirected[-peer])
 	ViaKernel            uint64 // ForwDatagrams in both router namespaces
 }
 
@@ -161,7 +161,15 @@ func (p *smallPath) attach() (io.Closer, error) {
 	if err != nil {
 		return nil, errors.Join(err, cs.Close())
 	}
-	lk, err := p.count.Attach(p.server.NsHandle(), out)
+	// Frames handed over as XDP frames (the generator's XDP_TX straight to the server, the XDP router's redirect)
+	// reach the server's veth only while it runs an XDP program: they are counted there, before any skb. Frames
+	// that arrive as skbs (a veth's transmit, or the tc router's bpf_redirect_peer, which enters the veth's receive
+	// path after its XDP hook) are counted at tc ingress, with no XDP program on the veth.
+	hook := pktgen.HookTC
+	if p.router == nil || p.xdpRouter != nil {
+		hook = pktgen.HookXDP
+	}
+	lk, err := p.count.Attach(p.server.NsHandle(), out, hook)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("%s: %w", p.name, err), cs.Close())
 	}
@@ -360,6 +368,14 @@ func smallRows(ctx context.Context, p topo.Paths, set *maps.Set, xdpRouter *ebpf
 	if err != nil {
 		return fail(err)
 	}
+	out, err := p.EBPFRouter.Ifindex(topo.Out)
+	if err != nil {
+		return fail(err)
+	}
+	routed, redirected := routedReason(base, uint32(out)), maps.ReasonRedirected
+	if redirect.Redirects[0].Peer {
+		redirected = maps.ReasonRedirectedPeer
+	}
 	var paths []*smallPath
 	defer func() {
 		for _, pa := range paths {
@@ -389,9 +405,12 @@ func smallRows(ctx context.Context, p topo.Paths, set *maps.Set, xdpRouter *ebpf
 		if err != nil {
 			return []report.Row{{Section: SectionSmall, Name: d.name + suffix, Err: err}}
 		}
-		pa.xdpRouter, pa.tables, pa.reason = d.xdp, d.tables, maps.ReasonForwardedFib
-		if d.tables != nil {
-			pa.reason = maps.ReasonRedirected
+		pa.xdpRouter, pa.tables, pa.reason = d.xdp, d.tables, routed
+		switch {
+		case d.tables != nil:
+			pa.reason = redirected
+		case d.xdp != nil:
+			pa.reason = maps.ReasonForwardedFib // XDP has no peer path
 		}
 		paths = append(paths, pa)
 	}
@@ -413,6 +432,11 @@ func smallRows(ctx context.Context, p topo.Paths, set *maps.Set, xdpRouter *ebpf
 			detail = "xdp_router on ra instead (native XDP, as on NICs that have it): no skb is built"
 		case pa.tables != nil:
 			detail = "tc_router with ra in redirect mode (to rb, MAC rewrite): no FIB lookup, no TTL"
+			if pa.reason == maps.ReasonRedirectedPeer {
+				detail = "tc_router with ra in redirect mode (to rb's peer, MAC rewrite): no FIB lookup, no TTL"
+			}
+		case pa.via == viaEBPF && pa.reason == maps.ReasonForwardedPeer && rules == 0:
+			detail = "rb is a veth into the server's namespace: bpf_redirect_peer"
 		case pa.via == viaEBPF && rules > 0:
 			detail = "same rules in the router namespace"
 		}
@@ -442,20 +466,27 @@ func smallRows(ctx context.Context, p topo.Paths, set *maps.Set, xdpRouter *ebpf
 const MethodSmall = "- 64-byte UDP: frames of 64 bytes (42 of headers, 22 of payload: what iperf3 -u -l 22 sends) in 16 flows " +
 	"(source ports 40000-40015 in turn), made by an XDP program (bpf/pktgen) that BPF_PROG_TEST_RUN runs with " +
 	"BPF_F_TEST_XDP_LIVE_FRAMES on the client's veth: it returns XDP_TX, so each frame goes to the router's ingress " +
-	"veth, which runs an XDP_PASS program during these runs only (a veth takes XDP frames only with NAPI on). An XDP " +
-	"program on the server's veth counts every flow and drops the frames. The kernel runs the generator in batches of " +
-	"64 and then, on the same CPU, the softirq that receives them on the router's veth, forwards them (kernel IP " +
-	"forwarding, or tc_router's bpf_redirect) and counts them at the server: a row is delivered packets per second of " +
-	"that CPU time (the test run's own timer, which leaves out the ~20 ms setup of each test run and time the thread " +
-	"waited for the CPU, so others' load shows less than in wall time). It is one CPU's capacity for the whole path: " +
-	"the generator, both veth hand-overs, building and freeing the skb and the count at the server are in every row " +
-	"(the direct row is the generator and one hand-over alone), so a ratio is below the ratio of the forwarding " +
-	"costs themselves. Each run checks that every flow arrived and that the path's forwarder (ForwDatagrams in the " +
-	"router namespaces, or the router's forwarded-fib in vrf_counters) grew by at least the delivered and at most the " +
-	"generated count, the other by under 1%; a failed check drops the run and is shown. Runs of the paths " +
+	"veth, which runs an XDP_PASS program during these runs only (a veth takes XDP frames only with NAPI on). The " +
+	"server counts every flow and drops the frames where they first reach its namespace: at tc ingress of its veth " +
+	"for frames that arrive as skbs (kernel forwarding and the tc router), in its veth's XDP hook for frames that " +
+	"arrive as XDP frames (the direct row, the XDP router row: a veth takes them only with an XDP program). The " +
+	"kernel runs the generator in batches of 64 and then, on the same CPU, the softirq that receives them on the " +
+	"router's veth, forwards them (kernel IP forwarding, or tc_router) and counts them at the server: a row is " +
+	"delivered packets per second of that CPU time (the test run's own timer, which leaves out the ~20 ms setup of " +
+	"each test run and time the thread waited for the CPU, so others' load shows less than in wall time). It is one " +
+	"CPU's capacity for the whole path: the generator, the veth hand-overs, building and freeing the skb and the " +
+	"count at the server are in every row (the direct row is the generator and one hand-over alone), so a ratio is " +
+	"below the ratio of the forwarding costs themselves. The router's tables are what the agent would write for " +
+	"this node (internal/agent/bpftables): rb is a veth whose other end is in the server's namespace, so its entry " +
+	"has Peer and tc_router hands what it routes out of rb to the server's veth directly (bpf_redirect_peer: no " +
+	"transmit through rb and no backlog queue; counted as forwarded-peer), where the kernel transmits through rb. " +
+	"Each run checks that every flow arrived and that the path's forwarder (ForwDatagrams in the router " +
+	"namespaces, or the router's counter of the path in vrf_counters) grew by at least the delivered and at most " +
+	"the generated count, the other by under 1%; a failed check drops the run and is shown. Runs of the paths " +
 	"interleaved; median of 5 runs of 1 s of CPU time (min-max). The redirect-only row runs tc_router with the " +
-	"client side's interface in redirect mode (one map lookup, a MAC write, bpf_redirect; its redirected counter is " +
-	"checked instead): no tc router forwarding these frames can do less, so its ratio to the kernel bounds what a " +
-	"faster tc router could reach on this path. The XDP row attaches the router's xdp_router " +
-	"(the loader's choice on ixgbe/i40e/ice, not on veth) to the same veth instead, for comparison. The ruleset is the iperf3 rows' (the kernel path " +
-	"walks its raw, mangle and filter FORWARD chains and conntrack for every packet)."
+	"client side's interface in redirect mode (one map lookup, a MAC write, bpf_redirect_peer to rb's peer; its " +
+	"redirected-peer counter is checked instead): no tc router forwarding these frames can do less, so its ratio " +
+	"to the kernel bounds what a faster tc router could reach on this path. The XDP row attaches the router's " +
+	"xdp_router (the loader's choice on ixgbe/i40e/ice, not on veth) to the same veth instead, for comparison. " +
+	"The ruleset is the iperf3 rows' (the kernel path walks its raw, mangle and filter FORWARD chains and " +
+	"conntrack for every packet)."

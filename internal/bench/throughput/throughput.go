@@ -16,6 +16,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/network-operator/network-operator/bpf"
+	"github.com/network-operator/network-operator/internal/agent/bpftables"
 	"github.com/network-operator/network-operator/internal/bench/netfilter"
 	"github.com/network-operator/network-operator/internal/bench/report"
 	"github.com/network-operator/network-operator/internal/bench/stats"
@@ -135,7 +136,16 @@ func Measure(ctx context.Context, l *lab.Lab, p topo.Paths, o Options) []report.
 			return fail(err)
 		}
 	}
-	fwdBefore, err := forwarded(set, maps.ReasonForwardedFib)
+	routes, err := routeTables(p)
+	if err != nil {
+		return fail(err)
+	}
+	out, err := p.EBPFRouter.Ifindex(topo.Out)
+	if err != nil {
+		return fail(err)
+	}
+	reason := routedReason(routes, uint32(out)) // client -> server, the bulk of the stream
+	fwdBefore, err := forwarded(set, reason)
 	if err != nil {
 		return fail(err)
 	}
@@ -147,11 +157,11 @@ func Measure(ctx context.Context, l *lab.Lab, p topo.Paths, o Options) []report.
 			pa.run(ctx, o.Duration)
 		}
 	}
-	fwdAfter, err := forwarded(set, maps.ReasonForwardedFib)
+	fwdAfter, err := forwarded(set, reason)
 	if err != nil {
 		return fail(err)
 	}
-	ebpfDetail := fmt.Sprintf("%d packets counted as forwarded-fib", fwdAfter-fwdBefore)
+	ebpfDetail := fmt.Sprintf("%d packets counted as %s", fwdAfter-fwdBefore, reason)
 	if len(ebpf.samples) > 0 && fwdAfter-fwdBefore < 1000 {
 		ebpf.errs = append(ebpf.errs, fmt.Errorf("only %d packets forwarded by the router", fwdAfter-fwdBefore))
 		ebpf.samples = nil
@@ -262,25 +272,41 @@ func configureRouter(ctx context.Context, ld *loader.Loader, pinDir string, p to
 }
 
 // routeTables are the eBPF path's tables: both router interfaces route in the VRF's table (topo.Table), whose
-// forwarding flag is the lookup interface's.
+// forwarding flag is the lookup interface's. Each takes Peer as the agent's tables would (bpftables.LinkOf): both
+// are veths whose other ends are in the client's and the server's namespaces.
 func routeTables(p topo.Paths) (maps.Tables, error) {
-	idx, err := ifindexes(p.EBPFRouter, topo.In, topo.Out, topo.Lookup)
+	idx, err := ifindexes(p.EBPFRouter, topo.Lookup)
 	if err != nil {
 		return maps.Tables{}, err
 	}
-	return maps.Tables{
-		VRFs: []maps.VRF{{ID: 1, TableID: topo.Table, LookupIfindex: idx[topo.Lookup]}},
-		Interfaces: []maps.Interface{
-			{Ifindex: idx[topo.In], VRF: 1, Mode: maps.ModeRoute},
-			{Ifindex: idx[topo.Out], VRF: 1, Mode: maps.ModeRoute},
-		},
-	}, nil
+	t := maps.Tables{VRFs: []maps.VRF{{ID: 1, TableID: topo.Table, LookupIfindex: idx[topo.Lookup]}}}
+	for _, name := range []string{topo.In, topo.Out} {
+		l, err := p.EBPFRouter.Link(name)
+		if err != nil {
+			return maps.Tables{}, err
+		}
+		tl := bpftables.LinkOf(l, p.EBPFRouter.Handle().QdiscList)
+		t.Interfaces = append(t.Interfaces, maps.Interface{Ifindex: uint32(tl.Ifindex), VRF: 1, Mode: maps.ModeRoute, Peer: tl.Peer})
+	}
+	return t, nil
+}
+
+// routedReason is the router's counter of what t routes out of ifindex: forwarded-peer when the interface has
+// Peer, forwarded-fib otherwise.
+func routedReason(t maps.Tables, ifindex uint32) maps.Reason {
+	for _, in := range t.Interfaces {
+		if in.Ifindex == ifindex && in.VLAN == 0 && in.Peer {
+			return maps.ReasonForwardedPeer
+		}
+	}
+	return maps.ReasonForwardedFib
 }
 
 // redirectTables are routeTables with the client side's interface in redirect mode: every frame it receives goes
-// to the server side's interface with the server's MAC, without a FIB lookup or TTL change. It is the least any tc
-// program forwarding these frames does (one map lookup, a MAC write, bpf_redirect), so its rate bounds what a
-// cheaper tc router could reach on this path.
+// to the server side's interface with the server's MAC, without a FIB lookup or TTL change, and to its peer
+// directly where the server side's interface has Peer (bpf_redirect_peer). It is the least any tc program
+// forwarding these frames does (one map lookup, a MAC write, a redirect), so its rate bounds what a cheaper tc
+// router could reach on this path.
 func redirectTables(p topo.Paths) (maps.Tables, error) {
 	t, err := routeTables(p)
 	if err != nil {
@@ -303,7 +329,8 @@ func redirectTables(p topo.Paths) (maps.Tables, error) {
 			t.Interfaces[i].Mode = maps.ModeRedirect
 		}
 	}
-	t.Redirects = []maps.Redirect{{Ifindex: idx[topo.In], EgressIfindex: idx[topo.Out], SrcMAC: maps.MAC(src), DstMAC: maps.MAC(dst)}}
+	t.Redirects = []maps.Redirect{{Ifindex: idx[topo.In], EgressIfindex: idx[topo.Out], SrcMAC: maps.MAC(src), DstMAC: maps.MAC(dst),
+		Peer: routedReason(t, idx[topo.Out]) == maps.ReasonForwardedPeer}}
 	return t, nil
 }
 

@@ -37,14 +37,14 @@ func TestMeasureShort(t *testing.T) {
 		SectionSmall + "/kernel forwarding + 40 rules": "40 rules as above; 8 flows;",
 		SectionSmall + "/eBPF tc router + 40 rules":    "ForwDatagrams +0,",
 		SectionSmall + "/eBPF / kernel, 40 rules":      "same run",
-		SectionSmall + "/eBPF tc router":               "forwarded-fib +",
-		SectionSmall + "/" + tcCeilingName:             "redirected +",
+		SectionSmall + "/eBPF tc router":               "forwarded-peer +",
+		SectionSmall + "/" + tcCeilingName:             "redirected-peer +",
 	} {
 		if d, ok := byName[name]; !ok || !strings.Contains(d, want) {
 			t.Errorf("%s: detail %q (row present: %v), want it to contain %q", name, d, ok, want)
 		}
 	}
-	if d := byName[Section+"/eBPF tc router"]; !strings.Contains(d, "counted as forwarded-fib") {
+	if d := byName[Section+"/eBPF tc router"]; !strings.Contains(d, "counted as forwarded-peer") {
 		t.Errorf("eBPF row detail %q lacks the forwarded counter", d)
 	}
 	if d := byName[Section+"/eBPF tc router + 40 rules"]; !strings.Contains(d, "conntrack entries after: 0;") {
