@@ -31,6 +31,16 @@ type ValidationError struct {
 	Messages []string
 }
 
+// renumber turns the lines' numbers in a prepared file into those of its source (origin, see vtyshFile).
+func (e *ValidationError) renumber(origin []int) {
+	for i, l := range e.Lines {
+		if l.Number >= 1 && l.Number <= len(origin) && origin[l.Number-1] > 0 {
+			e.Lines[i].Number = origin[l.Number-1]
+		}
+	}
+	slices.SortFunc(e.Lines, func(a, b ConfigLine) int { return a.Number - b.Number })
+}
+
 func (e *ValidationError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s", ErrRejected.Error(), e.Check)
@@ -162,7 +172,7 @@ func stopScratch(ctx context.Context, ns *frrproc.Netns, in *frrproc.Instance) e
 // loadVerdict loads file into the scratch daemons in and says whether FRR refused any of it: the scratch load's
 // one verdict, a *ValidationError naming the file's lines.
 func loadVerdict(ctx context.Context, in *frrproc.Instance, file string) error {
-	prepared, remove, err := preparedFile(file)
+	prepared, remove, origin, err := preparedFile(file)
 	if err != nil {
 		return err
 	}
@@ -171,7 +181,8 @@ func loadVerdict(ctx context.Context, in *frrproc.Instance, file string) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("scratch load: %w", ctx.Err())
 	}
-	if verr := parseLoadOutput("scratch load", string(out), file); verr != nil {
+	if verr := parseLoadOutput("scratch load", string(out), prepared); verr != nil {
+		verr.renumber(origin)
 		return verr
 	}
 	if loadErr != nil {

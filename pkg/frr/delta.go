@@ -3,6 +3,7 @@ package frr
 import (
 	"context"
 	"fmt"
+	"iter"
 	"os"
 	"slices"
 	"strings"
@@ -70,9 +71,20 @@ func (t Target) runningConfig(ctx context.Context, tl *timeline) (*frrdiff.Confi
 	return cfg, nil
 }
 
-// runScript runs a frrdiff script against the target's daemons with one "vtysh -f". A command FRR refused is a
-// *ValidationError (Check "delta") naming the script's lines, secrets redacted.
-func (t Target) runScript(ctx context.Context, script []byte) error {
+// topLevelLines are cfg's single-line top-level commands.
+func topLevelLines(cfg *frrdiff.Config) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, c := range cfg.Contexts() {
+			if len(c.Keys) == 1 && len(c.Lines) == 0 && !yield(c.Keys[0]) {
+				return
+			}
+		}
+	}
+}
+
+// runScript runs a frrdiff script towards cand against the target's daemons with one "vtysh -f". A command FRR
+// refused is a *ValidationError (Check "delta") naming the script's lines, secrets redacted.
+func (t Target) runScript(ctx context.Context, script []byte, cand *frrdiff.Config) error {
 	t = t.withDefaults()
 	f, err := os.CreateTemp(t.RunDir, ".frr-delta-") // next to frr.conf: only FRR and root can read it
 	if err != nil {
@@ -80,7 +92,8 @@ func (t Target) runScript(ctx context.Context, script []byte) error {
 	}
 	name := f.Name()
 	defer os.Remove(name)
-	_, err = f.Write(vtyshFile(script)) // mode 0600 (CreateTemp); read once and removed: no fsync
+	prepared, origin := vtyshFile(script, routeMapTimer(topLevelLines(cand)))
+	_, err = f.Write(prepared) // mode 0600 (CreateTemp); read once and removed: no fsync
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -92,6 +105,7 @@ func (t Target) runScript(ctx context.Context, script []byte) error {
 		return fmt.Errorf("vtysh -f delta: %w", ctx.Err())
 	}
 	if verr := parseLoadOutput("delta", string(stdout)+stderr, name); verr != nil {
+		verr.renumber(origin)
 		return verr
 	}
 	if err != nil {
@@ -110,7 +124,7 @@ func (t Target) applyDelta(ctx context.Context, cand *frrdiff.Config, d frrdiff.
 			return nil, nil // only what FRR never changes (its version line, the hostname): nothing to run
 		}
 		start := time.Now()
-		err := t.runScript(ctx, d.Script())
+		err := t.runScript(ctx, d.Script(), cand)
 		tl.since(StepDelta, start)
 		if err != nil {
 			return nil, fmt.Errorf("pass %d: %w", pass, err)

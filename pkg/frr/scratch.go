@@ -108,7 +108,7 @@ func (s *scratch) tryDelta(ctx context.Context, cand *frrdiff.Config) bool {
 		return false
 	}
 	if len(deltaDiff(d).Significant()) > 0 {
-		if err := target.runScript(ctx, d.Script()); err != nil {
+		if err := target.runScript(ctx, d.Script(), cand); err != nil {
 			return false
 		}
 		if running, err = target.runningConfig(ctx, nil); err != nil {

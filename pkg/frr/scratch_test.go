@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/network-operator/network-operator/pkg/frr/frrdiff"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
 )
@@ -201,5 +202,56 @@ func TestScratchReleasedWhenIdle(t *testing.T) {
 	got := slices.DeleteFunc(names, func(n string) bool { return !strings.HasPrefix(n, "scratch ") })
 	if want := []string{StepScratchStart, StepScratchLoad}; !slices.Equal(got, want) {
 		t.Errorf("after the release: scratch steps %q, want %q", got, want)
+	}
+}
+
+// TestScriptRestoresRouteMapDelay: one "vtysh -f" of a script that makes route-maps and BGP instances (prepared
+// by vtyshFile: the route-map update run at once before the instances, then the delay restored) leaves the
+// daemons with the desired config's delay timer, or bgpd's default where it sets none; and bgpd runs the
+// route-maps.
+func TestScriptRestoresRouteMapDelay(t *testing.T) {
+	frrtest.Require(t)
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const policyAndBGP = "route-map rm_a permit 10\n set community 65000:1\nexit\n!\n" +
+		"router bgp 65000\n bgp router-id 192.0.2.1\nexit\n!\nroute-map rm_b permit 10\n match ip address prefix-list pl_b\nexit\n!\n"
+	for _, tc := range []struct {
+		name, desired, want string
+	}{
+		{"the config's own delay", "bgp route-map delay-timer 2\n!\n" + policyAndBGP, "bgp route-map delay-timer 2"},
+		{"the default delay", policyAndBGP, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := frrtest.Netns(t, "frrdly-")
+			router := frrtest.Router(t, frrproc.Options{Netns: ns.Name})
+			target := Target{VtySocket: router.Dir, ConfDir: router.ConfDir}
+			cand, err := frrdiff.Parse([]byte(tc.desired), frrdiff.File)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The script as a delta has the timer line first when the config sets one, as frrdiff orders it.
+			if err := target.runScript(ctx, []byte(tc.desired), cand); err != nil {
+				t.Fatal(err)
+			}
+			running, err := router.Vtysh(ctx, "show running-config")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for l := range strings.Lines(string(running)) {
+				if strings.HasPrefix(l, "bgp route-map delay-timer") {
+					got = append(got, strings.TrimSpace(l))
+				}
+			}
+			if tc.want == "" && len(got) != 0 || tc.want != "" && !slices.Equal(got, []string{tc.want}) {
+				t.Errorf("running config's delay timer %q after one pass, want %q", got, tc.want)
+			}
+			for _, rm := range []string{"route-map rm_a permit 10", "route-map rm_b permit 10", "router bgp 65000"} {
+				if !strings.Contains(string(running), rm) {
+					t.Errorf("running config lacks %q:\n%s", rm, running)
+				}
+			}
+		})
 	}
 }
