@@ -96,6 +96,7 @@ type Reloader struct {
 	opts    Options
 	mu      sync.Mutex
 	last    string   // hash of the last applied config
+	gen     uint64   // installs so far (a Commit checks none came after its Prepare)
 	scratch *scratch // nil without ScratchDaemons
 	closed  bool
 }
@@ -227,39 +228,103 @@ func (r *Reloader) Apply(ctx context.Context, cfg []byte) (Result, error) {
 	return r.apply(ctx, cfg, false)
 }
 
-func (r *Reloader) apply(ctx context.Context, cfg []byte, force bool) (res Result, _ error) {
+func (r *Reloader) apply(ctx context.Context, cfg []byte, force bool) (Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	res = Result{Hash: hashOf(cfg)}
+	v, err := r.validate(ctx, cfg, force)
+	if err != nil || v.res.Skipped {
+		return v.res, err
+	}
+	return r.install(ctx, v)
+}
+
+// Commit installs and reloads the config a Prepare validated (Apply's second half).
+type Commit func(ctx context.Context) (Result, error)
+
+// Prepare is Apply's first half: it validates cfg exactly as Apply does (syntax, the scratch instance, the diff
+// against the running daemons) and returns the Commit that installs and reloads it, so that a caller can do
+// other work in between - nothing of FRR changes until the Commit. A refusal is a *ValidationError (errors.Is
+// ErrRejected); a cfg equal to the last applied config gives a Commit that reports Skipped. The Commit fails with
+// ErrStale when another config was applied since the Prepare (its diff was computed against what FRR ran then).
+func (r *Reloader) Prepare(ctx context.Context, cfg []byte) (Commit, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, err := r.validate(ctx, cfg, false)
+	if err != nil {
+		return nil, err
+	}
+	gen := r.gen
+	return func(ctx context.Context) (Result, error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		switch {
+		case r.closed:
+			return v.res, ErrClosed
+		case r.gen != gen:
+			return v.res, ErrStale
+		case v.res.Skipped:
+			return v.res, nil
+		}
+		return r.install(ctx, v)
+	}, nil
+}
+
+// ErrStale: a Commit came after another config was applied (Prepare again).
+var ErrStale = errors.New("frr: another config was applied since this one was prepared")
+
+// validated is a config validate accepted, with what install needs.
+type validated struct {
+	cfg []byte
+	res Result // Hash, Skipped, Diff, Validate so far
+	p   prepared
+	tl  *timeline
+}
+
+// validate is Apply's first half (r.mu held): the candidate checked and its diff; res.Skipped when it equals the
+// last applied config (unless force).
+func (r *Reloader) validate(ctx context.Context, cfg []byte, force bool) (v validated, _ error) {
+	v = validated{cfg: cfg, res: Result{Hash: hashOf(cfg)}, tl: &timeline{}}
 	if r.closed {
-		return res, ErrClosed
+		return v, ErrClosed
 	}
-	if !force && res.Hash == r.last {
-		res.Skipped = true
-		return res, nil
+	if !force && v.res.Hash == r.last {
+		v.res.Skipped = true
+		return v, nil
 	}
-	tl := &timeline{}
-	defer func() { res.Steps = tl.list() }()
+	defer func() { v.res.Steps = v.tl.list() }()
 	start := time.Now()
 	cand, err := r.writeCandidate(cfg)
 	if err != nil {
-		return res, err
+		return v, err
 	}
 	defer os.Remove(cand)
-	p, err := r.prepare(ctx, cand, cfg, tl)
-	res.Diff = p.diff
+	v.p, err = r.prepare(ctx, cand, cfg, v.tl)
+	v.res.Diff = v.p.diff
 	if err != nil {
-		return res, err
+		return v, err
 	}
-	res.Validate = time.Since(start)
+	v.res.Validate = time.Since(start)
+	return v, nil
+}
 
-	start = time.Now()
+// install is Apply's second half (r.mu held): v's config becomes frr.conf and FRR's running config; a failed
+// reload is undone.
+func (r *Reloader) install(ctx context.Context, v validated) (res Result, _ error) {
+	res, tl, cfg, p := v.res, v.tl, v.cfg, v.p
+	defer func() { res.Steps = tl.list() }()
+	r.gen++
+	start := time.Now()
 	confPath := r.opts.ConfigPath()
 	prev, prevErr := os.ReadFile(confPath)
 	if prevErr != nil && !errors.Is(prevErr, fs.ErrNotExist) {
 		return res, fmt.Errorf("read current %s: %w", confPath, prevErr)
 	}
+	cand, err := r.writeCandidate(cfg)
+	if err != nil {
+		return res, err
+	}
 	if err := os.Rename(cand, confPath); err != nil {
+		os.Remove(cand)
 		return res, fmt.Errorf("install %s: %w", confPath, err)
 	}
 	undo := func(err error) error { return r.rollback(ctx, confPath, prev, prevErr == nil, err) }

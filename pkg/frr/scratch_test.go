@@ -1,6 +1,7 @@
 package frr
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -253,5 +254,75 @@ func TestScriptRestoresRouteMapDelay(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPrepareCommit: Prepare validates and changes nothing of FRR; its Commit installs and reloads the config;
+// a refused config gives no Commit; a Commit after another apply is stale and changes nothing; the last applied
+// config's Commit is skipped.
+func TestPrepareCommit(t *testing.T) {
+	frrtest.Require(t)
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r := testReloader(t, Options{})
+	running := func() string {
+		t.Helper()
+		out, err := r.opts.Target.RunningConfig(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	full, underlay := goldenConf(t, "full"), goldenConf(t, "underlay-only")
+	before := running()
+	conf, _ := os.ReadFile(r.opts.ConfigPath())
+	commit, err := r.Prepare(ctx, full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now := running(); now != before {
+		t.Fatalf("Prepare changed FRR's running config:\n%s", now)
+	}
+	if now, _ := os.ReadFile(r.opts.ConfigPath()); !bytes.Equal(now, conf) {
+		t.Errorf("Prepare changed %s", r.opts.ConfigPath())
+	}
+	res, err := commit(ctx)
+	if err != nil || res.Skipped || len(res.Residual) > 0 || res.Validate == 0 || res.Reload == 0 {
+		t.Fatalf("Commit = %+v, %v; want applied, validated and reloaded", res, err)
+	}
+	if !strings.Contains(running(), "vrf tenant") {
+		t.Errorf("after Commit FRR does not run the config's tenant VRFs:\n%s", running())
+	}
+	if installed, err := os.ReadFile(r.opts.ConfigPath()); err != nil || !bytes.Equal(installed, full) {
+		t.Errorf("frr.conf after Commit: %v (equal: %v)", err, bytes.Equal(installed, full))
+	}
+
+	bad := insert(t, full, "ip prefix-list pl_peer_calico_in ", "ip prefix-list pl_bad seq 5 permit 10.0.0.0/16 ge 8\n")
+	if c, err := r.Prepare(ctx, bad); c != nil || !errors.Is(err, ErrRejected) {
+		t.Errorf("Prepare(invalid) = commit %v, %v; want no commit and ErrRejected", c != nil, err)
+	}
+
+	stale, err := r.Prepare(ctx, underlay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Apply(ctx, insert(t, full, "ip prefix-list pl_peer_calico_in ", "ip prefix-list pl_x seq 5 permit 10.0.0.0/16\n")); err != nil {
+		t.Fatal(err)
+	}
+	applied := running()
+	if _, err := stale(ctx); !errors.Is(err, ErrStale) {
+		t.Errorf("Commit after another Apply: %v, want ErrStale", err)
+	}
+	if now := running(); now != applied {
+		t.Errorf("a stale Commit changed FRR")
+	}
+
+	same, err := r.Prepare(ctx, insert(t, full, "ip prefix-list pl_peer_calico_in ", "ip prefix-list pl_x seq 5 permit 10.0.0.0/16\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := same(ctx); err != nil || !res.Skipped {
+		t.Errorf("Commit of the last applied config = %+v, %v; want skipped", res, err)
 	}
 }

@@ -97,7 +97,7 @@ func New() *Metrics {
 	})
 	m.steps = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "reconcile_step_duration_seconds",
-		Help:    "Duration of the parts of a reconcile: plan (observe the node, render FRR, read the tables), each apply step that ran (vrfs, frr, interfaces, mirror, attach, maps, detach, removals), health.",
+		Help:    "Duration of the parts of a reconcile: plan (observe the node, render FRR, read the tables), each apply step that ran (vrfs, frr: validation, frr-reload, interfaces, mirror, attach, maps, detach, removals), health.",
 		Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 	}, []string{"step"})
 	m.observes = prometheus.NewCounter(prometheus.CounterOpts{

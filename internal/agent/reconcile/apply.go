@@ -29,20 +29,6 @@ func (e *StepError) Unwrap() error { return e.Err }
 
 // apply runs a plan's steps in order and stops at the first failure.
 func (e *Engine) apply(ctx context.Context, p *Plan) error {
-	run := func(step string, fn func() error) error {
-		if h := e.o.Hooks; h != nil && h.BeforeStep != nil {
-			if err := h.BeforeStep(step, p.Spec); err != nil {
-				return &StepError{Step: step, Err: err}
-			}
-		}
-		if err := ctx.Err(); err != nil {
-			return &StepError{Step: step, Err: err}
-		}
-		if err := e.timed(step, fn); err != nil {
-			return &StepError{Step: step, Err: err}
-		}
-		return nil
-	}
 	netlinkPhase := func(ph netconf.Phase) func() error {
 		return func() error {
 			if len(p.Netlink.PhaseActions(ph)) == 0 {
@@ -52,12 +38,11 @@ func (e *Engine) apply(ctx context.Context, p *Plan) error {
 			return err
 		}
 	}
-	steps := []struct {
-		name string
-		fn   func() error
-	}{
+	var commit frr.Commit
+	steps := []step{
 		{StepVRFs, netlinkPhase(netconf.PhaseVRFs)},
-		{StepFRR, func() error { return e.applyFRR(ctx, p) }},
+		{StepFRR, func() (err error) { commit, err = e.prepareFRR(ctx, p); return err }},
+		{StepFRRReload, func() error { return e.commitFRR(ctx, commit) }},
 		{StepInterfaces, netlinkPhase(netconf.PhaseInterfaces)},
 		{StepMirror, func() error { return e.applyMirror(ctx, p) }},
 		{StepAttach, func() error {
@@ -70,11 +55,25 @@ func (e *Engine) apply(ctx context.Context, p *Plan) error {
 		{StepRemovals, netlinkPhase(netconf.PhaseRemovals)},
 	}
 	for _, s := range steps {
-		if err := run(s.name, s.fn); err != nil {
-			return err
+		if h := e.o.Hooks; h != nil && h.BeforeStep != nil {
+			if err := h.BeforeStep(s.name, p.Spec); err != nil {
+				return &StepError{Step: s.name, Err: err}
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return &StepError{Step: s.name, Err: err}
+		}
+		if err := e.timed(s.name, s.fn); err != nil {
+			return &StepError{Step: s.name, Err: err}
 		}
 	}
 	return nil
+}
+
+// step is one named step of an apply.
+type step struct {
+	name string
+	fn   func() error
 }
 
 // applyMirror plans the mirrors again against the node (the interfaces now exist, re-created ones lost their
@@ -130,11 +129,25 @@ func (e *Engine) mirrorOutcome() *MirrorOutcome {
 	return e.mirrors
 }
 
-func (e *Engine) applyFRR(ctx context.Context, p *Plan) error {
+// prepareFRR validates the plan's FRR config (StepFRR: nothing of FRR changes yet); the Commit it returns reloads
+// it (StepFRRReload; nil: FRR is not managed). Timing the two apart shows where an FRR apply spends its time.
+func (e *Engine) prepareFRR(ctx context.Context, p *Plan) (frr.Commit, error) {
 	if p.FRR.Skip != "" || e.o.FRR == nil {
+		return nil, nil
+	}
+	commit, err := e.o.FRR.Prepare(ctx, p.FRR.Config)
+	if err != nil && e.o.Metrics != nil {
+		e.o.Metrics.FRRReload(metrics.FRRFailed)
+	}
+	return commit, err
+}
+
+// commitFRR reloads what prepareFRR validated (StepFRRReload).
+func (e *Engine) commitFRR(ctx context.Context, commit frr.Commit) error {
+	if commit == nil {
 		return nil
 	}
-	res, err := e.o.FRR.Apply(ctx, p.FRR.Config)
+	res, err := commit(ctx)
 	if e.o.Metrics != nil {
 		switch {
 		case err != nil:

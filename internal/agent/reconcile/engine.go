@@ -3,8 +3,8 @@
 // applies it in the order FRR and the kernel need:
 //
 //  1. netlink phase "vrfs": VRF devices, tables, rules
-//  2. FRR: render, validate, reload (skipped when identical): FRR must know a VRF's VNI before its interfaces
-//     come up
+//  2. FRR: render and validate (step "frr"), then reload (step "frr-reload", skipped when identical): FRR must
+//     know a VRF's VNI before its interfaces come up
 //  3. netlink phase "interfaces": bridges, VXLANs, addresses, routes, up
 //  4. attach the router to new interfaces, move the ones whose hook changed, attach anew to re-created devices
 //     (the others keep their attachment: same link IDs), exactly as dataplane.PlanAttach planned it
@@ -49,7 +49,8 @@ type Netlink interface {
 
 // FRR validates, installs and reloads FRR configs (*frr.Reloader).
 type FRR interface {
-	Apply(ctx context.Context, cfg []byte) (frr.Result, error)
+	// Prepare validates cfg; the Commit installs and reloads it.
+	Prepare(ctx context.Context, cfg []byte) (frr.Commit, error)
 	LastApplied() ([]byte, error)
 	// PlanPath says how Apply would bring a config to FRR (the plan shows it).
 	PlanPath(cfg []byte) (frr.Path, string)

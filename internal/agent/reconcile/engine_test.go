@@ -30,6 +30,7 @@ type world struct {
 	next  int
 
 	failPhase map[string]netconf.Phase // revision -> netlink phase that fails
+	failFRR   map[string]string        // revision -> "validate" or "reload" fails
 	failMaps  map[string]bool          // map version -> the generation write fails
 	unhealthy bool                     // Verify fails
 	current   string                   // revision being applied
@@ -37,7 +38,7 @@ type world struct {
 
 func newWorld() *world {
 	return &world{links: map[string]int{"eth0": 2, "eth1": 3}, next: 100,
-		failPhase: map[string]netconf.Phase{}, failMaps: map[string]bool{}}
+		failPhase: map[string]netconf.Phase{}, failFRR: map[string]string{}, failMaps: map[string]bool{}}
 }
 
 func (w *world) logf(format string, args ...any) { w.log = append(w.log, fmt.Sprintf(format, args...)) }
@@ -113,14 +114,28 @@ type fakeFRR struct {
 	last []byte
 }
 
-func (f *fakeFRR) Apply(_ context.Context, cfg []byte) (frr.Result, error) {
+func (f *fakeFRR) Prepare(_ context.Context, cfg []byte) (frr.Commit, error) {
 	if bytes.Equal(cfg, f.last) {
-		f.w.logf("frr skipped")
-		return frr.Result{Skipped: true, Hash: "0123456789abcdef"}, nil
+		return func(context.Context) (frr.Result, error) {
+			f.w.logf("frr skipped")
+			return frr.Result{Skipped: true, Hash: "0123456789abcdef"}, nil
+		}, nil
 	}
-	f.w.logf("frr reload")
-	f.last = cfg
-	return frr.Result{Hash: "0123456789abcdef"}, nil
+	rev := f.w.current
+	if f.w.failFRR[rev] == "validate" {
+		f.w.logf("frr validate failed")
+		return nil, &frr.ValidationError{Check: "scratch load", Messages: []string{"% Unknown command"}}
+	}
+	f.w.logf("frr validate")
+	return func(context.Context) (frr.Result, error) {
+		if f.w.failFRR[rev] == "reload" {
+			f.w.logf("frr reload failed")
+			return frr.Result{}, frr.ErrReloadFailed
+		}
+		f.w.logf("frr reload")
+		f.last = cfg
+		return frr.Result{Hash: "0123456789abcdef"}, nil
+	}, nil
 }
 
 func (f *fakeFRR) LastApplied() ([]byte, error) {
@@ -284,7 +299,7 @@ func TestApplyOrder(t *testing.T) {
 	if !out.Applied() || out.Result != metrics.ResultApplied {
 		t.Fatalf("outcome %s: %v / %v", out.Result, out.Err, out.HealthErr)
 	}
-	want := []string{"netlink vrfs", "frr reload", "netlink interfaces", "attach br.red", "attach eth0", "maps " + out.Spec.MapVersion()[:8]}
+	want := []string{"netlink vrfs", "frr validate", "frr reload", "netlink interfaces", "attach br.red", "attach eth0", "maps " + out.Spec.MapVersion()[:8]}
 	if !slices.Equal(log, want) {
 		t.Fatalf("steps\n got %q\nwant %q", log, want)
 	}
@@ -302,7 +317,7 @@ func TestApplyOrder(t *testing.T) {
 		t.Fatalf("r2: %v", out.Err)
 	}
 	mv := out.Spec.MapVersion()[:8]
-	want = []string{"netlink vrfs", "frr reload", "netlink interfaces", "attach br.blue", "maps " + mv, "detach br.red", "netlink removals"}
+	want = []string{"netlink vrfs", "frr validate", "frr reload", "netlink interfaces", "attach br.blue", "maps " + mv, "detach br.red", "netlink removals"}
 	if !slices.Equal(log, want) {
 		t.Fatalf("r2 steps\n got %q\nwant %q", log, want)
 	}
@@ -317,6 +332,8 @@ func TestFailureRestoresLastGood(t *testing.T) {
 		step   string
 	}{
 		{"netlink interfaces", func(w *world, bad *v1.NodeNetworkConfigSpec) { w.failPhase["r2"] = netconf.PhaseInterfaces }, StepInterfaces},
+		{"frr validation", func(w *world, bad *v1.NodeNetworkConfigSpec) { w.failFRR["r2"] = "validate" }, StepFRR},
+		{"frr reload", func(w *world, bad *v1.NodeNetworkConfigSpec) { w.failFRR["r2"] = "reload" }, StepFRRReload},
 		{"maps", func(w *world, bad *v1.NodeNetworkConfigSpec) { w.failMaps[bad.MapVersion()] = true }, StepMaps},
 		{"health", func(w *world, bad *v1.NodeNetworkConfigSpec) { w.unhealthy = true }, ""},
 	}
@@ -364,6 +381,24 @@ func TestFailureRestoresLastGood(t *testing.T) {
 				t.Fatalf("persisted state %+v", st)
 			}
 		})
+	}
+}
+
+// A config FRR refuses stops the apply before any link or attachment is made.
+func TestFRRRefusedBeforeLinks(t *testing.T) {
+	r := newRig(t, t.TempDir())
+	if out, _ := r.reconcile(spec("r1", "red")); !out.Applied() {
+		t.Fatal(out.Err)
+	}
+	r.w.failFRR["r2"] = "validate"
+	out, log := r.reconcile(spec("r2", "red", "blue"))
+	var se *StepError
+	if !errors.As(out.Err, &se) || se.Step != StepFRR || !errors.Is(out.Err, frr.ErrRejected) {
+		t.Fatalf("outcome %s %v, want a refusal at step %s", out.Result, out.Err, StepFRR)
+	}
+	i := slices.Index(log, "frr validate failed")
+	if i < 0 || slices.Contains(log[:i], "netlink interfaces") || slices.Contains(log, "attach br.blue") || slices.Contains(log, "frr reload") {
+		t.Fatalf("steps %q: want the refusal before any link, attachment or reload", log)
 	}
 }
 

@@ -58,7 +58,7 @@ func TestMirrorStep(t *testing.T) {
 	if !out.Applied() {
 		t.Fatalf("outcome %s: %v", out.Result, out.Err)
 	}
-	want := []string{"netlink vrfs", "frr reload", "netlink interfaces", "mirror m1", "attach br.red", "attach eth0"}
+	want := []string{"netlink vrfs", "frr validate", "frr reload", "netlink interfaces", "mirror m1", "attach br.red", "attach eth0"}
 	if !slices.Equal(log[:len(want)], want) {
 		t.Fatalf("steps\n got %q\nwant %q prefix", log, want)
 	}

@@ -25,7 +25,8 @@ import (
 // Step names, in apply order (also the values Hooks.BeforeStep sees).
 const (
 	StepVRFs       = "vrfs"
-	StepFRR        = "frr"
+	StepFRR        = "frr" // validation
+	StepFRRReload  = "frr-reload"
 	StepInterfaces = "interfaces"
 	StepMirror     = "mirror"
 	StepAttach     = "attach"

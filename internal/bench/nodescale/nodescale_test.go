@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/network-operator/network-operator/internal/agent/app"
+	agentreconcile "github.com/network-operator/network-operator/internal/agent/reconcile"
 	"github.com/network-operator/network-operator/internal/bench/benchproc/reexec"
 	"github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/testreq"
@@ -116,5 +117,26 @@ func TestProcStatus(t *testing.T) {
 	}
 	if _, err := procStatus(-1); err == nil {
 		t.Error("procStatus(-1): no error")
+	}
+}
+
+// TestSettle: the quiet resyncs are those after the last that read the node.
+func TestSettle(t *testing.T) {
+	r := func(read string) reconciled { return reconciled{nodeRead: read} }
+	full, reused := agentreconcile.NodeReadFull, agentreconcile.NodeReadReused
+	for _, tc := range []struct {
+		in                []reconciled
+		settling, quietly int
+	}{
+		{nil, 0, 0},
+		{[]reconciled{r(full), r(reused), r(reused)}, 1, 2},
+		{[]reconciled{r(full), r(reused), r(full), r(reused)}, 3, 1},
+		{[]reconciled{r(reused), r(reused)}, 0, 2},
+		{[]reconciled{r(reused), r(full)}, 2, 0},
+	} {
+		settling, quiet := settle(tc.in)
+		if len(settling) != tc.settling || len(quiet) != tc.quietly {
+			t.Errorf("settle(%v) = %d settling, %d quiet; want %d, %d", tc.in, len(settling), len(quiet), tc.settling, tc.quietly)
+		}
 	}
 }
