@@ -368,11 +368,11 @@ func smallRows(ctx context.Context, p topo.Paths, set *maps.Set, xdpRouter *ebpf
 	if err != nil {
 		return fail(err)
 	}
-	out, err := p.EBPFRouter.Ifindex(topo.Out)
+	routed, err := routedReason(p, base)
 	if err != nil {
 		return fail(err)
 	}
-	routed, redirected := routedReason(base, uint32(out)), maps.ReasonRedirected
+	redirected := maps.ReasonRedirected
 	if redirect.Redirects[0].Peer {
 		redirected = maps.ReasonRedirectedPeer
 	}

@@ -140,11 +140,10 @@ func Measure(ctx context.Context, l *lab.Lab, p topo.Paths, o Options) []report.
 	if err != nil {
 		return fail(err)
 	}
-	out, err := p.EBPFRouter.Ifindex(topo.Out)
+	reason, err := routedReason(p, routes) // client -> server, the bulk of the stream
 	if err != nil {
 		return fail(err)
 	}
-	reason := routedReason(routes, uint32(out)) // client -> server, the bulk of the stream
 	fwdBefore, err := forwarded(set, reason)
 	if err != nil {
 		return fail(err)
@@ -291,15 +290,19 @@ func routeTables(p topo.Paths) (maps.Tables, error) {
 	return t, nil
 }
 
-// routedReason is the router's counter of what t routes out of ifindex: forwarded-peer when the interface has
-// Peer, forwarded-fib otherwise.
-func routedReason(t maps.Tables, ifindex uint32) maps.Reason {
+// routedReason is the router's counter of what t routes to the server (out of topo.Out): forwarded-peer when
+// that interface has Peer, forwarded-fib otherwise.
+func routedReason(p topo.Paths, t maps.Tables) (maps.Reason, error) {
+	out, err := p.EBPFRouter.Ifindex(topo.Out)
+	if err != nil {
+		return 0, err
+	}
 	for _, in := range t.Interfaces {
-		if in.Ifindex == ifindex && in.VLAN == 0 && in.Peer {
-			return maps.ReasonForwardedPeer
+		if in.Ifindex == uint32(out) && in.VLAN == 0 && in.Peer {
+			return maps.ReasonForwardedPeer, nil
 		}
 	}
-	return maps.ReasonForwardedFib
+	return maps.ReasonForwardedFib, nil
 }
 
 // redirectTables are routeTables with the client side's interface in redirect mode: every frame it receives goes
@@ -329,8 +332,12 @@ func redirectTables(p topo.Paths) (maps.Tables, error) {
 			t.Interfaces[i].Mode = maps.ModeRedirect
 		}
 	}
+	routed, err := routedReason(p, t)
+	if err != nil {
+		return t, err
+	}
 	t.Redirects = []maps.Redirect{{Ifindex: idx[topo.In], EgressIfindex: idx[topo.Out], SrcMAC: maps.MAC(src), DstMAC: maps.MAC(dst),
-		Peer: routedReason(t, idx[topo.Out]) == maps.ReasonForwardedPeer}}
+		Peer: routed == maps.ReasonForwardedPeer}}
 	return t, nil
 }
 
