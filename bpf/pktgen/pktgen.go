@@ -243,7 +243,8 @@ type progTestRun struct {
 	Flags, CPU, BatchSize, pad uint32
 }
 
-// runLive runs prog repeat times on live frames and returns the kernel's time per frame in ns.
+// runLive runs prog repeat times on live frames and returns the kernel's time per frame in ns. It blocks signals on
+// the calling thread for the run: call it on a locked OS thread.
 func runLive(fd int, data, ctx []byte, repeat uint32) (uint32, error) {
 	attr := progTestRun{
 		ProgFD:     uint32(fd),
@@ -253,7 +254,20 @@ func runLive(fd int, data, ctx []byte, repeat uint32) (uint32, error) {
 		Flags:     unix.BPF_F_TEST_XDP_LIVE_FRAMES,
 		BatchSize: batchSize,
 	}
+	// The kernel ends a test run at any signal pending for the thread (EINTR, its duration lost): the Go runtime's
+	// own (preemption, child exits, the profiler) arrive at any time. The thread holds them back for the run; the
+	// caller has it locked (the namespace switch), and they are delivered when the run returns.
+	var all, old unix.Sigset_t
+	for i := range all.Val {
+		all.Val[i] = ^uint64(0)
+	}
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &all, &old); err != nil {
+		return 0, fmt.Errorf("block signals for the test run: %w", err)
+	}
 	_, _, errno := unix.Syscall(unix.SYS_BPF, unix.BPF_PROG_TEST_RUN, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr))
+	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil); err != nil {
+		return 0, fmt.Errorf("unblock signals after the test run: %w", err)
+	}
 	runtime.KeepAlive(data)
 	runtime.KeepAlive(ctx)
 	switch {
