@@ -96,7 +96,7 @@ type Reloader struct {
 	opts    Options
 	mu      sync.Mutex
 	last    string   // hash of the last applied config
-	gen     uint64   // installs so far (a Commit checks none came after its Prepare)
+	gen     uint64   // installs and forgotten configs so far (a Commit checks none came after its Prepare)
 	scratch *scratch // nil without ScratchDaemons
 	closed  bool
 }
@@ -723,6 +723,7 @@ func (r *Reloader) Resync(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	r.last = ""
+	r.gen++ // a prepared diff was computed against the config FRR no longer runs
 	return true, nil
 }
 

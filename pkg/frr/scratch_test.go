@@ -275,13 +275,13 @@ func TestPrepareCommit(t *testing.T) {
 		return string(out)
 	}
 	full, underlay := goldenConf(t, "full"), goldenConf(t, "underlay-only")
-	before := running()
+	initial := running()
 	conf, _ := os.ReadFile(r.opts.ConfigPath())
 	commit, err := r.Prepare(ctx, full)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if now := running(); now != before {
+	if now := running(); now != initial {
 		t.Fatalf("Prepare changed FRR's running config:\n%s", now)
 	}
 	if now, _ := os.ReadFile(r.opts.ConfigPath()); !bytes.Equal(now, conf) {
@@ -324,5 +324,21 @@ func TestPrepareCommit(t *testing.T) {
 	}
 	if res, err := same(ctx); err != nil || !res.Skipped {
 		t.Errorf("Commit of the last applied config = %+v, %v; want skipped", res, err)
+	}
+
+	// FRR lost the applied config (as when its daemons restart): Resync forgets it, and a Commit prepared before
+	// is stale - its diff was against the config FRR ran then.
+	prepared, err := r.Prepare(ctx, full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := r.opts.Target.Vtysh(ctx, "configure", "no router bgp 65000 vrf tenant1"); err != nil {
+		t.Fatalf("remove a BGP instance behind the reloader: %v: %s", err, out)
+	}
+	if forgot, err := r.Resync(ctx); err != nil || !forgot {
+		t.Fatalf("Resync = %v, %v; want it to forget the applied config", forgot, err)
+	}
+	if _, err := prepared(ctx); !errors.Is(err, ErrStale) {
+		t.Errorf("Commit after Resync forgot the applied config: %v, want ErrStale", err)
 	}
 }
