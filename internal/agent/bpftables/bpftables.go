@@ -38,32 +38,30 @@ type Links func(name string) (link Link, ok bool)
 // PeerLink is the one rule for maps.Interface.Peer: a veth (kind) whose other end is in another network namespace
 // (a pod's, a container's), with the veth's own root qdisc (noqueue, "" where not reported). The router's
 // bpf_redirect_peer then skips the link's transmit side - its qdisc and tc egress - and the backlog queue behind
-// it; a link shaped by a qdisc of its own keeps the ordinary path.
-func PeerLink(kind string, peerInOtherNetns bool, qdisc string) bool {
-	return kind == "veth" && peerInOtherNetns && (qdisc == "noqueue" || qdisc == "")
+// it; a link shaped by a qdisc of its own keeps the ordinary path. rootQdisc is asked only when the rest holds; when
+// it fails, the link keeps the ordinary path.
+func PeerLink(kind string, peerInOtherNetns bool, rootQdisc func() (string, error)) bool {
+	if kind != "veth" || !peerInOtherNetns {
+		return false
+	}
+	q, err := rootQdisc()
+	return err == nil && (q == "noqueue" || q == "")
 }
 
-// LinkOf is what the tables take from a kernel link. qdiscs lists a link's qdiscs (netlink.Handle.QdiscList); it is
-// asked only about a veth whose other end is in another namespace (IFLA_LINK_NETNSID set), and when it fails the
-// link gets no Peer (the router's ordinary path).
+// LinkOf is what the tables take from a kernel link (IFLA_LINK_NETNSID set: a veth's peer is in another
+// namespace); qdiscs lists a link's qdiscs (netlink.Handle.QdiscList).
 func LinkOf(l netlink.Link, qdiscs func(netlink.Link) ([]netlink.Qdisc, error)) Link {
 	a := l.Attrs()
-	out := Link{Ifindex: a.Index}
-	if l.Type() != "veth" || a.NetNsID < 0 {
-		return out
-	}
-	qs, err := qdiscs(l)
-	if err != nil {
-		return out
-	}
-	root := ""
-	for _, q := range qs {
-		if q.Attrs().Parent == netlink.HANDLE_ROOT {
-			root = q.Type()
+	return Link{Ifindex: a.Index, Peer: PeerLink(l.Type(), a.NetNsID >= 0, func() (string, error) {
+		qs, err := qdiscs(l)
+		root := ""
+		for _, q := range qs {
+			if q.Attrs().Parent == netlink.HANDLE_ROOT {
+				root = q.Type()
+			}
 		}
-	}
-	out.Peer = PeerLink(l.Type(), true, root)
-	return out
+		return root, err
+	})}
 }
 
 // Desired is tables by name, each entry with the paths of its fields in the source (a spec, a file).

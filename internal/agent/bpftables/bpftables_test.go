@@ -263,7 +263,7 @@ func TestPeerLink(t *testing.T) {
 		{"vxlan", false, "noqueue", false},
 	}
 	for _, tc := range cases {
-		if got := PeerLink(tc.kind, tc.elsewhere, tc.qdisc); got != tc.want {
+		if got := PeerLink(tc.kind, tc.elsewhere, func() (string, error) { return tc.qdisc, nil }); got != tc.want {
 			t.Errorf("PeerLink(%q, %v, %q) = %v, want %v", tc.kind, tc.elsewhere, tc.qdisc, got, tc.want)
 		}
 	}
