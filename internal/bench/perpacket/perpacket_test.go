@@ -11,7 +11,8 @@ import (
 )
 
 // TestMeasure runs every case briefly in a real lab: each must take its intended path (the verdict and counter
-// checks inside Measure turn a wrong path into a row error) and cost more than the empty program.
+// checks inside Measure turn a wrong path into a row error), and the forwarding cases cost more than the empty
+// program.
 func TestMeasure(t *testing.T) {
 	l := lab.New(t)
 	paths, err := topo.Build(context.Background(), l)
@@ -28,7 +29,9 @@ func TestMeasure(t *testing.T) {
 			t.Errorf("%s: %v", r.Name, r.Err)
 			continue
 		}
-		if r.Value <= 0 {
+		// The own cost is a difference of two timings some 20 ns apart whose per-round noise on a busy host is wider
+		// than that: any sign is a measurement (TestOwnCost checks how it is taken). Every other row is a time.
+		if r.Value <= 0 && !strings.HasPrefix(r.Name, "router's own cost") {
 			t.Errorf("%s: %v ns, want > 0", r.Name, r.Value)
 		}
 		fam := r.Name[strings.LastIndex(r.Name, " ")+1:]
