@@ -118,10 +118,12 @@ type env struct {
 	finder *finder
 	store  *podstate.Store
 	logs   *records
+	resync time.Duration // the controller's periodic re-apply
 	stop   func()
 }
 
-func newEnv(t *testing.T) *env {
+// newEnv starts the node's agent with the given periodic re-apply.
+func newEnv(t *testing.T, resync time.Duration) *env {
 	t.Helper()
 	l := lab.New(t) // first: without root the control plane is not started for nothing
 	te := shared.Get(t)
@@ -132,7 +134,8 @@ func newEnv(t *testing.T) *env {
 	})
 	e := &env{t: t, c: te.Client, lab: l, node: l.NS("node"), name: "podnet-" + l.ID(), ns: "tenant-" + l.ID(),
 		netA: "net-a-" + l.ID(), netZ: "net-z-" + l.ID(),
-		finder: &finder{m: map[string]string{}}, store: podstate.New(filepath.Join(t.TempDir(), "pods")), logs: &records{}}
+		finder: &finder{m: map[string]string{}}, store: podstate.New(filepath.Join(t.TempDir(), "pods")), logs: &records{},
+		resync: resync}
 	ctx := context.Background()
 	must(t, e.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns, Labels: map[string]string{"tenant": e.ns}}}))
 	t.Cleanup(func() {
@@ -168,7 +171,7 @@ func (e *env) start() {
 	a, err := podnet.New(e.node.Handle(), podnet.Options{Store: e.store, HostNS: e.node.NsHandle()})
 	must(t, err)
 	must(t, podnetctl.Setup(mgr, podnetctl.Options{NodeName: e.name, Applier: a, Store: e.store, Netns: e.finder,
-		Resync: 2 * time.Second, Logger: slog.New(e.logs)}))
+		Resync: e.resync, Logger: slog.New(e.logs)}))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
@@ -323,7 +326,9 @@ func (e *env) hostLinks() []string {
 // operator's allocations, label removed/added, an interface removed, an agent restart (nothing planned), the
 // config deleted, the pod deleted.
 func TestPodLifecycle(t *testing.T) {
-	e := newEnv(t)
+	// No periodic re-apply within the test: every apply below follows a watch event (a pod ready, a label, a
+	// config change), none a retry.
+	e := newEnv(t, time.Hour)
 	ctx := context.Background()
 	cfg := e.config("cnf")
 	must(t, e.c.Create(ctx, cfg))
@@ -333,7 +338,8 @@ func TestPodLifecycle(t *testing.T) {
 		"status":   map[string]any{"pods": []any{map[string]any{"name": "elsewhere-0", "node": "other-node", "applied": true}}}}}
 	must(t, e.c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(other), client.FieldOwner(podnetctl.FieldManager("other-node"))))
 
-	// Pods become ready one after the other; each one's interfaces must be up well within a second.
+	// Pods become ready one after the other; each one's interfaces come up on that event (the latency is logged;
+	// make bench's pod start rows measure it).
 	var latencies []time.Duration
 	var pods []*corev1.Pod
 	var nss []*lab.Netns
@@ -354,9 +360,6 @@ func TestPodLifecycle(t *testing.T) {
 	slices.Sort(latencies)
 	t.Logf("pod sandbox ready (status write) -> interfaces up: min %v, median %v, max %v over %d pods",
 		latencies[0], latencies[len(latencies)/2], latencies[len(latencies)-1], len(latencies))
-	if max := latencies[len(latencies)-1]; max > time.Second {
-		t.Errorf("slowest apply %v: want well under a second", max)
-	}
 	pod, pns := pods[0], nss[0]
 	st := e.waitEntry(cfg.Name, pod.Name, func(s v1.PodNetworkStatus) bool { return s.Applied }, "cnf-0 applied")
 	if st.Node != e.name || !slices.Equal(st.Interfaces, []string{"net1", "mv1"}) {
@@ -483,7 +486,7 @@ func podRef(p *corev1.Pod) string {
 // into a network the node lacks is NetworkNotOnNode; a pod whose sandbox the runtime does not know is
 // PodNotRunning until it does.
 func TestNotApplied(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t, 2*time.Second) // the sandbox appears without an event: the re-apply finds it
 	ctx := context.Background()
 	cfg := e.config("partial")
 	cfg.Spec.Interfaces = append(cfg.Spec.Interfaces, v1.PodInterface{Name: "net9", Type: v1.PodInterfaceVeth, Network: e.netZ})
@@ -511,7 +514,7 @@ func TestNotApplied(t *testing.T) {
 // host end too) and reports NetworkNotAllowed, keeping what needs no network (the primary interface's MTU); given
 // back, the interfaces come back.
 func TestNetworkWithdrawn(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t, time.Hour) // every change below is an event
 	ctx := context.Background()
 	cfg := e.config("withdrawn")
 	must(t, e.c.Create(ctx, cfg))
