@@ -191,7 +191,8 @@ const (
 // Send runs the generator in live-frame mode on ifindex in ns (a veth whose peer runs NAPI, see EnableXDPReceive)
 // until the test runs were busy for d, or ctx ends. Each frame the program returns XDP_TX for is transmitted to
 // the veth's peer; the generator, the peer's receive path and whatever that forwards run on the calling thread's
-// CPU, in the softirq that follows each batch of 64 frames.
+// CPU, in the softirq that follows each batch of 64 frames. When ksoftirqd has that softirq instead (a busy host),
+// the peer's 256-frame receive ring fills and drops what does not fit, counted in the peer's rx_dropped.
 func (g *Generator) Send(ctx context.Context, ns netns.NsHandle, ifindex int, d time.Duration) (Burst, error) {
 	before, err := sumPerCPU(g.generated, 0)
 	if err != nil {
