@@ -182,7 +182,7 @@ func (c *Cluster) PodNetworking(ctx context.Context, out io.Writer) (*PodNetwork
 	}
 	// The tenant's pods go before the nodes do (registered after them, so torn down first): the kubelet stops their
 	// sandboxes, and the runtime's shims exit cleanly instead of being killed with the node (a killed shim leaves
-	// its socket in the host's /run/containerd/s).
+	// its socket in the host's /run/containerd/s, which kubenodes then has to remove).
 	c.onClose("tenant pods", pn.deletePods)
 	for _, step := range []func(context.Context, *printer) error{
 		pn.showNetwork, pn.showPods, pn.showInPod, pn.showConnect, pn.showRefusals, pn.showRemovals,

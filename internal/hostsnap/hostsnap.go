@@ -68,9 +68,11 @@ var Sysctls = []string{
 }
 
 // StatePaths are host paths the agent (its state hostPath) and the test nodes' kubelets, containerd and CNI
-// use: on this machine every node has its own, so any of them appearing on the host is left behind.
+// use: on this machine every node has its own, so any of them appearing on the host is left behind. The test
+// nodes' shims share /run/containerd (their socket directory is fixed) while a cluster runs, and /run/kubenodes
+// holds the clusters' leases on it: both go with the last cluster.
 var StatePaths = []string{"/var/lib/network-operator", "/var/lib/kubelet", "/var/log/pods", "/var/log/containers",
-	"/etc/cni", "/var/lib/cni", "/run/containerd"}
+	"/etc/cni", "/var/lib/cni", "/run/containerd", "/run/kubenodes"}
 
 // ProjectPrograms are the programs whose processes, when new and still running, are left behind even in the
 // host's network namespace.

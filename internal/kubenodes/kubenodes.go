@@ -6,9 +6,11 @@
 // routes each node's pod subnet (a bridge CNI) through it, so the API server reaches webhooks in pods.
 //
 // Everything started is torn down by Close, also after a failed Start: processes (kubelets first, then the
-// containers and their shims, containerd, the control plane), mount namespaces, cgroups, devices, files; the
-// host sysctls every kubelet sets are restored. Nodes may live in network namespaces the caller made (a node
-// with other interfaces, e.g. a fabric uplink): those stay, with the management veth removed.
+// containers and their shims, containerd, the control plane), mount namespaces, cgroups, devices, files. What
+// every cluster on the host shares - the sysctls kubelets set, containerd's fixed shim socket directory - is
+// held by lease (hostshare.go): the last cluster out, in whichever process, restores the host as the first one
+// in found it. Nodes may live in network namespaces the caller made (a node with other interfaces, e.g. a fabric
+// uplink): those stay, with the management veth removed.
 package kubenodes
 
 import (
@@ -25,7 +27,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -89,14 +90,13 @@ type Node struct {
 	// Dir holds the node's files; LogDir its daemons' logs.
 	Dir, LogDir string
 
-	index     int
-	ownNetns  bool
-	hostVeth  string
-	holder    *proc
-	cgroup    string
-	sock      string
-	daemons   []*proc
-	createdMP []string
+	index    int
+	ownNetns bool
+	hostVeth string
+	holder   *proc
+	cgroup   string
+	sock     string
+	daemons  []*proc
 }
 
 // CRISocket is the node's containerd socket (the kubelet's container runtime endpoint), a path on the host.
@@ -104,22 +104,25 @@ func (n *Node) CRISocket() string { return n.sock }
 
 // Cluster is a running cluster; Close it.
 type Cluster struct {
-	opts    Options
-	pki     *pki
-	subnet  netip.Prefix
-	host    netip.Addr
-	bridge  string
-	port    int
-	url     string
-	admin   string
-	cfg     *rest.Config
-	cp      []*proc
-	nodes   []*Node
-	sysctls map[string]string
+	opts   Options
+	pki    *pki
+	subnet netip.Prefix
+	host   netip.Addr
+	bridge string
+	port   int
+	url    string
+	admin  string
+	cfg    *rest.Config
+	cp     []*proc
+	nodes  []*Node
 
 	mu       sync.Mutex
 	teardown []func() error
-	closed   bool
+	// lease is the cluster's hold on what the host's clusters share.
+	lease *hostLease
+	// shimSockets are the sockets of the shims killed at teardown, removed after the last of them.
+	shimSockets []string
+	closed      bool
 }
 
 // Start brings the cluster up and waits until every node is Ready; on failure everything started is removed.
@@ -208,10 +211,9 @@ func (c *Cluster) start(ctx context.Context) error {
 		return err
 	}
 	c.onClose(func() error { return os.RemoveAll(c.opts.WorkDir) })
-	if err := c.saveSysctls(); err != nil {
+	if err := c.leaseHost(); err != nil {
 		return err
 	}
-	c.removeSharedRuntimeDirOnClose()
 	if err := c.startNetwork(ctx); err != nil {
 		return err
 	}
@@ -246,55 +248,22 @@ func (c *Cluster) start(ctx context.Context) error {
 	return nil
 }
 
-// kubeletSysctls are the host-wide settings a kubelet changes at start.
-var kubeletSysctls = []string{"vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "kernel/panic_on_oops",
-	"kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes"}
-
-func (c *Cluster) saveSysctls() error {
-	c.sysctls = map[string]string{}
-	for _, k := range kubeletSysctls {
-		v, err := os.ReadFile(filepath.Join("/proc/sys", k))
-		if err != nil {
-			return fmt.Errorf("read sysctl %s: %w", k, err)
-		}
-		c.sysctls[k] = strings.TrimSpace(string(v))
+// leaseHost takes the cluster's lease on what the host's clusters share (hostShared: the sysctls kubelets set,
+// the shims' socket directory). It is released after the last teardown step (every containerd and shim stopped),
+// with the sockets of the shims this cluster killed.
+func (c *Cluster) leaseHost() error {
+	l, err := hostShared.acquire()
+	if err != nil {
+		return err
 	}
+	c.lease = l
 	c.onClose(func() error {
-		var errs []error
-		for k, v := range c.sysctls {
-			cur, err := os.ReadFile(filepath.Join("/proc/sys", k))
-			if err == nil && strings.TrimSpace(string(cur)) == v {
-				continue
-			}
-			if err := os.WriteFile(filepath.Join("/proc/sys", k), []byte(v), 0o644); err != nil {
-				errs = append(errs, fmt.Errorf("restore sysctl %s=%s: %w", k, v, err))
-			}
-		}
-		return errors.Join(errs...)
+		c.mu.Lock()
+		own := c.shimSockets
+		c.mu.Unlock()
+		return l.release(own)
 	})
 	return nil
-}
-
-// sharedRuntimeDir is where containerd's shims put their sockets (<dir>/s) and runc its state (<dir>/runc)
-// whatever a node's own state directory is: containerd 1.6 fixes these paths.
-const sharedRuntimeDir = "/run/containerd"
-
-// removeSharedRuntimeDirOnClose removes, at teardown, the shared runtime directories that the nodes' containerd
-// created on a host that had none. Only empty directories go: a socket or state still in there belongs to
-// another containerd (another cluster, or the host's), which keeps it.
-func (c *Cluster) removeSharedRuntimeDirOnClose() {
-	if _, err := os.Stat(sharedRuntimeDir); err == nil {
-		return // the host's or another cluster's: not ours to remove
-	}
-	c.onClose(func() error {
-		for _, d := range []string{"s", "runc/k8s.io", "runc", "."} {
-			err := os.Remove(filepath.Join(sharedRuntimeDir, d))
-			if err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTEMPTY) {
-				return fmt.Errorf("remove %s: %w", filepath.Join(sharedRuntimeDir, d), err)
-			}
-		}
-		return nil
-	})
 }
 
 // AdminKubeconfig is a kubeconfig of a cluster administrator (system:masters).

@@ -2,13 +2,18 @@ package kubenodes_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,11 +34,13 @@ import (
 	"github.com/network-operator/network-operator/internal/wait"
 )
 
-func TestTwoNodes(t *testing.T) {
+// prerequisites checks what a cluster needs and builds the pause image.
+func prerequisites(t *testing.T, ctx context.Context) (assets, nodeBins string, pause kubenodes.ImageRef) {
+	t.Helper()
 	testreq.Commands(t, "containerd", "runc", "ctr", "unshare", "nsenter")
 	assets, err := testenv.AssetsDir()
 	testreq.Need(t, "API-server binaries (kube-apiserver, etcd; make envtest builds them)", err)
-	nodeBins := os.Getenv("NETOP_K8S_BINARIES")
+	nodeBins = os.Getenv("NETOP_K8S_BINARIES")
 	_, err = os.Stat(filepath.Join(nodeBins, "kubelet"))
 	testreq.Need(t, "node binaries (make k8s-binaries; NETOP_K8S_BINARIES names their directory)", err)
 	for _, p := range []string{"/usr/lib/cni/bridge", "/usr/lib/cni/host-local"} {
@@ -44,14 +51,17 @@ func TestTwoNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := hostsnap.Take(hostsnap.Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	imgDir := t.TempDir()
-	built, err := images.Build(ctx, images.Options{ModuleDir: root, OutDir: imgDir, Repo: "localhost/kubenodes-test",
+	built, err := images.Build(ctx, images.Options{ModuleDir: root, OutDir: t.TempDir(), Repo: "localhost/kubenodes-test",
 		Tag: "t", Meta: images.Meta{Version: "t", Created: time.Unix(0, 0)}}, "pause")
 	testreq.Need(t, "the pause image (internal/images builds it with go)", err)
-	pause := kubenodes.ImageRef{Archive: built[0].Path, Name: "localhost/kubenodes-test/pause:t"}
+	return assets, nodeBins, kubenodes.ImageRef{Archive: built[0].Path, Name: "localhost/kubenodes-test/pause:t"}
+}
+
+func TestTwoNodes(t *testing.T) {
+	before := takeHost(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	assets, nodeBins, pause := prerequisites(t, ctx)
 
 	id := fmt.Sprintf("kt%d-", os.Getpid()%100000)
 	callerNS := id + "caller"
@@ -162,12 +172,180 @@ func TestTwoNodes(t *testing.T) {
 	}
 	deleteCallerNS() // the caller's namespace is the caller's to delete
 	// Only what is ours counts: other tests may run in parallel on the host.
-	for _, f := range hostsnap.Diff(before, hostsnap.Take(hostsnap.Options{}), hostsnap.Ancestors(os.Getpid())) {
+	checkLeftovers(t, before, id, work)
+}
+
+// hostSnapshot is the host before a test, and how many clusters of other processes shared it then.
+type hostSnapshot struct {
+	*hostsnap.Snapshot
+	others int
+}
+
+func takeHost(t *testing.T) hostSnapshot {
+	t.Helper()
+	others, err := kubenodes.HostOtherHolders()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hostSnapshot{Snapshot: hostsnap.Take(hostsnap.Options{}), others: others}
+}
+
+// checkLeftovers fails for what the test's clusters (names starting with id, files in work) left on the host.
+// Only what is ours counts: other tests may run in parallel, and while a cluster of theirs ran before or after
+// ours, what clusters share (sysctls, mount points, the runtime directory) and their processes are theirs.
+func checkLeftovers(t *testing.T, before hostSnapshot, id, work string) {
+	t.Helper()
+	others, err := kubenodes.HostOtherHolders()
+	if err != nil {
+		t.Error(err)
+	}
+	others += before.others
+	for _, f := range hostsnap.Diff(before.Snapshot, hostsnap.Take(hostsnap.Options{}), hostsnap.Ancestors(os.Getpid())) {
+		if others > 0 && !strings.Contains(f, id) && !strings.Contains(f, work) {
+			t.Logf("%s (%d clusters of other processes ran)", f, others)
+			continue
+		}
 		if strings.Contains(f, id) || strings.Contains(f, "sysctl") || strings.Contains(f, "kubelet") ||
 			strings.Contains(f, "containerd") || strings.Contains(f, "/var/lib/kubelet") {
 			t.Errorf("left behind: %s", f)
 		}
 	}
+}
+
+// TestOverlappingClusters: two clusters whose lives overlap, stopped in either order, each with pods (so shims
+// that teardown kills) and one shim killed while its cluster runs, leave the host's runtime directory as it was
+// and no socket of theirs in it.
+func TestOverlappingClusters(t *testing.T) {
+	before := takeHost(t)
+	runtimeBefore := tree(t, kubenodes.HostRuntimeDir)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	assets, nodeBins, pause := prerequisites(t, ctx)
+	id := fmt.Sprintf("ko%d-", os.Getpid()%100000)
+	// A short work directory: containerd's sockets are in it (a unix socket's path has 104 bytes).
+	base, err := os.MkdirTemp("", "ko")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(base)
+	for i, order := range []string{"first started stops first", "last started stops first"} {
+		t.Run(order, func(t *testing.T) {
+			var clusters []*kubenodes.Cluster
+			var killed, running []string // a's killed shim's sockets; b's running shims' sockets
+			for j, name := range []string{"a", "b"} {
+				c, err := kubenodes.Start(ctx, kubenodes.Options{Prefix: fmt.Sprintf("%s%d%s", id, i, name),
+					WorkDir: filepath.Join(base, fmt.Sprintf("%d%s", i, name)), APIServerBinDir: assets, NodeBinDir: nodeBins,
+					PauseImage: pause, Out: testWriter{t}, Nodes: []kubenodes.NodeSpec{{Name: "node-" + name}}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				clusters = append(clusters, c)
+				t.Cleanup(func() { _ = c.Close() }) // after a failure; Close is idempotent
+				cs, err := kubernetes.NewForConfig(c.RESTConfig())
+				if err != nil {
+					t.Fatal(err)
+				}
+				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", Labels: map[string]string{"app": "p"}},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "p", Image: pause.Name, ImagePullPolicy: corev1.PullNever}}}}
+				// The pod is admitted once the controller manager made the namespace's default service account.
+				err = wait.Poll(ctx, 200*time.Millisecond, time.Minute, "pod p created", func(ctx context.Context) (bool, string, error) {
+					_, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+					return err == nil, fmt.Sprint(err), nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				waitPods(t, ctx, cs, "app=p", 1)
+				shims := kubenodes.ShimSockets(c.Nodes()[0].CRISocket())
+				if len(shims) == 0 {
+					t.Fatalf("cluster %s: no shim found for its running pod", name)
+				}
+				for _, s := range shims {
+					if _, err := os.Stat(s); err != nil {
+						t.Errorf("shim socket of cluster %s: %v", name, err)
+					}
+				}
+				if j == 0 {
+					// A shim killed while its cluster runs leaves its socket (the kubelet starts the pod again).
+					killed = shims
+					killShims(t, c.Nodes()[0].CRISocket())
+				} else {
+					running = shims
+				}
+			}
+			if order == "last started stops first" {
+				slices.Reverse(clusters)
+			}
+			if err := clusters[0].Close(); err != nil {
+				t.Error(err)
+			}
+			for _, s := range running {
+				_, err := os.Lstat(s)
+				if stopped := order == "last started stops first"; stopped != (err != nil) {
+					t.Errorf("b's shim socket %s after the first cluster stopped: %v (b stopped: %v)", s, err, stopped)
+				}
+			}
+			if err := clusters[1].Close(); err != nil {
+				t.Error(err)
+			}
+			others, err := kubenodes.HostOtherHolders()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range append(running, killed...) {
+				// A killed shim's socket goes with the last cluster out: now, unless another process runs one.
+				if _, err := os.Lstat(s); err == nil && (others == 0 || slices.Contains(running, s)) {
+					t.Errorf("shim socket %s left behind", s)
+				}
+			}
+			if others += before.others; others > 0 {
+				t.Logf("clusters of other processes used %s during the test: its contents are theirs too", kubenodes.HostRuntimeDir)
+			} else if after := tree(t, kubenodes.HostRuntimeDir); !slices.Equal(after, runtimeBefore) {
+				t.Errorf("%s after both clusters: %v, before: %v", kubenodes.HostRuntimeDir, after, runtimeBefore)
+			}
+		})
+	}
+	checkLeftovers(t, before, id, base)
+}
+
+// killShims SIGKILLs the shims of the containerd at address.
+func killShims(t *testing.T, address string) {
+	t.Helper()
+	entries, _ := os.ReadDir("/proc")
+	killed := 0
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(data), "containerd-shim") &&
+			strings.Contains(string(data), "-address\x00"+address+"\x00") {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+				killed++
+			}
+		}
+	}
+	if killed == 0 {
+		t.Fatalf("no shim of %s to kill", address)
+	}
+}
+
+// tree lists the paths below root (nil when it does not exist).
+func tree(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		out = append(out, p)
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func waitPods(t *testing.T, ctx context.Context, cs kubernetes.Interface, selector string, want int) []corev1.Pod {

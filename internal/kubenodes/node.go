@@ -170,30 +170,10 @@ func (c *Cluster) nodeNetwork(n *Node, spec NodeSpec) error {
 // nodeMounts starts the process holding the node's mount namespace and mounts the node's directories over the
 // kubelet's and CNI's fixed paths, and a bpffs of its own.
 func (c *Cluster) nodeMounts(ctx context.Context, n *Node) error {
-	for _, mp := range append(slices.Clone(mountPoints), c.opts.PrivateDirs...) {
-		// Every directory made on the host goes again at the end, the parents (e.g. /etc/cni) too.
-		var missing []string
-		for d := mp; d != "/"; d = filepath.Dir(d) {
-			if _, err := os.Stat(d); errors.Is(err, os.ErrNotExist) {
-				missing = append(missing, d)
-			}
-		}
-		for _, d := range slices.Backward(missing) {
-			if err := os.Mkdir(d, 0o755); err != nil {
-				return err
-			}
-			n.createdMP = append(n.createdMP, d)
-		}
+	// Directories made on the host go again with the last cluster out (another's nodes may mount on them).
+	if err := c.lease.makeDirs(append(slices.Clone(mountPoints), c.opts.PrivateDirs...)...); err != nil {
+		return fmt.Errorf("mount points: %w", err)
 	}
-	c.onClose(func() error {
-		var errs []error
-		for _, mp := range slices.Backward(n.createdMP) {
-			if err := os.Remove(mp); err != nil && !errors.Is(err, os.ErrNotExist) {
-				errs = append(errs, err)
-			}
-		}
-		return errors.Join(errs...)
-	})
 	holder, err := startProc("mount namespace of "+n.Name, filepath.Join(n.LogDir, "holder.log"),
 		"unshare", "--mount", "--propagation", "slave", "--", "sleep", "infinity")
 	if err != nil {
@@ -353,7 +333,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     default_runtime_name = "runc"
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
-`, filepath.Join(dir, "root"), filepath.Join(dir, "state"), n.sock, n.sock+".ttrpc", c.opts.PauseImage.Name)
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        # runc's state in the node's directory (its default is the host's shared /run/containerd/runc).
+        Root = %q
+`, filepath.Join(dir, "root"), filepath.Join(dir, "state"), n.sock, n.sock+".ttrpc", c.opts.PauseImage.Name, filepath.Join(dir, "runc"))
 	confPath := filepath.Join(dir, "config.toml")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		return err
@@ -411,6 +394,11 @@ func (c *Cluster) killContainers(n *Node) error {
 			return nil
 		})
 	}
+	// A killed shim leaves its socket in the host's runtime directory: noted before the kill, removed at the end.
+	sockets := hostShared.shimSockets(n.sock)
+	c.mu.Lock()
+	c.shimSockets = append(c.shimSockets, sockets...)
+	c.mu.Unlock()
 	for _, pid := range processesMatching("-address " + n.sock) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
