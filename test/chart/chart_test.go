@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 
+	"github.com/network-operator/network-operator/internal/agent/kube"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/testreq"
 )
@@ -109,6 +111,10 @@ func TestDefaults(t *testing.T) {
 	ru := ds.Spec.UpdateStrategy.RollingUpdate
 	if !spec.HostNetwork || spec.PriorityClassName != "system-node-critical" || ru.MaxUnavailable.IntValue() != 1 || ru.MaxSurge.IntValue() != 0 {
 		t.Errorf("agent DaemonSet: hostNetwork %v priority %q rolling update %+v", spec.HostNetwork, spec.PriorityClassName, ru)
+	}
+	// SIGTERM lets the running apply step finish: the kubelet must not kill the agent before it does.
+	if grace := time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second; grace <= kube.ShutdownTimeout {
+		t.Errorf("agent terminationGracePeriodSeconds %v, want more than the agent's shutdown wait %v", grace, kube.ShutdownTimeout)
 	}
 	var names []string
 	for _, c := range spec.Containers {

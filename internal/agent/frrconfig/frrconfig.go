@@ -318,6 +318,10 @@ func timers(hold, ka time.Duration) (time.Duration, time.Duration) {
 	return hold, ka
 }
 
+// ErrSecretUnavailable wraps a failed read of a peering's password Secret: not a fault of the spec (the Secret
+// may appear later, the API server may be back in a moment), so the agent retries instead of failing the revision.
+var ErrSecretUnavailable = errors.New("password Secret unavailable")
+
 // readPassword sets base's password from the peer's Secret reference. Without Secret access that is a field
 // error; a failed read is returned as err (the Secret may appear later).
 func readPassword(ctx context.Context, f *field.Path, ref *v1.SecretKeyReference, passwords PasswordFunc, base *frr.Peering) (field.ErrorList, error) {
@@ -330,7 +334,7 @@ func readPassword(ctx context.Context, f *field.Path, ref *v1.SecretKeyReference
 	}
 	pw, err := passwords(ctx, *ref)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Child("passwordSecretRef"), err)
+		return nil, fmt.Errorf("%s: %w: %w", f.Child("passwordSecretRef"), ErrSecretUnavailable, err)
 	}
 	base.Password = frr.Secret(pw)
 	return nil, nil

@@ -221,7 +221,7 @@ func TestNodeConfigErrors(t *testing.T) {
 		{"password unreadable", func(s *v1.NodeNetworkConfigSpec) {
 			s.BGPPeers = []v1.NodeBGPPeer{{Name: "p", RemoteASN: 1, Addresses: []string{"10.0.0.1"},
 				PasswordSecretRef: &v1.SecretKeyReference{Namespace: "a", Name: "b", Key: "c"}}}
-		}, []string{"bgpPeers[0].passwordSecretRef: no secrets here"}},
+		}, []string{"bgpPeers[0].passwordSecretRef: password Secret unavailable: no secrets here"}},
 		{"leak seq", func(s *v1.NodeNetworkConfigSpec) { s.VRFs[1].Leaks[0].Seq = 0 }, []string{"vrfs[1].leaks[0].seq: Invalid value: 0"}},
 		{"reserved underlay ASN", func(s *v1.NodeNetworkConfigSpec) { s.Underlay.ASN = 4294967295 },
 			[]string{"underlay.asn: Invalid value: 4294967295: AS number must be within 1..4294967294"}},
@@ -289,8 +289,10 @@ func TestNodeConfigErrors(t *testing.T) {
 				}
 			}
 			// A spec problem is final (ErrInvalid); an unreadable Secret may be read later.
-			if invalid := tc.name != "password unreadable"; errors.Is(err, fielderr.ErrInvalid) != invalid {
-				t.Errorf("errors.Is(%v, fielderr.ErrInvalid) = %t", err, !invalid)
+			if invalid := tc.name != "password unreadable"; errors.Is(err, fielderr.ErrInvalid) != invalid ||
+				errors.Is(err, ErrSecretUnavailable) == invalid {
+				t.Errorf("errors.Is(%v, fielderr.ErrInvalid) = %t, ErrSecretUnavailable %t", err, !invalid,
+					errors.Is(err, ErrSecretUnavailable))
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -48,6 +50,11 @@ const ConditionNodeReady corev1.NodeConditionType = "NetworkOperatorReady"
 // DefaultStartupTaint is the taint removed from the Node once the agent is healthy (nodes join with it, so no
 // workload lands before the network is configured).
 const DefaultStartupTaint = "network.network-operator.io/not-ready"
+
+// ShutdownTimeout is how long the agent waits on SIGTERM for the reconcile that runs: its apply step finishes
+// (within agentreconcile.StepTimeout) and the apply stops before the next one, with time to write the status. The
+// chart's terminationGracePeriodSeconds is longer (test/chart checks it).
+const ShutdownTimeout = agentreconcile.StepTimeout + 10*time.Second
 
 // Options configure the agent's manager and reconciler.
 type Options struct {
@@ -88,10 +95,11 @@ func NewManager(cfg *rest.Config, scheme *runtime.Scheme, o Options) (ctrl.Manag
 			// Never start informers for these: a node agent must not cache every Secret or Node of the cluster.
 			DisableFor: []client.Object{&corev1.Secret{}, &corev1.Node{}},
 		}},
-		Metrics:                metricsserver.Options{BindAddress: "0"}, // the agent serves its own registry
-		HealthProbeBindAddress: "0",
-		LeaderElection:         false,
-		Controller:             config.Controller{SkipNameValidation: &o.skipNameValidation},
+		Metrics:                 metricsserver.Options{BindAddress: "0"}, // the agent serves its own registry
+		HealthProbeBindAddress:  "0",
+		LeaderElection:          false,
+		Controller:              config.Controller{SkipNameValidation: &o.skipNameValidation},
+		GracefulShutdownTimeout: ptr.To(ShutdownTimeout),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agent manager: %w", err)
@@ -113,6 +121,30 @@ type Reconciler struct {
 	Client    client.Client
 	APIReader client.Reader
 	Opts      Options
+
+	mu      sync.Mutex
+	retries int // transient failures in a row
+}
+
+// retryBackoff is the wait before the n-th retry (1-based) of a revision that failed transiently: 1 s doubling up
+// to 30 s.
+func retryBackoff(n int) time.Duration {
+	if n > 5 {
+		return 30 * time.Second
+	}
+	return min(time.Second<<(n-1), 30*time.Second)
+}
+
+// nextRetry counts an outcome and returns the wait before the next reconcile when it was a transient failure.
+func (r *Reconciler) nextRetry(out *agentreconcile.Outcome) (time.Duration, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !out.Retrying() {
+		r.retries = 0
+		return 0, false
+	}
+	r.retries++
+	return retryBackoff(r.retries), true
 }
 
 func (r *Reconciler) log() *slog.Logger {
@@ -163,9 +195,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, fmt.Errorf("write status of %s: %w", nnc.Name, err)
 		}
 	}
+	retryIn, retrying := r.nextRetry(out)
 	if err := r.updateNode(ctx, out); err != nil {
 		r.log().Error("update node", "err", err)
-		return reconcile.Result{RequeueAfter: 5 * time.Second}, nil
+		return reconcile.Result{RequeueAfter: min(5*time.Second, resync)}, nil
+	}
+	if retrying {
+		r.log().Info("transient error, retrying", "revision", nnc.Spec.Revision, "in", retryIn, "err", out.Err)
+		return reconcile.Result{RequeueAfter: min(retryIn, resync)}, nil
 	}
 	return reconcile.Result{RequeueAfter: resync}, nil
 }

@@ -28,6 +28,7 @@ const (
 	ResultRolledBack = "rolled_back" // apply or health check failed, the last good state was restored
 	ResultFailed     = "failed"      // failed and the last good state could not be restored either
 	ResultInvalid    = "invalid"     // refused before any change (bad input, conflicts)
+	ResultRetry      = "retry"       // a transient error (cancelled, interrupted dump, Secret or API unavailable): tried again
 )
 
 // FRR reload results (label "result" of the reload counter).

@@ -3,6 +3,7 @@ package netconf
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -21,10 +22,35 @@ import (
 // per-port query (LinkGetProtinfo) with a dump of every port, so per port it was O(ports^2) - 2000 ports took
 // seconds.
 func ObserveIn(ctx context.Context, h *netlink.Handle, ns netns.NsHandle, routeProtocol uint8) (*Observed, error) {
-	return observe(ctx, h, routeProtocol, func() (map[int]PortFlags, error) { return bridgePortFlags(ns) })
+	return observeRetrying(ctx, h, routeProtocol, func() (map[int]PortFlags, error) { return bridgePortFlags(ns) })
 }
 
-func observe(ctx context.Context, h *netlink.Handle, routeProtocol uint8, ports func() (map[int]PortFlags, error)) (*Observed, error) {
+// dumper is what an observation reads through (*netlink.Handle).
+type dumper interface {
+	LinkList() ([]netlink.Link, error)
+	AddrList(link netlink.Link, family int) ([]netlink.Addr, error)
+	LinkGetProtinfo(link netlink.Link) (netlink.Protinfo, error)
+	RouteListFiltered(family int, filter *netlink.Route, filterMask uint64) ([]netlink.Route, error)
+	RuleList(family int) ([]netlink.Rule, error)
+	NeighList(linkIndex, family int) ([]netlink.Neigh, error)
+}
+
+// dumpAttempts is how often an observation is read when the kernel interrupts a dump: it does when the table
+// changes under the dump (NLM_F_DUMP_INTR; netlink returns the partial result with ErrDumpInterrupted), and a
+// partial read must never be planned against. After the last attempt the error goes to the caller, which
+// retries later (a transient error, not a fault of the spec).
+const dumpAttempts = 4
+
+func observeRetrying(ctx context.Context, h dumper, routeProtocol uint8, ports func() (map[int]PortFlags, error)) (*Observed, error) {
+	for attempt := 1; ; attempt++ {
+		o, err := observe(ctx, h, routeProtocol, ports)
+		if err == nil || !errors.Is(err, netlink.ErrDumpInterrupted) || attempt == dumpAttempts {
+			return o, err
+		}
+	}
+}
+
+func observe(ctx context.Context, h dumper, routeProtocol uint8, ports func() (map[int]PortFlags, error)) (*Observed, error) {
 	if routeProtocol == 0 {
 		routeProtocol = DefaultRouteProtocol
 	}
@@ -221,7 +247,7 @@ func bridgePortFlags(ns netns.NsHandle) (map[int]PortFlags, error) {
 // floodEntries reads the peer VTEPs of a VXLAN's all-zero-MAC FDB entries (its own, "self"), sorted. Called for
 // netconf's VXLANs that learn only: static flooding is the only reason netconf has for those entries there, so
 // they are its own (an EVPN VXLAN's are zebra's and never read).
-func floodEntries(h *netlink.Handle, index int) ([]netip.Addr, error) {
+func floodEntries(h dumper, index int) ([]netip.Addr, error) {
 	neighs, err := h.NeighList(index, unix.AF_BRIDGE)
 	if err != nil {
 		return nil, err

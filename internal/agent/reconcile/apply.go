@@ -27,8 +27,11 @@ func (e *StepError) Error() string { return fmt.Sprintf("step %s: %v", e.Step, e
 
 func (e *StepError) Unwrap() error { return e.Err }
 
-// apply runs a plan's steps in order and stops at the first failure.
-func (e *Engine) apply(ctx context.Context, p *Plan) error {
+// apply runs a plan's steps in order and stops at the first failure. A cancelled ctx stops it between steps: the
+// step that runs finishes under stepContext, so the node is never left with half a step.
+func (e *Engine) apply(parent context.Context, p *Plan) error {
+	ctx, cancel := stepContext(parent)
+	defer cancel()
 	netlinkPhase := func(ph netconf.Phase) func() error {
 		return func() error {
 			if len(p.Netlink.PhaseActions(ph)) == 0 {
@@ -60,7 +63,7 @@ func (e *Engine) apply(ctx context.Context, p *Plan) error {
 				return &StepError{Step: s.name, Err: err}
 			}
 		}
-		if err := ctx.Err(); err != nil {
+		if err := parent.Err(); err != nil {
 			return &StepError{Step: s.name, Err: err}
 		}
 		if err := e.timed(s.name, s.fn); err != nil {

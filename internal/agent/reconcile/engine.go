@@ -15,7 +15,8 @@
 //
 // When a step or the health check fails, the last good state (persisted, see package laststate) is planned and
 // applied again - netlink, FRR and maps converge back to it - and the failure is recorded so the same spec is
-// not applied again. The engine is used by both the Kubernetes controller and standalone mode.
+// not applied again. A transient error (IsTransient: cancellation, an interrupted netlink dump, a Secret or the
+// API server not answering) is none of that: nothing is recorded or restored, and the spec is tried again. The engine is used by both the Kubernetes controller and standalone mode.
 package reconcile
 
 import (
@@ -334,6 +335,10 @@ func (e *Engine) Reconcile(ctx context.Context, spec *v1.NodeNetworkConfigSpec, 
 			out.NodeRead = NodeReadReused
 		}
 	}
+	if err != nil && IsTransient(ctx, err) {
+		e.retryLater(out, err)
+		return out
+	}
 	if err != nil {
 		out.Err = err
 		out.Result = metrics.ResultInvalid
@@ -353,6 +358,11 @@ func (e *Engine) Reconcile(ctx context.Context, spec *v1.NodeNetworkConfigSpec, 
 			links = e.observedLinks(plan.Netlink)
 		}
 		err = e.healthOf(ctx, spec, plan.MapVersion, links)
+	}
+	if err != nil && IsTransient(ctx, err) {
+		// The steps that ran stay (each one whole): the retry plans from the node as it is and converges.
+		e.retryLater(out, err)
+		return out
 	}
 	if err != nil {
 		e.log.Error("apply failed, restoring the last good state", "revision", spec.Revision, "err", err)
@@ -384,6 +394,18 @@ func (e *Engine) Reconcile(ctx context.Context, spec *v1.NodeNetworkConfigSpec, 
 	}
 	return out
 }
+
+// retryLater reports a transient failure: nothing is recorded against the spec, nothing is restored.
+func (e *Engine) retryLater(out *Outcome, err error) {
+	e.log.Warn("transient error, the revision is retried", "revision", out.Spec.Revision, "err", err)
+	if !errors.Is(err, ErrTransient) {
+		err = Transient(err)
+	}
+	out.Err, out.Result = err, metrics.ResultRetry
+}
+
+// Retrying reports whether the spec is not applied because of a transient error (it is tried again).
+func (o *Outcome) Retrying() bool { return errors.Is(o.Err, ErrTransient) }
 
 func (e *Engine) recordFailure(spec *v1.NodeNetworkConfigSpec, hash string, err error) {
 	if e.state.Good != nil && e.state.Good.SpecHash == hash {

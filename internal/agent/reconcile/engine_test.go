@@ -34,6 +34,7 @@ type world struct {
 	failMaps  map[string]bool          // map version -> the generation write fails
 	unhealthy bool                     // Verify fails
 	current   string                   // revision being applied
+	planErrs  []error                  // the next plans fail with these, one each
 }
 
 func newWorld() *world {
@@ -51,6 +52,11 @@ type fakeNetlink struct {
 }
 
 func (f *fakeNetlink) Plan(_ context.Context, spec *v1.NodeNetworkConfigSpec) (*netconf.Plan, error) {
+	if len(f.w.planErrs) > 0 {
+		err := f.w.planErrs[0]
+		f.w.planErrs = f.w.planErrs[1:]
+		return nil, err
+	}
 	d, err := netconf.BuildDesired(spec, netconf.Settings{VTEPAddress: mustAddr("10.255.0.1")}, netconf.Features{})
 	if err != nil {
 		return nil, err

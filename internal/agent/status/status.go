@@ -1,6 +1,7 @@
 // Package status turns the outcome of a reconcile into the NodeNetworkConfig status the operator's rollout reads:
 // appliedRevision and mapVersion (read back from the live version map) confirm a revision, Ready=False with
 // failedRevision makes the operator roll the revision back, Degraded says the node runs but something is off.
+// A transient error (reason Retrying) sets no failedRevision: the operator waits while the agent retries.
 // mirrors (with the condition MirrorsApplied) says which traffic mirrors run; the operator counts them into the
 // MirrorSelector and MirrorTarget status. They never touch Ready: a mirror left out is not a node failure.
 package status
@@ -29,6 +30,7 @@ const (
 	ReasonUnhealthy         = "Unhealthy"     // the applied state fails its health check
 	ReasonHealthy           = "Healthy"
 	ReasonRolledBack        = "RolledBack"
+	ReasonRetrying          = "Retrying"          // a transient error: the same revision is tried again, nothing rolled back
 	ReasonMirrorsNotApplied = "MirrorsNotApplied" // MirrorsApplied=False: some mirrors are left out
 )
 
@@ -62,6 +64,12 @@ func Build(out *reconcile.Outcome, prev v1.NodeNetworkConfigStatus, generation i
 		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonRestoreFailed
 		ready.Message = truncate(errMsg(out.Err) + "; restoring the last good state failed: " + out.RestoreErr.Error())
 		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, ReasonRestoreFailed, truncate(out.RestoreErr.Error())
+	case out.Retrying():
+		// Not a failure of the revision: no failedRevision, so the operator waits instead of rolling back.
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonRetrying, truncate(out.Err.Error())
+		degraded.Status, degraded.Reason = metav1.ConditionTrue, ReasonRetrying
+		degraded.Message = "running revision " + quoteOrNone(st.AppliedRevision) + " until the retry of " +
+			out.Spec.Revision + " succeeds"
 	case out.Err != nil:
 		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonApplyFailed
 		if errors.Is(out.Err, reconcile.ErrPlan) {

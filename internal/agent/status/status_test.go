@@ -1,6 +1,7 @@
 package status
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -48,6 +49,12 @@ func TestBuild(t *testing.T) {
 			"r1", "r2", "", "False", ReasonRestoreFailed, "True", true},
 		{"unhealthy later", &reconcile.Outcome{Spec: r1, Good: good(r1), HealthErr: errors.New("eth0 down"), MapVersion: r1.MapVersion()},
 			"r1", "", r1.MapVersion(), "False", ReasonUnhealthy, "True", true},
+		{"retrying: no failedRevision", &reconcile.Outcome{Spec: r2, Good: good(r1), Healthy: true, MapVersion: r1.MapVersion(),
+			Err: reconcile.Transient(errors.New("secret ns/pw: connection refused"))},
+			"r1", "", r1.MapVersion(), "False", ReasonRetrying, "True", true},
+		{"interrupted by the agent's shutdown: no failedRevision", &reconcile.Outcome{Spec: r2, Good: good(r1), Healthy: true,
+			MapVersion: r1.MapVersion(), Err: reconcile.Transient(&reconcile.StepError{Step: "frr", Err: context.Canceled})},
+			"r1", "", r1.MapVersion(), "False", ReasonRetrying, "True", true},
 		{"failure of an older spec is not reported once its content applied", &reconcile.Outcome{Spec: r2, Good: good(r2),
 			Failure: fail2, Healthy: true, MapVersion: r2.MapVersion()},
 			"r2", "", r2.MapVersion(), "True", ReasonApplied, "False", false},
