@@ -88,15 +88,79 @@ const (
 	WellKnownCommunity               // a name FRR takes in "set community"
 )
 
-// WellKnownCommunities are the names FRR 8.4 accepts in "set community" (bgpd's community_gettoken; checked
-// with bgpd -C). "no-export-subconfed" and "local-as" are not among them: FRR spells RFC 1997's
-// NO_EXPORT_SUBCONFED "local-AS".
+type wellKnownCommunity struct {
+	name  string
+	value uint32
+}
+
+// wellKnown are the names FRR 8.4 accepts in "set community" (bgpd's community_gettoken; checked with bgpd -C)
+// with their values (RFC 1997, 7999, 8326, 8642, IANA's registry), in FRR's canonical order: by value.
+// "no-export-subconfed" and "local-as" are not among them: FRR spells RFC 1997's NO_EXPORT_SUBCONFED "local-AS".
+var wellKnown = []wellKnownCommunity{
+	{"internet", 0}, {"graceful-shutdown", 0xFFFF0000}, {"accept-own", 0xFFFF0001},
+	{"route-filter-translated-v4", 0xFFFF0002}, {"route-filter-v4", 0xFFFF0003},
+	{"route-filter-translated-v6", 0xFFFF0004}, {"route-filter-v6", 0xFFFF0005}, {"llgr-stale", 0xFFFF0006},
+	{"no-llgr", 0xFFFF0007}, {"accept-own-nexthop", 0xFFFF0008}, {"blackhole", 0xFFFF029A},
+	{"no-export", 0xFFFFFF01}, {"no-advertise", 0xFFFFFF02}, {"local-AS", 0xFFFFFF03}, {"no-peer", 0xFFFFFF04},
+}
+
+// WellKnownCommunities are the well-known community names FRR takes in "set community".
 func WellKnownCommunities() []string {
-	return []string{
-		"internet", "graceful-shutdown", "accept-own", "accept-own-nexthop",
-		"route-filter-translated-v4", "route-filter-v4", "route-filter-translated-v6", "route-filter-v6",
-		"llgr-stale", "no-llgr", "blackhole", "no-export", "no-advertise", "local-AS", "no-peer",
+	out := make([]string, len(wellKnown))
+	for i, w := range wellKnown {
+		out[i] = w.name
 	}
+	return out
+}
+
+// CanonicalCommunities returns communities as FRR shows a "set community" or "set large-community" it was given:
+// FRR keeps them as numbers, sorted and without duplicates, and prints a standard community that has a
+// well-known name by that name (65535:65281 is no-export). A config written otherwise never matches FRR's
+// running config, and every reload finds the same difference again. Standard and well-known communities come
+// first, then large ones; anything that is not a community (validation refuses it) keeps its place at the end.
+func CanonicalCommunities(in []string) []string {
+	var std []uint32
+	var large [][3]uint32
+	var other []string
+	for _, c := range in {
+		kind, err := ParseCommunity(c)
+		switch {
+		case err != nil:
+			other = append(other, c)
+		case kind == WellKnownCommunity:
+			i := slices.IndexFunc(wellKnown, func(w wellKnownCommunity) bool { return w.name == c })
+			std = append(std, wellKnown[i].value)
+		default:
+			var v [3]uint32
+			for i, p := range strings.Split(c, ":") {
+				n, _ := strconv.ParseUint(p, 10, 32)
+				v[i] = uint32(n)
+			}
+			if kind == StandardCommunity {
+				std = append(std, v[0]<<16|v[1])
+			} else {
+				large = append(large, v)
+			}
+		}
+	}
+	slices.Sort(std)
+	std = slices.Compact(std)
+	slices.SortFunc(large, func(a, b [3]uint32) int { return slices.Compare(a[:], b[:]) })
+	large = slices.Compact(large)
+	out := make([]string, 0, len(std)+len(large)+len(other))
+	for _, v := range std {
+		name := fmt.Sprintf("%d:%d", v>>16, v&0xFFFF)
+		for _, w := range wellKnown {
+			if w.value == v {
+				name = w.name
+			}
+		}
+		out = append(out, name)
+	}
+	for _, v := range large {
+		out = append(out, fmt.Sprintf("%d:%d:%d", v[0], v[1], v[2]))
+	}
+	return append(out, other...)
 }
 
 // ParseCommunity returns the kind of a community in FRR's spelling, or an error that says what is wrong with it.

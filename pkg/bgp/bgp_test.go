@@ -18,6 +18,7 @@ package bgp
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,4 +157,43 @@ func checkOne(t *testing.T, errs field.ErrorList, want, prefix string) {
 	case want != "" && (!strings.Contains(errs[0].Error(), want) || !strings.HasPrefix(errs[0].Error(), prefix)):
 		t.Errorf("error %q, want prefix %q and %q", errs[0], prefix, want)
 	}
+}
+
+func TestCanonicalCommunities(t *testing.T) {
+	for _, tc := range []struct{ in, want []string }{
+		{nil, []string{}},
+		{[]string{"no-export", "65000:1"}, []string{"65000:1", "no-export"}},
+		{[]string{"65000:2", "65000:1", "65000:2"}, []string{"65000:1", "65000:2"}},
+		{[]string{"65535:65281", "no-export", "65535:0"}, []string{"graceful-shutdown", "no-export"}},
+		{[]string{"no-peer", "local-AS", "no-advertise", "blackhole", "internet", "1:1"},
+			[]string{"internet", "1:1", "blackhole", "no-advertise", "local-AS", "no-peer"}},
+		{[]string{"4200000101:3:4", "65000:100", "4200000101:1:2", "1:2:3", "4200000101:1:2"},
+			[]string{"65000:100", "1:2:3", "4200000101:1:2", "4200000101:3:4"}},
+	} {
+		if got := CanonicalCommunities(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("CanonicalCommunities(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// FuzzCanonicalCommunities: the canonical form is a fixed point, holds every community once, and each of them
+// stands for one of the input's (same value).
+func FuzzCanonicalCommunities(f *testing.F) {
+	f.Add("no-export 65000:1 65535:0 4200000101:1:2 65000:1")
+	f.Fuzz(func(t *testing.T, s string) {
+		in := strings.Fields(s)
+		valid := slices.DeleteFunc(slices.Clone(in), func(c string) bool { _, err := ParseCommunity(c); return err != nil })
+		got := CanonicalCommunities(valid)
+		if again := CanonicalCommunities(got); !slices.Equal(again, got) {
+			t.Fatalf("not a fixed point: %q -> %q -> %q", valid, got, again)
+		}
+		if len(slices.Compact(slices.Clone(got))) != len(got) {
+			t.Fatalf("duplicates in %q", got)
+		}
+		for _, c := range valid {
+			if !slices.Contains(got, CanonicalCommunities([]string{c})[0]) {
+				t.Fatalf("%q lost from %q: %q", c, valid, got)
+			}
+		}
+	})
 }

@@ -96,6 +96,14 @@ func goldenCases() []goldenCase {
 				Communities: []string{"65000:100", "no-export", "4200000101:1:2", "4200000101:3:4"},
 			}},
 		}}}},
+		// Written in another order than FRR keeps them, with duplicates and a well-known value as a number: rendered
+		// as FRR shows them (numeric order, once, by name), so a reload converges.
+		{name: "leak-community-order", cfg: NodeConfig{Underlay: fabricUnderlay(), VRFs: []VRF{{
+			Name: "tenant1", VNI: 5001, RouteConfigs: []RouteConfig{{Seq: 20,
+				Export:      []PrefixItem{{CIDR: pfx("10.250.0.0/16"), LE: 32, Action: Permit}},
+				Communities: []string{"no-export", "65000:1", "65535:0", "0:0", "65000:1", "4200000101:3:4", "4200000101:1:2"},
+			}},
+		}}}},
 		{name: "leak-multi", cfg: NodeConfig{Underlay: fabricUnderlay(), VRFs: []VRF{
 			{Name: "tenant2", VNI: 5002, RouteConfigs: []RouteConfig{{Seq: 10,
 				Import: []PrefixItem{{CIDR: pfx("10.2.0.0/16"), LE: 24, Action: Permit}},

@@ -619,11 +619,11 @@ func merge(both, extra []string) []string {
 	return out
 }
 
-// splitCommunities separates large communities (A:B:C) from the others
-// (standard and well-known), each space-joined in the given order.
+// splitCommunities separates large communities (A:B:C) from the others (standard and well-known), each
+// space-joined in FRR's canonical order (bgp.CanonicalCommunities: what FRR shows, so a reload converges).
 func splitCommunities(all []string) (std, large string) {
 	var s, l []string
-	for _, c := range all {
+	for _, c := range bgp.CanonicalCommunities(all) {
 		if kind, _ := bgp.ParseCommunity(c); kind == bgp.LargeCommunity {
 			l = append(l, c)
 		} else {

@@ -164,6 +164,11 @@ func (e *Engine) commitFRR(ctx context.Context, commit frr.Commit) error {
 	if err != nil {
 		return err
 	}
+	if len(res.Residual) > 0 {
+		// FRR runs something else than the file says (it shows these lines in another form, or not at all): the
+		// next reload finds the same difference again.
+		e.log.Warn("FRR still differs from the applied config after the reload", "lines", res.Residual)
+	}
 	if !res.Skipped {
 		attrs := []any{"hash", short(res.Hash), "added", len(res.Diff.Add), "deleted", len(res.Diff.Delete),
 			"validate", res.Validate, "reload", res.Reload, "path", res.Path, "steps", stepTimes(res.Steps)}
