@@ -80,6 +80,16 @@ func (s *Store) Load() (State, error) {
 	return st, nil
 }
 
+// MoveAside renames an unreadable state file to <file>.unreadable-<UTC time> (kept for a post-mortem; the next
+// Save writes a fresh one) and returns the new path.
+func (s *Store) MoveAside() (string, error) {
+	to := fmt.Sprintf("%s.unreadable-%s", s.path, time.Now().UTC().Format("20060102T150405Z"))
+	if err := os.Rename(s.path, to); err != nil {
+		return "", fmt.Errorf("move the unreadable state file aside: %w", err)
+	}
+	return to, nil
+}
+
 // decode reads the JSON this package writes, or the YAML earlier agents wrote; both strictly (no unknown or
 // duplicate fields).
 func decode(data []byte, st *State) error {

@@ -131,6 +131,12 @@ type Engine struct {
 	steps *[]StepTime
 	// frrRendered is the last FRR rendering (guarded by mu).
 	frrRendered *renderedFRR
+	// stateErr is why the state file could not be read at start (it was moved aside); cleared by the next save.
+	stateErr error
+	// adopting: no readable record of a good state, but the node holds objects of ours (a lost or corrupt state
+	// file, found at the first plan): a failure then leaves the node as it is instead of restoring "nothing".
+	adopting  bool
+	firstPlan bool // the first plan has not run yet (guarded by mu)
 }
 
 // StepTime is how long one part of a reconcile took.
@@ -169,11 +175,17 @@ func New(o Options) (*Engine, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	e := &Engine{o: o, log: o.Logger, firstPlan: true}
 	st, err := o.Store.Load()
 	if err != nil {
-		return nil, err
+		// Never a crash loop over the record: the node keeps forwarding what it runs, the agent reports the
+		// problem (Degraded) and adopts what it owns until the next good revision writes a new record.
+		e.stateErr, e.adopting = err, true
+		aside, merr := o.Store.MoveAside()
+		o.Logger.Error("state file unreadable; adopting what the node runs until a revision applies", "err", err,
+			"movedTo", aside, "moveErr", merr)
 	}
-	e := &Engine{o: o, log: o.Logger, state: st}
+	e.state = st
 	if st.Good != nil {
 		e.setNames(&st.Good.Spec)
 	}
@@ -184,6 +196,23 @@ func New(o Options) (*Engine, error) {
 		}
 	}
 	return e, nil
+}
+
+// ownsLinks tells whether a plan's observation holds links netconf made (its alias).
+func ownsLinks(p *netconf.Plan) bool {
+	for _, l := range p.Links {
+		if netconf.OwnedAlias(l.Alias) {
+			return true
+		}
+	}
+	return false
+}
+
+// StateErr is why the state file could not be read at start, until a revision applies (nil: it was read).
+func (e *Engine) StateErr() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stateErr
 }
 
 // State returns the persisted state (last good, last failure).
@@ -258,6 +287,8 @@ type Outcome struct {
 	// NodeRead says how the plan saw the node: NodeReadFull (a netlink read of every link, route and rule) or
 	// NodeReadReused (the last read: no change notified since); empty when nothing was planned.
 	NodeRead string
+	// StateErr is why the state file could not be read at start (until a revision applies).
+	StateErr error
 	// Healthy is the result of the health check after the reconcile; HealthErr why not.
 	Healthy   bool
 	HealthErr error
@@ -300,7 +331,7 @@ func (e *Engine) Reconcile(ctx context.Context, spec *v1.NodeNetworkConfigSpec, 
 	e.steps = &out.Steps
 	defer func() {
 		out.Duration = time.Since(start)
-		out.Good, out.Failure = e.state.Good, e.state.Failure
+		out.Good, out.Failure, out.StateErr = e.state.Good, e.state.Failure, e.stateErr
 		e.report(ctx, out)
 		e.steps = nil
 		e.setReady(out)
@@ -329,6 +360,13 @@ func (e *Engine) Reconcile(ctx context.Context, spec *v1.NodeNetworkConfigSpec, 
 
 	plan, err := e.plan(ctx, spec, hash, passwords)
 	out.Plan = plan
+	if e.firstPlan && plan != nil && plan.Netlink != nil {
+		e.firstPlan = false
+		if e.state.Good == nil && ownsLinks(plan.Netlink) {
+			e.adopting = true
+			e.log.Warn("no record of a good state, but the node holds links of ours: adopting them (a failure leaves them)")
+		}
+	}
 	if plan != nil && plan.Netlink != nil {
 		out.NodeRead = NodeReadFull
 		if plan.Netlink.ObservedReused {
@@ -386,6 +424,7 @@ func (e *Engine) Reconcile(ctx context.Context, spec *v1.NodeNetworkConfigSpec, 
 			return out
 		}
 		e.state = next
+		e.stateErr, e.adopting = nil, false
 	}
 	e.setNames(spec)
 	out.Result = metrics.ResultUnchanged
@@ -420,9 +459,17 @@ func (e *Engine) recordFailure(spec *v1.NodeNetworkConfigSpec, hash string, err 
 	e.state = next
 }
 
+// ErrNothingToRestore: a failure on a node whose good state is unknown (lost or corrupt state file) but which
+// holds objects of ours leaves the node as it is: restoring "nothing" would tear down what it forwards with.
+var ErrNothingToRestore = errors.New("no record of a good state to restore (the node's objects are kept)")
+
 // restore applies the last good spec again (or, when there is none, the empty spec: everything the failed
-// apply created goes away). It reports whether anything had to change.
+// apply created goes away - unless the engine adopts a node it has no record of). It reports whether anything
+// had to change.
 func (e *Engine) restore(ctx context.Context, passwords frrconfig.PasswordFunc) (bool, error) {
+	if e.state.Good == nil && e.adopting {
+		return false, ErrNothingToRestore
+	}
 	spec := &v1.NodeNetworkConfigSpec{}
 	if e.state.Good != nil {
 		spec = &e.state.Good.Spec

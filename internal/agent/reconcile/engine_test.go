@@ -70,6 +70,7 @@ func (f *fakeNetlink) Plan(_ context.Context, spec *v1.NodeNetworkConfigSpec) (*
 		}
 	}
 	p := netconf.ComputePlan(d, obs)
+	p.Links = obs.Links // as netconf.Manager's plans
 	// The fake does not observe routes, rules or port flags: an action applied before counts as done.
 	p.Actions = slices.DeleteFunc(p.Actions, func(a netconf.Action) bool { return f.done[a.String()] })
 	for name := range f.applied {

@@ -31,6 +31,7 @@ const (
 	ReasonHealthy           = "Healthy"
 	ReasonRolledBack        = "RolledBack"
 	ReasonRetrying          = "Retrying"          // a transient error: the same revision is tried again, nothing rolled back
+	ReasonStateUnreadable   = "StateUnreadable"   // the state file was unreadable at start: the node's objects are adopted
 	ReasonMirrorsNotApplied = "MirrorsNotApplied" // MirrorsApplied=False: some mirrors are left out
 )
 
@@ -85,6 +86,11 @@ func Build(out *reconcile.Outcome, prev v1.NodeNetworkConfigStatus, generation i
 		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonUnhealthy
 		ready.Message = truncate(errMsg(out.HealthErr))
 		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, ReasonUnhealthy, ready.Message
+	}
+	if out.StateErr != nil {
+		degraded.Status, degraded.Reason = metav1.ConditionTrue, ReasonStateUnreadable
+		degraded.Message = truncate("the state file was unreadable (moved aside); keeping what the node runs until a revision applies: " +
+			out.StateErr.Error())
 	}
 	if ready.Status == metav1.ConditionFalse && st.LastError == "" {
 		st.LastError = ready.Message
