@@ -314,7 +314,7 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 	}
 	m := metrics.New()
 	dp, err := dataplane.Open(ctx, dataplane.Options{PinDir: f.pinDir, NetNS: ns, Links: links, Logger: logger,
-		Rebuild: rebuildFrom(store, nc, links)})
+		Rebuild: rebuildFrom(store, nc, links, logger)})
 	if err != nil {
 		return err
 	}
@@ -572,12 +572,18 @@ func startFRR(ctx context.Context, r *frr.Reloader, wait time.Duration, logger *
 	return nil
 }
 
-// rebuildFrom gives the loader the last good tables when an upgrade forces new maps.
-func rebuildFrom(store *laststate.Store, nc *netconf.Manager, links *netlink.Handle) func(ctx context.Context) (maps.Tables, string, error) {
+// rebuildFrom gives the loader the last good tables when an upgrade forces new maps. An unreadable state file
+// gives none (as a missing one does): the engine reports it and the next reconcile fills the tables, where an
+// error would stop the agent from starting at all.
+func rebuildFrom(store *laststate.Store, nc *netconf.Manager, links *netlink.Handle, logger *slog.Logger) func(ctx context.Context) (maps.Tables, string, error) {
 	return func(ctx context.Context) (maps.Tables, string, error) {
 		st, err := store.Load()
-		if err != nil || st.Good == nil {
-			return maps.Tables{}, "", err
+		if err != nil {
+			logger.Error("state file unreadable: the new maps start empty until the next reconcile", "err", err)
+			return maps.Tables{}, "", nil
+		}
+		if st.Good == nil {
+			return maps.Tables{}, "", nil
 		}
 		return reconcile.TablesFor(ctx, &st.Good.Spec, nc, links)
 	}

@@ -2,7 +2,9 @@ package app_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -109,4 +111,59 @@ func condition(s *v1.NodeNetworkConfig, typ string) *struct{ Status, Reason, Mes
 		}
 	}
 	return nil
+}
+
+// A corrupt state file does not wedge the node: the restarted agent starts, traffic keeps flowing, a failing
+// revision leaves the node's objects in place (nothing to restore to, never "nothing"), the status says why,
+// and the next good revision applies and writes a new file.
+func TestCorruptStateFile(t *testing.T) {
+	n := newNode(t)
+	n.writeSpec(t, baseSpec("rev-1"))
+	a := startAgent(t, freePort(t), n.agentArgs()...)
+	n.appliedRev(t, a, "rev-1")
+	a.kill(syscall.SIGKILL)
+	writeFileAtomic(t, n.stateFile(), []byte("# Written by network-agent\n{\"good\": {\"revision\": \"rev-1\", "))
+
+	ctx := context.Background()
+	flow, err := lab.StartFlow(ctx, lab.FlowOptions{From: n.host("ha"), To: n.host("hb"), Dst: addrB, Rate: 1000})
+	mustf(t, err, "start flow")
+	defer flow.Stop(ctx)
+	mustf(t, n.ns.Handle().LinkAdd(&netlink.Vxlan{LinkAttrs: netlink.LinkAttrs{Name: "fvx0"}, VxlanId: 3999, Port: 4789}),
+		"add foreign vxlan")
+	bad := baseSpec("rev-bad")
+	bad.VRFs = append(bad.VRFs, v1.NodeVRF{Name: "green", ID: 3, TableID: tableGreen, VNI: 500})
+	bad.Layer2s = append(bad.Layer2s, v1.NodeLayer2{Name: "l2b", VLAN: 301, VNI: 3999, MTU: 1500, VRF: "green"})
+	n.writeSpec(t, bad)
+	a = startAgent(t, freePort(t), n.agentArgs()...)
+	st := waitStatus(t, a, n.statusFile(), 30*time.Second, "rev-bad reported failed", func(s *v1.NodeNetworkConfig) bool {
+		return s.Status.FailedRevision == "rev-bad"
+	})
+	if ready := condition(st, v1.ConditionReady); ready == nil || ready.Reason != "RestoreFailed" ||
+		!strings.Contains(ready.Message, "no record of a good state") {
+		t.Errorf("Ready %+v, want RestoreFailed: nothing to restore", ready)
+	}
+	if deg := condition(st, v1.ConditionDegraded); deg == nil || deg.Reason != "StateUnreadable" {
+		t.Errorf("Degraded %+v, want StateUnreadable", deg)
+	}
+	for _, name := range []string{"br.red", "br.blue"} {
+		if !n.linkExists(name) {
+			t.Errorf("%s of the running configuration was removed", name)
+		}
+	}
+	if aside, _ := filepath.Glob(n.stateFile() + ".unreadable-*"); len(aside) != 1 {
+		t.Errorf("the unreadable file was not kept aside: %v", aside)
+	}
+	res, err := flow.Stop(ctx)
+	mustf(t, err, "stop flow")
+	if !res.Clean() {
+		t.Errorf("flow disturbed: %s", res)
+	}
+	fixed := bad
+	fixed.Revision = "rev-fixed"
+	fixed.Layer2s[len(fixed.Layer2s)-1].VNI = 3998
+	n.writeSpec(t, fixed)
+	st = n.appliedRev(t, a, "rev-fixed")
+	if deg := condition(st, v1.ConditionDegraded); deg == nil || deg.Status != "False" {
+		t.Errorf("Degraded %+v after a good revision, want False", deg)
+	}
 }
