@@ -51,6 +51,8 @@ type RolloutReconciler struct {
 	failed map[types.UID]bool
 	// heldMsg remembers the last Event per held node, so a held node is announced once, not per reconcile.
 	heldMsg map[string]string
+	// progress measures the progress deadline on this process's clock.
+	progress progressClock
 }
 
 // +kubebuilder:rbac:groups=network.network-operator.io,resources=networkconfigrevisions,verbs=get;list;watch;update;patch;delete
@@ -190,8 +192,10 @@ func (r *RolloutReconciler) rollOut(ctx context.Context, tgt *v1.NetworkConfigRe
 		}
 		s := nodeState(nodes[name], nnc, r.Opts.TopologyLabel, stale)
 		s.Held = held[name] != nil
+		r.progress.restamp(&s, nnc, now)
 		states = append(states, s)
 	}
+	r.progress.forget(func(name string) bool { return nodes[name] != nil })
 	if len(invalid) > 0 {
 		return reconcile.Result{}, true, r.fail(ctx, tgt, revs, invalid[0], nil, now)
 	}

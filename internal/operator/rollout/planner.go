@@ -32,9 +32,10 @@ type NodeState struct {
 	Group string
 	// Ready is the Node object's Ready condition.
 	Ready bool
-	// ReadySince is when the Node's Ready condition last changed; the progress deadline of a
-	// node is measured from the later of this and Config.AssignedAt, so a node that was down
-	// does not fail a rollout the moment it returns.
+	// ReadySince is when the operator saw the Node's Ready condition last change; the progress
+	// deadline of a node is measured from the later of this and Config.AssignedAt, so a node that
+	// was down does not fail a rollout the moment it returns. Both are the operator's own
+	// observations (controllers' progressClock), never another machine's timestamps.
 	ReadySince time.Time
 	// Config is the node's NodeNetworkConfig, nil when it has none yet.
 	Config *ConfigState
@@ -50,7 +51,8 @@ type ConfigState struct {
 	Revision string
 	// ExpectedMapVersion is the map version the spec's content must produce on the node.
 	ExpectedMapVersion string
-	// AssignedAt is when the operator wrote Revision into the spec.
+	// AssignedAt is when the operator saw Revision assigned to the node (its own write, or the
+	// first sight after a leader change).
 	AssignedAt time.Time
 
 	AppliedRevision string
