@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -61,6 +62,9 @@ type hostRecord struct {
 
 const recordFile = "host-before.json"
 
+// leasePrefix starts the name of a lease file; the rest names its holder (leaseName).
+const leasePrefix = "lease."
+
 // hostLease is one cluster's hold on the shared state.
 type hostLease struct {
 	share hostShare
@@ -103,7 +107,7 @@ func (h hostShare) acquire() (*hostLease, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &hostLease{share: h, file: filepath.Join(h.State, name)}
+	l := &hostLease{share: h, file: filepath.Join(h.State, leasePrefix+name)}
 	if err := os.WriteFile(l.file, nil, 0o600); err != nil {
 		return nil, fmt.Errorf("kubenodes lease: %w", err)
 	}
@@ -164,10 +168,9 @@ func (l *hostLease) release(ownSockets []string) error {
 			return errors.Join(append(errs, fmt.Errorf("made on the host: %w", err), h.writeRecord(rec))...)
 		}
 	}
-	for _, p := range []string{filepath.Join(h.State, recordFile), h.State} {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
-		}
+	// Only kubenodes writes there, and no cluster holds a lease: the record goes, with what a crash left.
+	if err := os.RemoveAll(h.State); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -256,45 +259,48 @@ func (h hostShare) removeRuntimeDir() error {
 	return nil
 }
 
-// pruneLeases removes the leases of processes that are gone and counts the others.
-func (h hostShare) pruneLeases() (int, error) {
+// leases lists the holders' lease files: those whose process still runs, and those whose process is gone (a
+// test binary killed at its timeout). Other files (the record) are not leases.
+func (h hostShare) leases() (live, gone []string, err error) {
 	entries, err := os.ReadDir(h.State)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
+		return nil, nil, nil
 	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range entries {
+		holder, ok := strings.CutPrefix(e.Name(), leasePrefix)
+		switch {
+		case !ok:
+		case leaseHolderAlive(holder):
+			live = append(live, holder)
+		default:
+			gone = append(gone, e.Name())
+		}
+	}
+	return live, gone, nil
+}
+
+// pruneLeases removes the leases of processes that are gone and counts the others.
+func (h hostShare) pruneLeases() (int, error) {
+	live, gone, err := h.leases()
 	if err != nil {
 		return 0, err
 	}
-	live := 0
-	for _, e := range entries {
-		if e.Name() == recordFile {
-			continue
-		}
-		if leaseHolderAlive(e.Name()) {
-			live++
-		} else if err := os.Remove(filepath.Join(h.State, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	for _, name := range gone {
+		if err := os.Remove(filepath.Join(h.State, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return 0, fmt.Errorf("stale kubenodes lease: %w", err)
 		}
 	}
-	return live, nil
+	return len(live), nil
 }
 
 // otherHolders counts the leases held by running processes other than this one.
 func (h hostShare) otherHolders() (int, error) {
-	entries, err := os.ReadDir(h.State)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, e := range entries {
-		if e.Name() != recordFile && leaseHolderAlive(e.Name()) && !strings.HasPrefix(e.Name(), strconv.Itoa(os.Getpid())+"-") {
-			n++
-		}
-	}
-	return n, nil
+	live, _, err := h.leases()
+	own := strconv.Itoa(os.Getpid()) + "-"
+	return len(slices.DeleteFunc(live, func(l string) bool { return strings.HasPrefix(l, own) })), err
 }
 
 // lock takes an exclusive flock on h.Lock and returns its release.
@@ -330,8 +336,8 @@ func leaseName(pid int) (string, error) {
 	return fmt.Sprintf("%d-%d-%x", pid, start, r), nil
 }
 
-// leaseHolderAlive tells whether the process that took a lease still runs (an unparsable name counts as alive:
-// it is not ours to judge).
+// leaseHolderAlive tells whether the process that took a lease still runs (a holder name that does not parse
+// counts as alive: it is not ours to judge).
 func leaseHolderAlive(name string) bool {
 	parts := strings.Split(name, "-")
 	if len(parts) != 3 {

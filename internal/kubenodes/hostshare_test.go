@@ -201,7 +201,7 @@ func TestHostShareLeaseHolders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Rename(crashed.file, filepath.Join(h.State, fmt.Sprintf("%d-%d-00", os.Getpid(), start+1))); err != nil {
+	if err := os.Rename(crashed.file, filepath.Join(h.State, fmt.Sprintf("%s%d-%d-00", leasePrefix, os.Getpid(), start+1))); err != nil {
 		t.Fatal(err)
 	}
 	l := mustAcquire(t, h)
@@ -214,7 +214,11 @@ func TestHostShareLeaseHolders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(h.State, name), nil, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(h.State, leasePrefix+name), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Not a lease: a record write a crash interrupted.
+	if err := os.WriteFile(filepath.Join(h.State, recordFile+".new"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := h.otherHolders(); err != nil || n != 1 {
@@ -223,7 +227,7 @@ func TestHostShareLeaseHolders(t *testing.T) {
 	if err := l.release(nil); err != nil {
 		t.Fatal(err)
 	}
-	if !exists(filepath.Join(h.State, name)) || sysctl(t, h, "kernel/panic") != "10" {
+	if !exists(filepath.Join(h.State, leasePrefix+name)) || sysctl(t, h, "kernel/panic") != "10" {
 		t.Fatal("the running process's lease went, or the host was restored while it holds it")
 	}
 	_ = other.Process.Kill()
