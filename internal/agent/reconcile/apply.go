@@ -145,6 +145,9 @@ func (e *Engine) prepareFRR(ctx context.Context, p *Plan) (frr.Commit, error) {
 	return commit, err
 }
 
+// ErrFRRDiffers: after the reload FRR runs something else than the rendered config.
+var ErrFRRDiffers = errors.New("FRR runs something else than the applied config")
+
 // commitFRR reloads what prepareFRR validated (StepFRRReload).
 func (e *Engine) commitFRR(ctx context.Context, commit frr.Commit) error {
 	if commit == nil {
@@ -165,8 +168,12 @@ func (e *Engine) commitFRR(ctx context.Context, commit frr.Commit) error {
 		return err
 	}
 	if len(res.Residual) > 0 {
-		// FRR runs something else than the file says (it shows these lines in another form, or not at all): the
-		// next reload finds the same difference again.
+		// FRR runs something else than the file says (it shows these lines in another form, or not at all), and
+		// every reload would find the same difference again. A rendered config must converge: that is a failure
+		// of the content. A host's own base config (brownfield) may hold lines FRR never shows: logged.
+		if e.o.RenderFRR == nil {
+			return fmt.Errorf("%w; still differing after the reload: %s", ErrFRRDiffers, strings.Join(res.Residual, "; "))
+		}
 		e.log.Warn("FRR still differs from the applied config after the reload", "lines", res.Residual)
 	}
 	if !res.Skipped {

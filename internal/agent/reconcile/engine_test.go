@@ -30,7 +30,7 @@ type world struct {
 	next  int
 
 	failPhase map[string]netconf.Phase // revision -> netlink phase that fails
-	failFRR   map[string]string        // revision -> "validate" or "reload" fails
+	failFRR   map[string]string        // revision -> "validate" or "reload" fails, or "residual": FRR keeps a line otherwise
 	failMaps  map[string]bool          // map version -> the generation write fails
 	unhealthy bool                     // Verify fails
 	current   string                   // revision being applied
@@ -141,6 +141,9 @@ func (f *fakeFRR) Prepare(_ context.Context, cfg []byte) (frr.Commit, error) {
 		}
 		f.w.logf("frr reload")
 		f.last = cfg
+		if f.w.failFRR[rev] == "residual" {
+			return frr.Result{Hash: "0123456789abcdef", Residual: []string{"+  set community no-export 65000:1"}}, nil
+		}
 		return frr.Result{Hash: "0123456789abcdef"}, nil
 	}, nil
 }
@@ -341,6 +344,7 @@ func TestFailureRestoresLastGood(t *testing.T) {
 		{"netlink interfaces", func(w *world, bad *v1.NodeNetworkConfigSpec) { w.failPhase["r2"] = netconf.PhaseInterfaces }, StepInterfaces},
 		{"frr validation", func(w *world, bad *v1.NodeNetworkConfigSpec) { w.failFRR["r2"] = "validate" }, StepFRR},
 		{"frr reload", func(w *world, bad *v1.NodeNetworkConfigSpec) { w.failFRR["r2"] = "reload" }, StepFRRReload},
+		{"frr runs something else", func(w *world, bad *v1.NodeNetworkConfigSpec) { w.failFRR["r2"] = "residual" }, StepFRRReload},
 		{"maps", func(w *world, bad *v1.NodeNetworkConfigSpec) { w.failMaps[bad.MapVersion()] = true }, StepMaps},
 		{"health", func(w *world, bad *v1.NodeNetworkConfigSpec) { w.unhealthy = true }, ""},
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/network-operator/network-operator/internal/agent/dataplane"
 	"github.com/network-operator/network-operator/internal/agent/frrconfig"
 	"github.com/network-operator/network-operator/internal/agent/metrics"
+	"github.com/network-operator/network-operator/pkg/frr"
 )
 
 // retried checks an outcome of a transient failure: nothing recorded against the spec, the node still on r1,
@@ -174,5 +175,24 @@ func TestTransientPlanErrors(t *testing.T) {
 			secretThere = true
 			retried(t, r, out, tc.spec, passwords)
 		})
+	}
+}
+
+// FRR keeping a line in another form fails a rendered config (it would differ after every reload), but not one
+// rendered into the host's own base config, which may hold lines FRR never shows.
+func TestFRRResidual(t *testing.T) {
+	for _, brownfield := range []bool{false, true} {
+		r := newRig(t, t.TempDir())
+		if brownfield {
+			r.e.o.RenderFRR = frr.Render
+		}
+		if out, _ := r.reconcile(spec("r1", "red")); !out.Applied() {
+			t.Fatal(out.Err)
+		}
+		r.w.failFRR["r2"] = "residual"
+		out, _ := r.reconcile(spec("r2", "red", "blue"))
+		if failed := errors.Is(out.Err, ErrFRRDiffers); failed == brownfield || out.Applied() == !brownfield {
+			t.Errorf("brownfield %v: outcome %s %v", brownfield, out.Result, out.Err)
+		}
 	}
 }
