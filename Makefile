@@ -111,9 +111,10 @@ demo-down:
 demo-dataplane: deps
 	./hack/demo-dataplane.sh
 
-## lint: go vet, gofmt, and deadcode: production code that no binary reaches fails (hack/deadcode.sh).
+## lint: go vet, gofmt, go.mod tidy, and deadcode: production code that no binary reaches fails (hack/deadcode.sh).
 lint:
 	$(GO) vet ./...
+	$(GO) mod tidy -diff
 	test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '_bpfel.go$$'))"
 	./hack/deadcode.sh
 
