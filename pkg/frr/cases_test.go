@@ -104,6 +104,12 @@ func goldenCases() []goldenCase {
 				Communities: []string{"no-export", "65000:1", "65535:0", "0:0", "65000:1", "4200000101:3:4", "4200000101:1:2"},
 			}},
 		}}}},
+		// A graceful-restart speaker in every instance; the restart time at FRR's default is not rendered.
+		{name: "graceful-restart", cfg: func() NodeConfig {
+			u := fabricUnderlay()
+			u.GracefulRestart = &GracefulRestart{RestartTime: 120 * time.Second, StalePathTime: 300 * time.Second}
+			return NodeConfig{Underlay: u, VRFs: []VRF{{Name: "tenant1", VNI: 5001}}, L2VNIs: []L2VNI{{VNI: 100}}}
+		}()},
 		{name: "leak-multi", cfg: NodeConfig{Underlay: fabricUnderlay(), VRFs: []VRF{
 			{Name: "tenant2", VNI: 5002, RouteConfigs: []RouteConfig{{Seq: 10,
 				Import: []PrefixItem{{CIDR: pfx("10.2.0.0/16"), LE: 24, Action: Permit}},

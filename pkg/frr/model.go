@@ -35,6 +35,20 @@ type Underlay struct {
 	VTEPSource netip.Addr
 	PeerGroups []PeerGroup
 	Neighbors  []Neighbor
+	// GracefulRestart makes every BGP instance of the node a graceful-restart speaker; nil leaves FRR's
+	// default (helper only: the node keeps its peers' routes while they restart, not the other way round).
+	GracefulRestart *GracefulRestart
+}
+
+// GracefulRestart (RFC 4724) keeps a node forwarding while its bgpd restarts (an FRR upgrade, a crash): it
+// announces the capability with preserved forwarding state, so its peers keep the routes learnt from it, as
+// stale, until it is back or RestartTime is over; the kernel keeps the node's own routes when zebra runs with
+// -K. Zero durations leave FRR's defaults (restart-time 120 s, stalepath-time 360 s).
+type GracefulRestart struct {
+	// RestartTime is how long peers wait for the node's sessions to come back (whole seconds, 1..4095).
+	RestartTime time.Duration
+	// StalePathTime is how long the node keeps a restarting peer's stale routes (whole seconds, 1..4095).
+	StalePathTime time.Duration
 }
 
 // Remote AS keywords accepted besides a decimal AS number.

@@ -153,12 +153,14 @@ func insertSections(base string, sections, lost map[string]string) ([]byte, erro
 // view is NodeConfig resolved for the templates: names derived, sequences
 // assigned, everything sorted so rendering is deterministic.
 type view struct {
-	Globals    []string
-	ASN        uint32
-	RouterID   string
-	VTEP       string
-	PeerGroups []peerGroupView
-	Neighbors  []neighborView
+	Globals []string
+	// GracefulRestart holds the lines of every BGP instance (the node is a graceful-restart speaker).
+	GracefulRestart []string
+	ASN             uint32
+	RouterID        string
+	VTEP            string
+	PeerGroups      []peerGroupView
+	Neighbors       []neighborView
 	// Activate lists the underlay peer groups and group-less neighbours.
 	Activate    []string
 	HasIPv6     bool
@@ -282,7 +284,7 @@ type routeMapEntryView struct {
 
 func buildView(cfg *NodeConfig) *view {
 	u := &cfg.Underlay
-	v := &view{ASN: u.ASN, RouterID: u.RouterID.String()}
+	v := &view{ASN: u.ASN, RouterID: u.RouterID.String(), GracefulRestart: gracefulRestartLines(u.GracefulRestart)}
 	v.Cluster.V4.Family, v.Cluster.V6.Family = "ipv4", "ipv6"
 	v.underlay(cfg)
 	for _, l2 := range sortedBy(cfg.L2VNIs, func(a, b L2VNI) int { return cmpU32(a.VNI, b.VNI) }) {
@@ -617,6 +619,28 @@ func merge(both, extra []string) []string {
 		}
 	}
 	return out
+}
+
+// FRR's graceful-restart defaults (bgpd.h BGP_DEFAULT_RESTART_TIME, BGP_DEFAULT_STALEPATH_TIME).
+const (
+	frrDefaultRestartTime   = 120 * time.Second
+	frrDefaultStalePathTime = 360 * time.Second
+)
+
+// gracefulRestartLines are a BGP instance's graceful-restart lines in the order FRR shows them (nil: none).
+func gracefulRestartLines(gr *GracefulRestart) []string {
+	if gr == nil {
+		return nil
+	}
+	// FRR does not show a time equal to its default: rendering one would never converge.
+	var out []string
+	if gr.StalePathTime > 0 && gr.StalePathTime != frrDefaultStalePathTime {
+		out = append(out, fmt.Sprintf("bgp graceful-restart stalepath-time %d", int(gr.StalePathTime.Seconds())))
+	}
+	if gr.RestartTime > 0 && gr.RestartTime != frrDefaultRestartTime {
+		out = append(out, fmt.Sprintf("bgp graceful-restart restart-time %d", int(gr.RestartTime.Seconds())))
+	}
+	return append(out, "bgp graceful-restart", "bgp graceful-restart preserve-fw-state")
 }
 
 // splitCommunities separates large communities (A:B:C) from the others (standard and well-known), each

@@ -28,6 +28,8 @@ const (
 	// MinHoldTime and MaxHoldTime bound SessionOptions.HoldTime (RFC 4271: at least 3 s; a 16-bit field).
 	MinHoldTime = 3 * time.Second
 	MaxHoldTime = 65535 * time.Second
+	// MaxGracefulRestartTime bounds GracefulRestart's times (FRR's range; the capability's restart time has 12 bits).
+	MaxGracefulRestartTime = 4095 * time.Second
 
 	maxNameLen    = 40 // peer-group names end up inside prefix-list names
 	maxPasswordLn = 80 // TCP MD5 key length limit
@@ -180,6 +182,18 @@ func (v *validator) underlay(u *Underlay, brownfield bool) {
 	v.errs = append(v.errs, bgp.ValidateASN(up.Child("asn"), int64(u.ASN))...)
 	if !u.RouterID.Is4() {
 		v.add(up.Child("routerID"), u.RouterID.String(), "must be an IPv4 address")
+	}
+	if gr := u.GracefulRestart; gr != nil {
+		gp := up.Child("gracefulRestart")
+		for _, d := range []struct {
+			name string
+			val  time.Duration
+		}{{"restartTime", gr.RestartTime}, {"stalePathTime", gr.StalePathTime}} {
+			if d.val != 0 && (d.val%time.Second != 0 || d.val < time.Second || d.val > MaxGracefulRestartTime) {
+				v.add(gp.Child(d.name), d.val.String(), "must be whole seconds, 1s..%ds (0: FRR's default)",
+					MaxGracefulRestartTime/time.Second)
+			}
+		}
 	}
 	if brownfield {
 		if len(u.PeerGroups) > 0 || len(u.Neighbors) > 0 || u.VTEPSource.IsValid() {

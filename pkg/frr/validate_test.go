@@ -53,6 +53,8 @@ func TestValidateNamesFieldAndValue(t *testing.T) {
 		}, `vrfs[0].routeConfigs[0].import[0].le: Invalid value: 20`},
 		{"bad action", func(c *NodeConfig) { c.VRFs[0].RouteConfigs[0].Export[0].Action = "allow" }, `vrfs[0].routeConfigs[0].export[0].action: Invalid value: "allow": must be "permit" or "deny"`},
 		{"duplicate item seq", func(c *NodeConfig) { c.VRFs[0].RouteConfigs[0].Import[1].Seq = 10 }, `vrfs[0].routeConfigs[0].import[1].seq: Invalid value: 10: duplicate`},
+		{"graceful restart time", func(c *NodeConfig) { c.Underlay.GracefulRestart = &GracefulRestart{RestartTime: 5000 * time.Second} },
+			`underlay.gracefulRestart.restartTime: Invalid value: "1h23m20s": must be whole seconds, 1s..4095s`},
 		{"bad community", func(c *NodeConfig) { c.VRFs[0].RouteConfigs[0].Communities = []string{"65536:1"} }, `vrfs[0].routeConfigs[0].communities[0]: Invalid value: "65536:1": standard community parts must be within 0..65535`},
 		{"peering without range or neighbours", func(c *NodeConfig) { c.Peerings[0].ListenRanges = nil }, `peerings[0]: Invalid value: "calico": needs exactly one of listenRanges or neighbors`},
 		{"peering item family", func(c *NodeConfig) { c.Peerings[0].Import[0].CIDR = pfx("fd00::/48") }, `peerings[0].import[0].cidr: Invalid value: "fd00::/48": must be IPv4 like the peering's addresses`},

@@ -205,6 +205,25 @@ func (in *Instance) start(ctx context.Context, name string) error {
 	return nil
 }
 
+// Kill ends one daemon with SIGKILL, as a crash would (no clean shutdown: bgpd sends no NOTIFICATION, zebra
+// removes nothing), and waits until it is gone.
+func (in *Instance) Kill(ctx context.Context, name string) error {
+	for i, d := range in.procs {
+		if d.name != name {
+			continue
+		}
+		_ = d.cmd.Process.Kill()
+		select {
+		case <-d.done:
+		case <-ctx.Done():
+			return fmt.Errorf("%s (netns %q) after SIGKILL: %w", name, in.Netns, ctx.Err())
+		}
+		in.procs = append(in.procs[:i], in.procs[i+1:]...)
+		return nil
+	}
+	return fmt.Errorf("%s: not a daemon of this instance", name)
+}
+
 // ConfigPath is the instance's frr.conf.
 func (in *Instance) ConfigPath() string { return filepath.Join(in.ConfDir, "frr.conf") }
 
