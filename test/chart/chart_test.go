@@ -112,6 +112,11 @@ func TestDefaults(t *testing.T) {
 	if !spec.HostNetwork || spec.PriorityClassName != "system-node-critical" || ru.MaxUnavailable.IntValue() != 1 || ru.MaxSurge.IntValue() != 0 {
 		t.Errorf("agent DaemonSet: hostNetwork %v priority %q rolling update %+v", spec.HostNetwork, spec.PriorityClassName, ru)
 	}
+	// Graceful restart by default: bgpd announces it (the agent's flag), zebra keeps what a crashed zebra left.
+	if !slices.Contains(spec.Containers[0].Args, "--bgp-graceful-restart=true") || !slices.Contains(spec.Containers[0].Args, "--bgp-restart-time=120s") ||
+		!strings.Contains(strings.Join(spec.Containers[1].Command, " "), `extra="-K 120"`) {
+		t.Errorf("graceful restart: agent args %v, FRR command %q", spec.Containers[0].Args, spec.Containers[1].Command)
+	}
 	// SIGTERM lets the running apply step finish: the kubelet must not kill the agent before it does.
 	if grace := time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second; grace <= kube.ShutdownTimeout {
 		t.Errorf("agent terminationGracePeriodSeconds %v, want more than the agent's shutdown wait %v", grace, kube.ShutdownTimeout)
@@ -224,6 +229,26 @@ func TestValuesMatter(t *testing.T) {
 			t.Errorf("--set %q: agent args %v, want %q", set, args, want)
 		}
 	}
+	// Graceful restart off, or with another time: the agent's flags and zebra's follow.
+	for _, tc := range []struct {
+		set        []string
+		args       []string
+		zebraFlags string
+	}{
+		{[]string{"frr.gracefulRestart.enabled=false"}, []string{"--bgp-graceful-restart=false"}, ""},
+		{[]string{"frr.gracefulRestart.restartTime=300"}, []string{"--bgp-graceful-restart=true", "--bgp-restart-time=300s"}, `"-K 300"`},
+	} {
+		pod := render(t, tc.set...)["DaemonSet/network-agent"].(*appsv1.DaemonSet).Spec.Template.Spec
+		command := strings.Join(pod.Containers[1].Command, " ")
+		for _, a := range tc.args {
+			if !slices.Contains(pod.Containers[0].Args, a) {
+				t.Errorf("--set %v: agent args %v lack %s", tc.set, pod.Containers[0].Args, a)
+			}
+		}
+		if (tc.zebraFlags == "") == strings.Contains(command, "-K") || (tc.zebraFlags != "" && !strings.Contains(command, tc.zebraFlags)) {
+			t.Errorf("--set %v: FRR command %q, want zebra flags %q", tc.set, command, tc.zebraFlags)
+		}
+	}
 	cm := render(t, "webhook.certMode=certManager")
 	if cm["Certificate/network-operator-webhook"] == nil || cm["Issuer/network-operator-selfsigned"] == nil {
 		t.Error("webhook.certMode=certManager renders no Certificate/Issuer")
@@ -251,6 +276,7 @@ func TestBadValues(t *testing.T) {
 		{"agent.unknown=1", "agent"},
 		{"agent.frrScratchIdle=ten minutes", "agent.frrScratchIdle"},
 		{"agent.goMemoryLimit=64MB", "agent.goMemoryLimit"},
+		{"frr.gracefulRestart.restartTime=5000", "frr.gracefulRestart.restartTime"},
 	} {
 		t.Run(tc.set, func(t *testing.T) {
 			out, err := run(t, bin, "template", "x", chart, "--set", tc.set)

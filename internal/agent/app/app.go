@@ -80,6 +80,8 @@ type flags struct {
 	frrScratchIdle                               time.Duration
 	frrManagementVRFs                            string
 	frrWait                                      time.Duration
+	bgpGracefulRestart                           bool
+	bgpRestartTime                               time.Duration
 	passwordDir                                  string
 	vtepInterface, vrfMode, vethVRFs             string
 	vtepAddress                                  netip.Addr
@@ -124,6 +126,11 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&f.frrScratch, "frr-scratch", true, "validate every new FRR config in scratch daemons (kept running) before applying it")
 	fs.DurationVar(&f.frrScratchIdle, "frr-scratch-idle", 10*time.Minute, "stop the scratch FRR daemons after this long without a "+
 		"validation (they hold about as much memory as the node's FRR; the next validation starts them again); 0: keep them")
+	fs.BoolVar(&f.bgpGracefulRestart, "bgp-graceful-restart", true, "the node is a BGP graceful-restart speaker in every "+
+		"instance it renders (not into --frr-base-config's base): its peers keep the routes learnt from it while its bgpd "+
+		"restarts (an upgrade, a crash)")
+	fs.DurationVar(&f.bgpRestartTime, "bgp-restart-time", 0, "--bgp-graceful-restart: how long peers keep the node's "+
+		"routes for it to come back, whole seconds up to 4095s (0: FRR's 120s; zebra's -K in the chart should match)")
 	fs.DurationVar(&f.frrWait, "frr-wait", 2*time.Minute, "at start, wait this long for FRR to answer (it may start next to the agent, e.g. in its pod)")
 	fs.StringVar(&f.passwordDir, "password-dir", "", "standalone: BGP passwords as files <dir>/<namespace>/<name>/<key> (passwordSecretRef)")
 	fs.StringVar(&f.vtepInterface, "vtep-interface", "", "underlay device every VXLAN is bound to (optional)")
@@ -167,6 +174,10 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		return nil, errors.New("--frr-base-config needs --frr reload or systemd")
 	case f.podNetwork && f.configFile != "":
 		return nil, errors.New("--pod-network needs Kubernetes mode (no --config-file)")
+	case f.bgpRestartTime != 0 && (f.bgpRestartTime%time.Second != 0 || f.bgpRestartTime < time.Second ||
+		f.bgpRestartTime > frr.MaxGracefulRestartTime):
+		return nil, fmt.Errorf("--bgp-restart-time %s: want whole seconds, 1s..%s (0: FRR's default)", f.bgpRestartTime,
+			frr.MaxGracefulRestartTime)
 	}
 	if *memoryLimit != "" {
 		q, err := resource.ParseQuantity(*memoryLimit)
@@ -179,6 +190,15 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		return nil, fmt.Errorf("--pod-netns: %w", err)
 	}
 	return f, nil
+}
+
+// gracefulRestart is what --bgp-graceful-restart renders into FRR's config: nil when off, and for a host's own
+// base config (--frr-base-config), whose BGP instance is the host's.
+func (f *flags) gracefulRestart() *frr.GracefulRestart {
+	if !f.bgpGracefulRestart || f.frrBaseConfig != "" {
+		return nil
+	}
+	return &frr.GracefulRestart{RestartTime: f.bgpRestartTime}
 }
 
 // --frr values.
@@ -330,7 +350,7 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 		defer stopWatch()
 	}
 	eo := reconcile.Options{Netlink: nc, Dataplane: dp, Links: links, Store: store, Metrics: m, Logger: logger, RenderFRR: render,
-		Mirror: mirrors}
+		Mirror: mirrors, GracefulRestart: f.gracefulRestart()}
 	var rewrite *standalone.Rewrite
 	if f.configFile != "" {
 		rewrite = &standalone.Rewrite{} // the file's FRR replacements (das-schiff)
@@ -441,7 +461,7 @@ func dryRun(ctx context.Context, f *flags, stdout io.Writer, nc *netconf.Manager
 	}
 	defer view.Close()
 	eo := reconcile.Options{Netlink: nc, Dataplane: view, Links: links, Store: store, RenderFRR: rewrite.Render(render),
-		Mirror: mirror.New(links, ns)}
+		Mirror: mirror.New(links, ns), GracefulRestart: f.gracefulRestart()}
 	if reloader != nil {
 		eo.FRR, eo.FRRStatus = reloader, reloader.Target()
 	}

@@ -52,6 +52,7 @@ func TestStandaloneWithRealFRR(t *testing.T) {
 	running, err := fr.Vtysh(ctx, "show running-config")
 	mustf(t, err, "running config")
 	for _, want := range []string{"vrf vr.red", " vni 100", "vrf vr.blue", " vni 200", "router bgp 65000",
+		" bgp graceful-restart\n", " bgp graceful-restart preserve-fw-state",
 		"neighbor 192.0.2.254 remote-as 65099", "router bgp 65000 vrf vr.red", "neighbor tenant_peer password " + password,
 		"neighbor 10.1.1.2 peer-group tenant_peer", "advertise-all-vni"} {
 		if !strings.Contains(string(running), want) {
@@ -277,6 +278,10 @@ func TestFRRFlagErrors(t *testing.T) {
 			"--frr-management-vrfs needs --frr-base-config"},
 		{"missing base config", []string{"--frr-base-config", filepath.Join(dir, "nosuch.conf")}, "", app.ExitFailed,
 			"--frr-base-config: open " + filepath.Join(dir, "nosuch.conf")},
+		{"restart time beyond FRR's range", []string{"--bgp-restart-time", "2h"}, "", app.ExitUsage,
+			"--bgp-restart-time 2h0m0s: want whole seconds, 1s..1h8m15s (0: FRR's default)"},
+		{"restart time not whole seconds", []string{"--bgp-restart-time", "1500ms"}, "", app.ExitUsage,
+			"--bgp-restart-time 1.5s: want whole seconds"},
 		{"no system bus", []string{"--frr", "systemd"}, "unix:path=" + filepath.Join(dir, "nobus"), app.ExitFailed,
 			"--frr systemd: connect to the system bus"},
 	} {

@@ -97,6 +97,8 @@ type Options struct {
 	// RenderFRR turns the translated config into frr.conf; nil is frr.Render (the whole file). The agent's
 	// --frr-base-config renders into the host's own base config instead (frr.RenderBrownfield).
 	RenderFRR func(cfg *frr.NodeConfig) ([]byte, error)
+	// GracefulRestart goes into every rendered FRR config (the node a graceful-restart speaker); nil: none.
+	GracefulRestart *frr.GracefulRestart
 	// Mirror applies the spec's mirrors; nil: mirrors are not applied.
 	Mirror Mirror
 	// Links resolves interface names in the node's namespace.

@@ -287,6 +287,7 @@ func (e *Engine) renderFRR(ctx context.Context, spec *v1.NodeNetworkConfigSpec, 
 	if err != nil {
 		return nil, "", "", err
 	}
+	nc.Underlay.GracefulRestart = e.o.GracefulRestart
 	if err := nc.Validate(); err != nil {
 		return nil, "", "", err
 	}
