@@ -249,7 +249,7 @@ func readProcess(pid int) (Process, bool) {
 	if !ok || len(fields) < 20 {
 		return Process{}, false
 	}
-	start, _ := strconv.ParseUint(fields[19], 10, 64)
+	start, _ := strconv.ParseUint(fields[19], 10, 64) // ProcessStart's field, from the same read
 	dir := filepath.Join("/proc", strconv.Itoa(pid))
 	cmd, err := os.ReadFile(filepath.Join(dir, "cmdline"))
 	if err != nil || len(cmd) == 0 {
@@ -360,6 +360,19 @@ func procStat(pid int) (comm string, fields []string, ok bool) {
 		return "", nil, false
 	}
 	return string(stat)[open+1 : closing], strings.Fields(string(stat)[closing+1:]), true
+}
+
+// ProcessStart is when a process started, in clock ticks after boot (field 22 of /proc/<pid>/stat): with the pid,
+// it names one process (a reused pid has another start). The error wraps fs.ErrNotExist when there is no such pid.
+func ProcessStart(pid int) (uint64, error) {
+	if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid))); err != nil {
+		return 0, err
+	}
+	_, fields, ok := procStat(pid)
+	if !ok || len(fields) < 20 {
+		return 0, fmt.Errorf("/proc/%d/stat: unreadable", pid)
+	}
+	return strconv.ParseUint(fields[19], 10, 64)
 }
 
 func isProjectProgram(comm string) bool {

@@ -3,7 +3,9 @@ package hostsnap
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,5 +115,15 @@ func TestTakeSeesRealObjects(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("findings lack %q:\n%s", want, got)
 		}
+	}
+}
+
+func TestProcessStart(t *testing.T) {
+	a, err := ProcessStart(os.Getpid())
+	if err != nil || a == 0 {
+		t.Fatalf("own start %d, %v", a, err)
+	}
+	if _, err := ProcessStart(1 << 30); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a pid that does not exist: %v, want ErrNotExist", err)
 	}
 }

@@ -1,7 +1,6 @@
 package kubenodes
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/network-operator/network-operator/internal/hostsnap"
 )
 
 // hostShared is what every cluster on the host shares, in this process and in others (go test runs several
@@ -325,7 +326,7 @@ func (h hostShare) lock() (func(), error) {
 // leaseName names a lease after its holder: pid, the process's start time (a reused pid has another) and a
 // random part (one process may run several clusters).
 func leaseName(pid int) (string, error) {
-	start, err := processStart(pid)
+	start, err := hostsnap.ProcessStart(pid)
 	if err != nil {
 		return "", err
 	}
@@ -348,26 +349,8 @@ func leaseHolderAlive(name string) bool {
 	if err1 != nil || err2 != nil {
 		return true
 	}
-	got, err := processStart(pid)
+	got, err := hostsnap.ProcessStart(pid)
 	return err == nil && got == start
-}
-
-// processStart is the start time of a process in clock ticks after boot (field 22 of /proc/<pid>/stat).
-func processStart(pid int) (uint64, error) {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, err
-	}
-	// The command name (field 2) is in parentheses and may hold spaces: count the fields after its ')'.
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	fields := strings.Fields(string(data[i+1:]))
-	if len(fields) < 20 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the name", pid, len(fields))
-	}
-	return strconv.ParseUint(fields[19], 10, 64)
 }
 
 // removeDeadSockets removes the unix sockets in dir that nothing listens on.
@@ -410,12 +393,8 @@ func (h hostShare) shimSocket(address, ns, id string) string {
 // (-namespace NS -id ID -address ADDRESS).
 func (h hostShare) shimSockets(address string) []string {
 	var out []string
-	for _, pid := range processesMatching("-address " + address) {
-		data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+	for _, p := range processesWithArgs("-address " + address) {
+		args := p.args
 		flags := map[string]string{}
 		for i := 0; i+1 < len(args); i++ {
 			if strings.HasPrefix(args[i], "-") {

@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -16,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/network-operator/network-operator/internal/hostsnap"
 	"github.com/network-operator/network-operator/internal/wait"
 )
 
@@ -197,7 +196,7 @@ func TestHostShareLeaseHolders(t *testing.T) {
 	h := testShare(t)
 	crashed := mustAcquire(t, h)
 	setSysctl(t, h, "kernel/panic", "10") // the crashed run's kubelet; its lease now names a process that is gone
-	start, err := processStart(os.Getpid())
+	start, err := hostsnap.ProcessStart(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,15 +265,5 @@ func TestShimSockets(t *testing.T) {
 	}
 	if other := h.shimSockets(address + "x"); len(other) != 0 {
 		t.Errorf("another containerd's shims: %v, want none", other)
-	}
-}
-
-func TestProcessStart(t *testing.T) {
-	a, err := processStart(os.Getpid())
-	if err != nil || a == 0 {
-		t.Fatalf("own start %d, %v", a, err)
-	}
-	if _, err := processStart(1 << 30); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("a pid that does not exist: %v, want ErrNotExist", err)
 	}
 }

@@ -106,8 +106,23 @@ const pollInterval = 100 * time.Millisecond
 
 // processesMatching lists pids whose command line contains s.
 func processesMatching(s string) []int {
-	entries, _ := os.ReadDir("/proc")
 	var out []int
+	for _, p := range processesWithArgs(s) {
+		out = append(out, p.pid)
+	}
+	return out
+}
+
+// process is a running process and its arguments.
+type process struct {
+	pid  int
+	args []string
+}
+
+// processesWithArgs lists the processes (not this one) whose command line, arguments joined by spaces, contains s.
+func processesWithArgs(s string) []process {
+	entries, _ := os.ReadDir("/proc")
+	var out []process
 	for _, e := range entries {
 		var pid int
 		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil || pid == os.Getpid() {
@@ -117,8 +132,9 @@ func processesMatching(s string) []int {
 		if err != nil {
 			continue
 		}
-		if strings.Contains(strings.ReplaceAll(string(data), "\x00", " "), s) {
-			out = append(out, pid)
+		args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+		if strings.Contains(strings.Join(args, " "), s) {
+			out = append(out, process{pid: pid, args: args})
 		}
 	}
 	return out

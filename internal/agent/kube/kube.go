@@ -129,10 +129,7 @@ type Reconciler struct {
 // retryBackoff is the wait before the n-th retry (1-based) of a revision that failed transiently: 1 s doubling up
 // to 30 s.
 func retryBackoff(n int) time.Duration {
-	if n > 5 {
-		return 30 * time.Second
-	}
-	return min(time.Second<<(n-1), 30*time.Second)
+	return min(time.Second<<min(n-1, 5), 30*time.Second)
 }
 
 // nextRetry counts an outcome and returns the wait before the next reconcile when it was a transient failure.
