@@ -77,9 +77,13 @@ type BGPPeeringSpec struct {
 	// +optional
 	PasswordSecretRef *SecretKeyReference `json:"passwordSecretRef,omitempty"`
 
-	// EnableBFD enables BFD on the sessions.
+	// EnableBFD enables BFD on the sessions (with BFD's settings, or bfdd's defaults without them).
 	// +optional
 	EnableBFD bool `json:"enableBFD,omitempty"`
+
+	// BFD tunes BFD on the sessions and turns it on (enableBFD is then implied).
+	// +optional
+	BFD *BFDProfile `json:"bfd,omitempty"`
 
 	// MaximumPrefixes is the most prefixes accepted from one peer.
 	// +optional

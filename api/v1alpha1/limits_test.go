@@ -24,6 +24,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/network-operator/network-operator/pkg/bfd"
 )
 
 // bounds is the minimum and maximum of a schema property; nil when the schema has none.
@@ -55,8 +57,9 @@ func TestCRDBoundsMatchConstants(t *testing.T) {
 	}
 	want := map[string]map[string]bounds{
 		"bgppeerings": merge(prefixItem(".spec.import"), prefixItem(".spec.export"), map[string]bounds{
-			".spec.remoteASN":       b(MinASN, MaxASN),
-			".spec.maximumPrefixes": b(MinMaximumPrefixes, MaxMaximumPrefixes),
+			".spec.remoteASN":            b(MinASN, MaxASN),
+			".spec.maximumPrefixes":      b(MinMaximumPrefixes, MaxMaximumPrefixes),
+			".spec.bfd.detectMultiplier": b(bfd.MinDetectMultiplier, bfd.MaxDetectMultiplier),
 		}),
 		"vrfrouteconfigurations": merge(prefixItem(".spec.import"), prefixItem(".spec.export"), map[string]bounds{
 			".spec.vni": b(MinVNI, MaxVNI),
@@ -69,15 +72,17 @@ func TestCRDBoundsMatchConstants(t *testing.T) {
 			".spec.mtu": b(MinMTU, MaxMTU),
 		},
 		"nodenetworkconfigs": {
-			".spec.underlay.asn":                b(MinASN, MaxASN),
-			".spec.vrfs[].id":                   b(MinVRFID, MaxVRFID),
-			".spec.vrfs[].tableID":              atLeast(MinTableID),
-			".spec.dataplane.interfaces[].vlan": b(0, MaxVLAN), // 0: untagged
-			".spec.mirrors[].match.srcPort":     b(0, MaxPort),
-			".spec.mirrors[].match.dstPort":     b(0, MaxPort),
-			".spec.mirrors[].target.key":        b(0, MaxGREKey),
-			".spec.routingTables[].tableID":     b(MinRoutingTableID, MaxRoutingTableID),
-			".spec.links[].bridge.mtu":          b(MinMTU, MaxMTU),
+			".spec.underlay.asn":                    b(MinASN, MaxASN),
+			".spec.vrfs[].id":                       b(MinVRFID, MaxVRFID),
+			".spec.vrfs[].tableID":                  atLeast(MinTableID),
+			".spec.dataplane.interfaces[].vlan":     b(0, MaxVLAN), // 0: untagged
+			".spec.mirrors[].match.srcPort":         b(0, MaxPort),
+			".spec.mirrors[].match.dstPort":         b(0, MaxPort),
+			".spec.mirrors[].target.key":            b(0, MaxGREKey),
+			".spec.routingTables[].tableID":         b(MinRoutingTableID, MaxRoutingTableID),
+			".spec.links[].bridge.mtu":              b(MinMTU, MaxMTU),
+			".spec.underlay.bfd.detectMultiplier":   b(bfd.MinDetectMultiplier, bfd.MaxDetectMultiplier),
+			".spec.bgpPeers[].bfd.detectMultiplier": b(bfd.MinDetectMultiplier, bfd.MaxDetectMultiplier),
 		},
 		"routingtables": {
 			".spec.tableId": b(MinRoutingTableID, MaxRoutingTableID),

@@ -100,6 +100,9 @@ type UnderlaySpec struct {
 	// +optional
 	// +listType=atomic
 	Neighbors []UnderlayNeighbor `json:"neighbors,omitempty"`
+	// BFD runs BFD with these settings on every underlay session; absent: no BFD.
+	// +optional
+	BFD *BFDProfile `json:"bfd,omitempty"`
 }
 
 // UnderlayNeighbor is one underlay BGP neighbour, reached over an interface (unnumbered) or at an address.
@@ -398,6 +401,9 @@ type NodeBGPPeer struct {
 	// EnableBFD on the sessions.
 	// +optional
 	EnableBFD bool `json:"enableBFD,omitempty"`
+	// BFD settings of the sessions (with EnableBFD; absent: bfdd's defaults).
+	// +optional
+	BFD *BFDProfile `json:"bfd,omitempty"`
 	// Import: routes accepted from the peers.
 	// +optional
 	// +listType=atomic

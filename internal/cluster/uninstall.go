@@ -278,7 +278,7 @@ func frrDaemonsIn(nsPath string) ([]string, error) {
 		}
 		name := strings.TrimSpace(string(comm))
 		switch name {
-		case "zebra", "bgpd", "staticd", "watchfrr", "mgmtd":
+		case "zebra", "bgpd", "staticd", "bfdd", "watchfrr", "mgmtd":
 		default:
 			continue
 		}

@@ -291,6 +291,9 @@ func ValidateBGPPeering(obj *v1.BGPPeering, s *Snapshot) field.ErrorList {
 		errs = append(errs, validateRange(p.Child("maximumPrefixes"), *spec.MaximumPrefixes, v1.MinMaximumPrefixes, v1.MaxMaximumPrefixes, "maximum prefixes")...)
 	}
 	errs = append(errs, validateTimers(p, spec.HoldTime, spec.KeepaliveTime)...)
+	if spec.BFD != nil {
+		errs = append(errs, spec.BFD.Profile().Validate(p.Child("bfd"))...)
+	}
 	if ref := spec.PasswordSecretRef; ref != nil {
 		rp := p.Child("passwordSecretRef")
 		for _, msg := range validation.IsDNS1123Label(ref.Namespace) {

@@ -292,6 +292,15 @@ func TestValidateBGPPeering(t *testing.T) {
 			want: [][]string{{`spec.keepaliveTime: Invalid value: "1.5s"`, "whole seconds"}}},
 		{name: "keepalive alone", obj: peering("x", func(s *v1.BGPPeeringSpec) { s.HoldTime = nil }),
 			want: [][]string{{`spec.holdTime: Required value`, "30s"}}},
+		{name: "good bfd", obj: peering("x", func(s *v1.BGPPeeringSpec) {
+			s.BFD = &v1.BFDProfile{ReceiveInterval: dur(100 * time.Millisecond), TransmitInterval: dur(100 * time.Millisecond),
+				DetectMultiplier: ptr.To[int32](5), PassiveMode: true, EchoInterval: dur(50 * time.Millisecond)}
+		})},
+		{name: "bfd out of bfdd's range", obj: peering("x", func(s *v1.BGPPeeringSpec) {
+			s.BFD = &v1.BFDProfile{ReceiveInterval: dur(5 * time.Millisecond), TransmitInterval: dur(1500 * time.Microsecond),
+				DetectMultiplier: ptr.To[int32](1), EchoInterval: dur(2 * time.Minute)}
+		}), want: [][]string{{`spec.bfd.receiveInterval: Invalid value: "5ms"`, "10ms..1m0s"}, {`spec.bfd.transmitInterval: Invalid value: "1.5ms"`},
+			{`spec.bfd.echoInterval: Invalid value: "2m0s"`}, {`spec.bfd.detectMultiplier: Invalid value: 1`, "2..255"}}},
 		{name: "max prefixes", obj: peering("x", func(s *v1.BGPPeeringSpec) { s.MaximumPrefixes = ptr.To[int64](0) }),
 			want: [][]string{{`spec.maximumPrefixes: Invalid value: 0`}}},
 		{name: "secret ref", obj: peering("x", func(s *v1.BGPPeeringSpec) {

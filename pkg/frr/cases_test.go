@@ -3,6 +3,8 @@ package frr
 import (
 	"net/netip"
 	"time"
+
+	"github.com/network-operator/network-operator/pkg/bfd"
 )
 
 func pfx(s string) netip.Prefix { return netip.MustParsePrefix(s) }
@@ -37,7 +39,7 @@ func goldenCases() []goldenCase {
 		{name: "underlay-unnumbered", cfg: NodeConfig{Underlay: Underlay{
 			ASN: 4200000101, RouterID: addr("10.0.0.11"), VTEPSource: addr("10.0.0.11"),
 			PeerGroups: []PeerGroup{{Name: "spines", RemoteAS: RemoteASExternal, SessionOptions: SessionOptions{
-				HoldTime: 9 * time.Second, KeepaliveTime: 3 * time.Second, BFD: true,
+				HoldTime: 9 * time.Second, KeepaliveTime: 3 * time.Second, BFD: &bfd.Profile{},
 			}}},
 			Neighbors: []Neighbor{{Interface: "eth0", PeerGroup: "spines"}, {Interface: "eth1", PeerGroup: "spines"}},
 		}}},
@@ -110,6 +112,9 @@ func goldenCases() []goldenCase {
 			u.GracefulRestart = &GracefulRestart{RestartTime: 120 * time.Second, StalePathTime: 300 * time.Second}
 			return NodeConfig{Underlay: u, VRFs: []VRF{{Name: "tenant1", VNI: 5001}}, L2VNIs: []L2VNI{{VNI: 100}}}
 		}()},
+		// BFD profiles: one per distinct setting, shared by the sessions that name it; defaults (the peer group's
+		// multiplier 3, 300 ms) are not rendered, and all-default settings name no profile.
+		{name: "bfd-profiles", cfg: bfdConfig()},
 		{name: "leak-multi", cfg: NodeConfig{Underlay: fabricUnderlay(), VRFs: []VRF{
 			{Name: "tenant2", VNI: 5002, RouteConfigs: []RouteConfig{{Seq: 10,
 				Import: []PrefixItem{{CIDR: pfx("10.2.0.0/16"), LE: 24, Action: Permit}},
@@ -135,7 +140,7 @@ func goldenCases() []goldenCase {
 		}}}},
 		{name: "peering-listen-range", cfg: NodeConfig{Underlay: fabricUnderlay(), Peerings: []Peering{{
 			Name: "calico", ListenRanges: []netip.Prefix{pfx("10.250.0.0/24")}, RemoteASN: 64512, MaximumPrefixes: 100,
-			SessionOptions: SessionOptions{HoldTime: 30 * time.Second, KeepaliveTime: 10 * time.Second, BFD: true, Password: "s3cret"},
+			SessionOptions: SessionOptions{HoldTime: 30 * time.Second, KeepaliveTime: 10 * time.Second, BFD: &bfd.Profile{}, Password: "s3cret"},
 			Import:         []PrefixItem{{CIDR: pfx("10.244.0.0/16"), LE: 32, Action: Permit}},
 			Export:         []PrefixItem{{CIDR: pfx("0.0.0.0/0"), Action: Permit}},
 		}}}},
@@ -151,7 +156,7 @@ func goldenCases() []goldenCase {
 		{name: "peering-in-vrf", cfg: NodeConfig{Underlay: fabricUnderlay(), VRFs: []VRF{{Name: "tenant1", VNI: 5001}},
 			Peerings: []Peering{{
 				Name: "tenant1-lb", VRF: "tenant1", ListenRanges: []netip.Prefix{pfx("10.1.250.0/24")}, RemoteASN: 64600,
-				SessionOptions: SessionOptions{BFD: true},
+				SessionOptions: SessionOptions{BFD: &bfd.Profile{}},
 				Import:         []PrefixItem{{CIDR: pfx("10.1.0.0/16"), LE: 32, Action: Permit}},
 			}}}},
 		{name: "routing-table", cfg: NodeConfig{Underlay: fabricUnderlay(), RoutingTables: []RoutingTable{
@@ -168,6 +173,12 @@ func goldenCases() []goldenCase {
 		{name: "brownfield-hints", base: "hints.conf", cfg: brownfieldConfig()},
 		{name: "brownfield-dasschiff-readme", base: "dasschiff-readme.conf", mgmt: []string{"mgmt_vrf"}, cfg: dasSchiffConfig(65000, "10.0.0.1", "mgmt_vrf")},
 		{name: "brownfield-dasschiff-testdata", base: "dasschiff-testdata.conf", mgmt: []string{"om_refm2m"}, cfg: dasSchiffConfig(64510, "198.51.100.0", "om_refm2m")},
+		// A base without a BFD hint gets the profiles at its end.
+		{name: "brownfield-bfd", base: "dasschiff-readme.conf", mgmt: []string{"mgmt_vrf"}, cfg: func() NodeConfig {
+			c := dasSchiffConfig(65000, "10.0.0.1", "mgmt_vrf")
+			c.Peerings[0].BFD = &bfd.Profile{ReceiveInterval: 200 * time.Millisecond, TransmitInterval: 200 * time.Millisecond, Passive: true}
+			return c
+		}()},
 		{name: "brownfield-routing-table", base: "hints.conf", cfg: func() NodeConfig {
 			c := brownfieldConfig()
 			c.RoutingTables = []RoutingTable{{Name: "taas.100", TableID: 100}}
@@ -195,13 +206,30 @@ func fullConfig() NodeConfig {
 		}},
 		Peerings: []Peering{
 			{Name: "calico", ListenRanges: []netip.Prefix{pfx("10.250.0.0/24")}, RemoteASN: 64512, MaximumPrefixes: 100,
-				SessionOptions: SessionOptions{HoldTime: 30 * time.Second, KeepaliveTime: 10 * time.Second, BFD: true, Password: "s3cret"},
+				SessionOptions: SessionOptions{HoldTime: 30 * time.Second, KeepaliveTime: 10 * time.Second, BFD: &bfd.Profile{}, Password: "s3cret"},
 				Import:         []PrefixItem{{CIDR: pfx("10.244.0.0/16"), LE: 32, Action: Permit}},
 				Export:         []PrefixItem{{CIDR: pfx("0.0.0.0/0"), Action: Permit}}},
 			{Name: "tenant1-lb", VRF: "tenant1", Neighbors: []netip.Addr{addr("10.1.250.10")}, RemoteASN: 64600,
 				Import: []PrefixItem{{CIDR: pfx("10.1.0.0/16"), LE: 32, Action: Permit}}},
 		},
 	}
+}
+
+func bfdConfig() NodeConfig {
+	fast := &bfd.Profile{ReceiveInterval: 100 * time.Millisecond, TransmitInterval: 100 * time.Millisecond, DetectMultiplier: 3}
+	u := fabricUnderlay()
+	u.PeerGroups[0].BFD = fast
+	u.Neighbors = append(u.Neighbors, Neighbor{Address: addr("192.168.0.253"), RemoteAS: RemoteASInternal,
+		SessionOptions: SessionOptions{BFD: &bfd.Profile{ReceiveInterval: 100 * time.Millisecond, TransmitInterval: 100 * time.Millisecond}}})
+	return NodeConfig{Underlay: u, Peerings: []Peering{
+		{Name: "calico", ListenRanges: []netip.Prefix{pfx("10.250.0.0/24")}, RemoteASN: 64512,
+			SessionOptions: SessionOptions{BFD: &bfd.Profile{DetectMultiplier: 5, ReceiveInterval: 250 * time.Millisecond,
+				TransmitInterval: 500 * time.Millisecond, Passive: true}}},
+		{Name: "metallb", Neighbors: []netip.Addr{addr("10.250.1.11")}, RemoteASN: 64513,
+			SessionOptions: SessionOptions{BFD: &bfd.Profile{EchoInterval: 100 * time.Millisecond, DetectMultiplier: 3, ReceiveInterval: 300 * time.Millisecond}}},
+		{Name: "plain", Neighbors: []netip.Addr{addr("10.250.1.21")}, RemoteASN: 64514,
+			SessionOptions: SessionOptions{BFD: &bfd.Profile{}}},
+	}}
 }
 
 func brownfieldConfig() NodeConfig {

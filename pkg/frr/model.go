@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/network-operator/network-operator/pkg/bfd"
 	"github.com/network-operator/network-operator/pkg/bgp"
 )
 
@@ -64,7 +65,9 @@ type SessionOptions struct {
 	// must be set, in whole seconds.
 	HoldTime      time.Duration
 	KeepaliveTime time.Duration
-	BFD           bool
+	// BFD runs BFD on the session with this profile (the zero Profile: bfdd's defaults); nil: no BFD. bfdd must
+	// run next to bgpd.
+	BFD *bfd.Profile
 	// Password is the TCP MD5 secret. It is only written into the config file.
 	Password Secret
 	// EBGPMultihop > 0 renders "ebgp-multihop N".

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/network-operator/network-operator/pkg/frr/frrdiff"
+	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 )
 
 // ErrReloadFailed marks a validated config that FRR failed to apply; the
@@ -449,7 +450,7 @@ func (r *Reloader) prestageVRFs(ctx context.Context, cfg []byte, tl *timeline) e
 		cmds := append([]string{"configure", "vrf " + name}, blocks[name]...)
 		cmds = append(cmds, "exit-vrf")
 		out, err := r.opts.Vtysh(ctx, cmds...)
-		if err == nil && strings.Contains(string(out), "% ") {
+		if err == nil && frrproc.Refused(out) {
 			err = errors.New(strings.TrimSpace(string(out)))
 		}
 		if err != nil {

@@ -36,6 +36,9 @@ const (
 	SectionBGP         = "BGP"
 	SectionPrefixLists = "PrefixLists"
 	SectionRouteMaps   = "RouteMaps"
+	// SectionBFD holds bfdd's profiles; a base without its hint gets them at its end (a top-level block, whose
+	// place in the file does not matter), so a das-schiff base needs no new hint for BFD.
+	SectionBFD = "BFD"
 )
 
 // sectionOrder fixes rendering order; each section has its own template.
@@ -48,7 +51,11 @@ var sectionOrder = [...]struct{ name, tmpl string }{
 	{SectionBGP, "bgp-vrfs"},
 	{SectionPrefixLists, "prefix-lists"},
 	{SectionRouteMaps, "route-maps"},
+	{SectionBFD, "bfd-profiles"},
 }
+
+// appendedWithoutHint are the sections written at the end of a base that has no hint for them.
+func appendedWithoutHint(name string) bool { return name == SectionBFD }
 
 func hintLine(name string) string { return "#++{{." + name + "}}" }
 
@@ -140,6 +147,10 @@ func insertSections(base string, sections, lost map[string]string) ([]byte, erro
 	}
 	var missing []string
 	for _, s := range sectionOrder {
+		if used[s.name] == 0 && appendedWithoutHint(s.name) {
+			out.WriteString(sections[s.name])
+			continue
+		}
 		if lost[s.name] != "" && used[s.name] == 0 {
 			missing = append(missing, "missing hint "+hintLine(s.name)+": "+lost[s.name])
 		}
@@ -170,6 +181,8 @@ type view struct {
 	Cluster     instanceView
 	PrefixLists []prefixListView
 	RouteMaps   []routeMapView
+	// BFDProfiles are the profiles the sessions name, sorted by name.
+	BFDProfiles []bfdProfileView
 }
 
 type sessionView struct {
@@ -179,6 +192,14 @@ type sessionView struct {
 	UpdateSource string
 	Timers       string
 	BFD          bool
+	// BFDProfile names the session's bfdd profile; "" for bfdd's defaults.
+	BFDProfile string
+}
+
+// bfdProfileView is one bfdd profile: its name and lines.
+type bfdProfileView struct {
+	Name  string
+	Lines []string
 }
 
 type peerGroupView struct {
@@ -347,7 +368,7 @@ func (v *view) underlay(cfg *NodeConfig) {
 		v.VTEP = netip.PrefixFrom(u.VTEPSource, u.VTEPSource.BitLen()).String()
 	}
 	for _, pg := range u.PeerGroups {
-		pv := peerGroupView{Name: pg.Name, RemoteAS: pg.RemoteAS, Session: session(pg.Name, &pg.SessionOptions)}
+		pv := peerGroupView{Name: pg.Name, RemoteAS: pg.RemoteAS, Session: v.session(pg.Name, &pg.SessionOptions)}
 		for _, r := range pg.ListenRanges {
 			pv.ListenRanges = append(pv.ListenRanges, r.String())
 		}
@@ -358,7 +379,7 @@ func (v *view) underlay(cfg *NodeConfig) {
 		key := neighborKey(&n)
 		v.Neighbors = append(v.Neighbors, neighborView{
 			Key: key, Interface: n.Interface != "", PeerGroup: n.PeerGroup, RemoteAS: n.RemoteAS,
-			Session: session(key, &n.SessionOptions),
+			Session: v.session(key, &n.SessionOptions),
 		})
 		if n.PeerGroup == "" {
 			v.Activate = append(v.Activate, key)
@@ -482,7 +503,7 @@ func aggregates(vrf *VRF, fam int) []string {
 func (v *view) peering(p *Peering) (peeringView, int) {
 	pv := peeringView{
 		Name: p.Name, RemoteASN: p.RemoteASN, MaximumPrefixes: p.MaximumPrefixes,
-		Session: session(p.Name, &p.SessionOptions),
+		Session: v.session(p.Name, &p.SessionOptions),
 	}
 	var fam int
 	if len(p.ListenRanges) > 0 {
@@ -530,10 +551,20 @@ func prefixList(fam int, name string, items []PrefixItem, denyIfEmpty bool) (pre
 	return pl, true
 }
 
-func session(who string, s *SessionOptions) sessionView {
+// session resolves a session's knobs and records the bfdd profile it names.
+func (v *view) session(who string, s *SessionOptions) sessionView {
 	sv := sessionView{
 		Who: who, Password: s.Password.Value(), Multihop: s.EBGPMultihop,
-		UpdateSource: s.UpdateSource, BFD: s.BFD,
+		UpdateSource: s.UpdateSource, BFD: s.BFD != nil,
+	}
+	if s.BFD != nil && !s.BFD.IsDefault() {
+		sv.BFDProfile = s.BFD.Name()
+		i, found := slices.BinarySearchFunc(v.BFDProfiles, sv.BFDProfile, func(p bfdProfileView, name string) int {
+			return strings.Compare(p.Name, name)
+		})
+		if !found {
+			v.BFDProfiles = slices.Insert(v.BFDProfiles, i, bfdProfileView{Name: sv.BFDProfile, Lines: s.BFD.Lines()})
+		}
 	}
 	if s.HoldTime != 0 {
 		sv.Timers = strconv.Itoa(int(s.KeepaliveTime/time.Second)) + " " + strconv.Itoa(int(s.HoldTime/time.Second))

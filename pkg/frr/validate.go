@@ -281,6 +281,9 @@ func (v *validator) session(path *field.Path, s *SessionOptions) {
 			v.add(path.Child("keepaliveTime"), ka.String(), "must be below holdTime %s", hold)
 		}
 	}
+	if s.BFD != nil {
+		v.errs = append(v.errs, s.BFD.Validate(path.Child("bfd"))...)
+	}
 	if p := s.Password.Value(); p != "" {
 		if len(p) > maxPasswordLn || strings.ContainsAny(p, " \t\r\n!#") {
 			// Never echo the value.

@@ -249,6 +249,31 @@ func TestValuesMatter(t *testing.T) {
 			t.Errorf("--set %v: FRR command %q, want zebra flags %q", tc.set, command, tc.zebraFlags)
 		}
 	}
+	// bfdd runs next to bgpd (sessions with BFD need it); the operator's underlay BFD flags follow the values.
+	if cmd := strings.Join(render(t)["DaemonSet/network-agent"].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[1].Command, " "); !strings.Contains(cmd, "zebra bgpd staticd bfdd") {
+		t.Errorf("FRR container runs %q, want bfdd too", cmd)
+	}
+	for _, tc := range []struct {
+		set  []string
+		want []string
+	}{
+		{nil, nil},
+		{[]string{"operator.underlay.bfd.enabled=true"}, []string{"--underlay-bfd"}},
+		{[]string{"operator.underlay.bfd.enabled=true", "operator.underlay.bfd.interval=100ms", "operator.underlay.bfd.detectMultiplier=4",
+			"operator.underlay.bfd.echoInterval=50ms"},
+			[]string{"--underlay-bfd", "--underlay-bfd-interval=100ms", "--underlay-bfd-detect-multiplier=4", "--underlay-bfd-echo-interval=50ms"}},
+	} {
+		args := render(t, tc.set...)["Deployment/network-operator"].(*appsv1.Deployment).Spec.Template.Spec.Containers[0].Args
+		var got []string
+		for _, a := range args {
+			if strings.HasPrefix(a, "--underlay-bfd") {
+				got = append(got, a)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("--set %v: operator BFD args %v, want %v", tc.set, got, tc.want)
+		}
+	}
 	cm := render(t, "webhook.certMode=certManager")
 	if cm["Certificate/network-operator-webhook"] == nil || cm["Issuer/network-operator-selfsigned"] == nil {
 		t.Error("webhook.certMode=certManager renders no Certificate/Issuer")
@@ -277,6 +302,8 @@ func TestBadValues(t *testing.T) {
 		{"agent.frrScratchIdle=ten minutes", "agent.frrScratchIdle"},
 		{"agent.goMemoryLimit=64MB", "agent.goMemoryLimit"},
 		{"frr.gracefulRestart.restartTime=5000", "frr.gracefulRestart.restartTime"},
+		{"operator.underlay.bfd.detectMultiplier=1", "operator.underlay.bfd.detectMultiplier"},
+		{"operator.underlay.bfd.interval=fast", "operator.underlay.bfd.interval"},
 	} {
 		t.Run(tc.set, func(t *testing.T) {
 			out, err := run(t, bin, "template", "x", chart, "--set", tc.set)

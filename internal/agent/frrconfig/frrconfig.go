@@ -138,6 +138,16 @@ func underlay(up *field.Path, u *v1.UnderlaySpec) (frr.Underlay, field.ErrorList
 			out.Neighbors = append(out.Neighbors, frr.Neighbor{Interface: ifname, RemoteAS: frr.RemoteASExternal})
 		}
 	}
+	if u.BFD != nil {
+		profile := u.BFD.Profile()
+		if pErrs := profile.Validate(up.Child("bfd")); len(pErrs) > 0 {
+			errs = append(errs, pErrs...)
+		} else {
+			for i := range out.Neighbors {
+				out.Neighbors[i].BFD = &profile
+			}
+		}
+	}
 	return out, errs
 }
 
@@ -297,7 +307,10 @@ func peerSession(f *field.Path, p *v1.NodeBGPPeer, vrfNames map[string]string) (
 			base.MaximumPrefixes = uint32(*p.MaximumPrefixes)
 		}
 	}
-	base.BFD = p.EnableBFD
+	if p.EnableBFD || p.BFD != nil {
+		profile := p.BFD.Profile()
+		base.BFD = &profile
+	}
 	base.HoldTime, base.KeepaliveTime = timers(duration(p.HoldTime), duration(p.KeepaliveTime))
 	var itemErrs field.ErrorList
 	base.Import, itemErrs = prefixItems(f.Child("import"), p.Import)

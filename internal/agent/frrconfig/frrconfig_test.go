@@ -1,6 +1,7 @@
 package frrconfig
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/netip"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/pkg/bfd"
 	"github.com/network-operator/network-operator/pkg/fielderr"
 	"github.com/network-operator/network-operator/pkg/frr"
 )
@@ -148,8 +150,28 @@ func TestNodeConfig(t *testing.T) {
 				t.Errorf("imports v4 %v v6 %v", v4.Import, v6.Import)
 			}
 			if v4.Password.Value() != "pw-ns/s/k" || v4.HoldTime != 30*time.Second || v4.KeepaliveTime != 10*time.Second ||
-				v4.MaximumPrefixes != 50 || !v4.BFD {
+				v4.MaximumPrefixes != 50 || v4.BFD == nil {
 				t.Errorf("session %+v", v4.SessionOptions)
+			}
+		}},
+		{"BFD settings on the underlay's and a peering's sessions", func(s *v1.NodeNetworkConfigSpec) {
+			s.Underlay.BFD = &v1.BFDProfile{ReceiveInterval: &metav1.Duration{Duration: 100 * time.Millisecond}}
+			s.BGPPeers = []v1.NodeBGPPeer{
+				{Name: "tuned", RemoteASN: 64512, Addresses: []string{"10.100.2.1"}, EnableBFD: true, BFD: &v1.BFDProfile{PassiveMode: true}},
+				{Name: "defaults", RemoteASN: 64512, Addresses: []string{"10.100.2.2"}, EnableBFD: true},
+				{Name: "none", RemoteASN: 64512, Addresses: []string{"10.100.2.3"}},
+			}
+		}, func(t *testing.T, c *frr.NodeConfig) {
+			for _, n := range c.Underlay.Neighbors {
+				if n.BFD == nil || n.BFD.ReceiveInterval != 100*time.Millisecond {
+					t.Errorf("underlay neighbour %s: bfd %+v", cmp.Or(n.Interface, n.Address.String()), n.BFD)
+				}
+			}
+			want := map[string]*bfd.Profile{"tuned": {Passive: true}, "defaults": {}, "none": nil}
+			for _, p := range c.Peerings {
+				if w := want[p.Name]; (w == nil) != (p.BFD == nil) || w != nil && *w != *p.BFD {
+					t.Errorf("peering %s: bfd %+v, want %+v", p.Name, p.BFD, w)
+				}
 			}
 		}},
 		{"routing tables", func(s *v1.NodeNetworkConfigSpec) {
@@ -222,6 +244,9 @@ func TestNodeConfigErrors(t *testing.T) {
 			s.BGPPeers = []v1.NodeBGPPeer{{Name: "p", RemoteASN: 1, Addresses: []string{"10.0.0.1"},
 				PasswordSecretRef: &v1.SecretKeyReference{Namespace: "a", Name: "b", Key: "c"}}}
 		}, []string{"bgpPeers[0].passwordSecretRef: password Secret unavailable: no secrets here"}},
+		{"underlay BFD", func(s *v1.NodeNetworkConfigSpec) {
+			s.Underlay.BFD = &v1.BFDProfile{TransmitInterval: &metav1.Duration{Duration: 5 * time.Millisecond}}
+		}, []string{`underlay.bfd.transmitInterval: Invalid value: "5ms"`}},
 		{"leak seq", func(s *v1.NodeNetworkConfigSpec) { s.VRFs[1].Leaks[0].Seq = 0 }, []string{"vrfs[1].leaks[0].seq: Invalid value: 0"}},
 		{"reserved underlay ASN", func(s *v1.NodeNetworkConfigSpec) { s.Underlay.ASN = 4294967295 },
 			[]string{"underlay.asn: Invalid value: 4294967295: AS number must be within 1..4294967294"}},

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -79,6 +81,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	f := &flags{}
 	o := &f.controllers
 	var maxUnavailable, underlayIfaces string
+	var underlayBFD underlayBFDFlags
 	fs := flag.NewFlagSet("network-operator", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster or $KUBECONFIG)")
@@ -104,6 +107,10 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.Int64Var(&o.NodeConfig.Underlay.ASN, "underlay-asn", 65000, "AS number of the nodes (Node annotation "+nodeconfig.AnnotationASN+" overrides)")
 	fs.StringVar(&underlayIfaces, "underlay-interfaces", "", "comma-separated fabric uplinks (Node annotation "+nodeconfig.AnnotationUnderlayInterfaces+" overrides)")
 	fs.StringVar(&o.NodeConfig.Underlay.RemoteASN, "underlay-remote-asn", "external", "remote AS of the uplink neighbours: a number, internal or external")
+	fs.BoolVar(&underlayBFD.enabled, "underlay-bfd", false, "run BFD on every underlay session (FRR's bfdd runs next to bgpd)")
+	fs.DurationVar(&underlayBFD.interval, "underlay-bfd-interval", 0, "with --underlay-bfd: BFD receive and transmit interval, whole milliseconds 10ms..60s (0: bfdd's 300ms)")
+	fs.IntVar(&underlayBFD.multiplier, "underlay-bfd-detect-multiplier", 0, "with --underlay-bfd: packets missed before a peer is down, 2..255 (0: bfdd's 3)")
+	fs.DurationVar(&underlayBFD.echo, "underlay-bfd-echo-interval", 0, "with --underlay-bfd: echo mode at this interval (0: no echo)")
 	fs.BoolVar(&o.NodeConfig.Strict, "dataplane-strict", false, "the eBPF router drops what it cannot forward")
 	fs.BoolVar(&o.NodeConfig.L2Gateways, "dataplane-l2-gateways", true, "route traffic of layer-2 networks with anycast gateways in a tenant VRF through the eBPF router (their "+v1.L2BridgePrefix+"<vlan> bridges)")
 	fs.Func("dataplane-interface", "extra data-plane interface name[@vlan]=vrf[:mode] (repeatable; e.g. eth1@100=blue, l2br.100=blue:pass)", func(s string) error {
@@ -126,6 +133,9 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	}
 	errs := bgp.ValidateASN(field.NewPath("--underlay-asn"), o.NodeConfig.Underlay.ASN)
 	errs = append(errs, bgp.ValidateRemoteAS(field.NewPath("--underlay-remote-asn"), o.NodeConfig.Underlay.RemoteASN)...)
+	var bfdErrs field.ErrorList
+	o.NodeConfig.Underlay.BFD, bfdErrs = underlayBFD.profile()
+	errs = append(errs, bfdErrs...)
 	if err := fielderr.Join(errs); err != nil {
 		return nil, err
 	}
@@ -304,4 +314,44 @@ func addChecks(mgr manager.Manager, webhooks bool) error {
 		}
 	}
 	return nil
+}
+
+// underlayBFDFlags are the --underlay-bfd* flags.
+type underlayBFDFlags struct {
+	enabled        bool
+	interval, echo time.Duration
+	multiplier     int
+}
+
+// profile is the underlay's BFD profile (nil without --underlay-bfd); an error names the flag.
+func (f underlayBFDFlags) profile() (*v1.BFDProfile, field.ErrorList) {
+	if !f.enabled {
+		if f.interval != 0 || f.multiplier != 0 || f.echo != 0 {
+			return nil, field.ErrorList{field.Required(field.NewPath("--underlay-bfd"), "the --underlay-bfd-* settings need --underlay-bfd")}
+		}
+		return nil, nil
+	}
+	dur := func(d time.Duration) *metav1.Duration {
+		if d == 0 {
+			return nil
+		}
+		return &metav1.Duration{Duration: d}
+	}
+	p := &v1.BFDProfile{ReceiveInterval: dur(f.interval), TransmitInterval: dur(f.interval), EchoInterval: dur(f.echo)}
+	if f.multiplier != 0 {
+		m := int32(min(f.multiplier, math.MaxInt32))
+		p.DetectMultiplier = &m
+	}
+	flagOf := map[string]string{"receiveInterval": "--underlay-bfd-interval", "transmitInterval": "--underlay-bfd-interval",
+		"detectMultiplier": "--underlay-bfd-detect-multiplier", "echoInterval": "--underlay-bfd-echo-interval"}
+	var errs field.ErrorList
+	seen := map[string]bool{}
+	for _, e := range p.Profile().Validate(field.NewPath("bfd")) {
+		flagName := flagOf[strings.TrimPrefix(e.Field, "bfd.")]
+		if !seen[flagName] {
+			seen[flagName] = true
+			errs = append(errs, field.Invalid(field.NewPath(flagName), e.BadValue, e.Detail))
+		}
+	}
+	return p, errs
 }

@@ -8,8 +8,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/network-operator/network-operator/pkg/bfd"
 )
 
 // TestRunUsage: bad command lines end before anything connects to an API server, with the usage status and a
@@ -28,6 +31,12 @@ func TestRunUsage(t *testing.T) {
 		{name: "underlay ASN", args: []string{"--underlay-asn", "0"}, want: ExitUsage, wantErr: "--underlay-asn"},
 		{name: "remote ASN", args: []string{"--underlay-remote-asn", "somewhere"}, want: ExitUsage, wantErr: "--underlay-remote-asn"},
 		{name: "data-plane interface", args: []string{"--dataplane-interface", "eth1"}, want: ExitUsage, wantErr: "-dataplane-interface"},
+		{name: "BFD interval out of bfdd's range", args: []string{"--underlay-bfd", "--underlay-bfd-interval", "5ms"}, want: ExitUsage,
+			wantErr: `--underlay-bfd-interval: Invalid value: "5ms": must be whole milliseconds within 10ms..1m0s`},
+		{name: "BFD multiplier", args: []string{"--underlay-bfd", "--underlay-bfd-detect-multiplier", "1"}, want: ExitUsage,
+			wantErr: `--underlay-bfd-detect-multiplier: Invalid value: 1: must be within 2..255`},
+		{name: "BFD settings without BFD", args: []string{"--underlay-bfd-echo-interval", "50ms"}, want: ExitUsage,
+			wantErr: `--underlay-bfd: Required value: the --underlay-bfd-* settings need --underlay-bfd`},
 		{name: "uninstall help", args: []string{"uninstall", "-h"}, want: ExitOK, wantErr: "-cleanup-image"},
 		{name: "uninstall unknown flag", args: []string{"uninstall", "--replicas", "1"}, want: ExitUsage, wantErr: "flag provided but not defined"},
 		{name: "uninstall argument", args: []string{"uninstall", "--namespace", "x", "now"}, want: ExitUsage, wantErr: `unexpected argument "now"`},
@@ -58,6 +67,9 @@ func TestParseFlags(t *testing.T) {
 		check func(t *testing.T, f *flags)
 	}{
 		{name: "defaults", check: func(t *testing.T, f *flags) {
+			if f.controllers.NodeConfig.Underlay.BFD != nil {
+				t.Errorf("underlay BFD on by default: %+v", f.controllers.NodeConfig.Underlay.BFD)
+			}
 			if f.certMode != certModeFiles || f.webhookCertDir != "" || f.cert.CertDir != "" || !f.webhooks {
 				t.Errorf("cert mode %q dir %q (certificate manager: %q), webhooks %v", f.certMode, f.webhookCertDir, f.cert.CertDir, f.webhooks)
 			}
@@ -84,6 +96,20 @@ func TestParseFlags(t *testing.T) {
 			check: func(t *testing.T, f *flags) {
 				if f.webhookCertDir != "/certs" || f.cert.CertDir != "/certs" {
 					t.Errorf("server reads %q, certificate manager writes %q", f.webhookCertDir, f.cert.CertDir)
+				}
+			}},
+		{name: "underlay BFD", args: []string{"--underlay-bfd", "--underlay-bfd-interval", "100ms", "--underlay-bfd-detect-multiplier", "4"},
+			check: func(t *testing.T, f *flags) {
+				got := f.controllers.NodeConfig.Underlay.BFD.Profile()
+				if f.controllers.NodeConfig.Underlay.BFD == nil || got != (bfd.Profile{ReceiveInterval: 100 * time.Millisecond,
+					TransmitInterval: 100 * time.Millisecond, DetectMultiplier: 4}) {
+					t.Errorf("underlay BFD %+v", got)
+				}
+			}},
+		{name: "underlay BFD with bfdd's defaults", args: []string{"--underlay-bfd"},
+			check: func(t *testing.T, f *flags) {
+				if b := f.controllers.NodeConfig.Underlay.BFD; b == nil || !b.Profile().IsDefault() {
+					t.Errorf("underlay BFD %+v", b)
 				}
 			}},
 		{name: "repeated data-plane interfaces", args: []string{"--dataplane-interface", "eth1@100=blue", "--dataplane-interface", "l2br.100=blue:pass"},

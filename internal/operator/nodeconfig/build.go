@@ -51,6 +51,8 @@ type Underlay struct {
 	Interfaces []string
 	// RemoteASN of the unnumbered uplink neighbours: a number, "internal" or "external".
 	RemoteASN string
+	// BFD on every underlay session; nil: none.
+	BFD *v1.BFDProfile
 }
 
 // Options are the operator-level inputs of Build.
@@ -121,7 +123,7 @@ func selects(path *field.Path, sel *metav1.LabelSelector, nodeLabels labels.Set)
 func buildUnderlay(node *corev1.Node, u Underlay) (v1.UnderlaySpec, field.ErrorList) {
 	var errs field.ErrorList
 	annotation := field.NewPath("metadata", "annotations")
-	out := v1.UnderlaySpec{ASN: u.ASN}
+	out := v1.UnderlaySpec{ASN: u.ASN, BFD: u.BFD.DeepCopy()}
 	if s, ok := node.Annotations[AnnotationASN]; ok {
 		var asnErrs field.ErrorList
 		out.ASN, asnErrs = bgp.ParseASN(annotation.Key(AnnotationASN), s)
@@ -398,7 +400,8 @@ func buildBGPPeers(items []v1.BGPRevision, l2Items []v1.Layer2Revision, nodeLabe
 			HoldTime:          it.HoldTime,
 			KeepaliveTime:     it.KeepaliveTime,
 			MaximumPrefixes:   it.MaximumPrefixes,
-			EnableBFD:         it.EnableBFD,
+			EnableBFD:         it.EnableBFD || it.BFD != nil,
+			BFD:               it.BFD.DeepCopy(),
 			Import:            prefixItems(it.Import),
 			Export:            prefixItems(it.Export),
 			PasswordSecretRef: it.PasswordSecretRef, // the reference only: the agent reads the value

@@ -368,3 +368,41 @@ func TestBuildL2Gateways(t *testing.T) {
 		t.Fatal("the gateway interfaces do not change the expected map version")
 	}
 }
+
+// TestBuildBFD: a peering's BFD settings reach its node peer (and turn BFD on); the operator's underlay BFD reaches
+// every node's underlay; without either no session runs BFD.
+func TestBuildBFD(t *testing.T) {
+	rev := fullRevision(t)
+	rev.BGP[1].BFD = &v1.BFDProfile{PassiveMode: true, DetectMultiplier: new(int32(5))}
+	o := opts()
+	o.Underlay.BFD = &v1.BFDProfile{ReceiveInterval: &metav1.Duration{Duration: 100 * time.Millisecond}}
+	spec, err := Build(rev, node("n", nil, nil), nil, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spec.BGPPeers) < 2 {
+		t.Fatalf("peers %+v", spec.BGPPeers)
+	}
+	for _, p := range spec.BGPPeers {
+		if p.Name == rev.BGP[1].Name {
+			if !p.EnableBFD || p.BFD == nil || !p.BFD.PassiveMode || *p.BFD.DetectMultiplier != 5 {
+				t.Errorf("peer %s: enableBFD %v, bfd %+v", p.Name, p.EnableBFD, p.BFD)
+			}
+		} else if p.EnableBFD || p.BFD != nil {
+			t.Errorf("peer %s without BFD: enableBFD %v, bfd %+v", p.Name, p.EnableBFD, p.BFD)
+		}
+	}
+	if b := spec.Underlay.BFD; b == nil || b.ReceiveInterval.Duration != 100*time.Millisecond {
+		t.Errorf("underlay BFD %+v", b)
+	}
+	if b := o.Underlay.BFD; spec.Underlay.BFD == b {
+		t.Error("the underlay BFD is shared with the options, not copied")
+	}
+	plain, err := Build(fullRevision(t), node("n", nil, nil), nil, opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Underlay.BFD != nil {
+		t.Errorf("underlay BFD without the flag: %+v", plain.Underlay.BFD)
+	}
+}

@@ -20,7 +20,7 @@ import (
 // goldenDir holds pkg/frr's rendered configs: FRR accepts each of them (TestGoldenAcceptedByFRR).
 const goldenDir = "../testdata/golden"
 
-// router is a zebra + bgpd + staticd instance with the helpers the tests need.
+// router is a zebra + bgpd + staticd + bfdd instance with the helpers the tests need.
 type router struct {
 	t  *testing.T
 	in *frrproc.Instance
@@ -28,7 +28,7 @@ type router struct {
 
 func newRouter(t *testing.T) *router {
 	ns := frrtest.Netns(t, "frrdiff-")
-	return &router{t: t, in: frrtest.Router(t, frrproc.Options{Netns: ns.Name, Daemons: []string{"zebra", "bgpd", "staticd"}})}
+	return &router{t: t, in: frrtest.Router(t, frrproc.Options{Netns: ns.Name, Daemons: []string{"zebra", "bgpd", "staticd", "bfdd"}})}
 }
 
 func (r *router) running(ctx context.Context) []byte {
@@ -86,7 +86,7 @@ func (r *router) apply(ctx context.Context, script []byte) error {
 	}
 	args := []string{"--vty_socket", r.in.Dir, "--config_dir", r.in.ConfDir, "-f", file}
 	out, err := exec.CommandContext(ctx, frrproc.DefaultVtysh, args...).CombinedOutput()
-	if err != nil || strings.Contains(string(out), "% ") || strings.Contains(string(out), "line ") {
+	if err != nil || frrproc.Refused(out) || strings.Contains(string(out), "line ") {
 		return fmt.Errorf("vtysh -f of the script: %v: %s\nscript:\n%s", err, out, script)
 	}
 	return nil

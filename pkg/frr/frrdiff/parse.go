@@ -7,7 +7,7 @@
 // knows every command's node; this package does not, so it reads only configs whose structure is explicit:
 // every block ends with its exit line (as FRR's own "show running-config" and pkg/frr's templates write them),
 // every line inside a block is indented deeper than the block's header, and every block is one of those
-// pkg/frr renders (router bgp with address-families and VNIs, vrf, interface, route-map, line vty). Anything else
+// pkg/frr renders (router bgp with address-families and VNIs, vrf, interface, route-map, line vty, bfd profiles). Anything else
 // is ErrUndecidable: the caller then runs frr-reload.py itself.
 //
 // Compare is a line-for-line port of frr-reload.py's compare_context_objects with the clean-ups it runs
@@ -105,7 +105,10 @@ var keywords = []keyword{
 	{prefix: "interface ", supported: true, exit: "exit", children: []keyword{{prefix: "link-params"}}},
 	{prefix: "pseudowire "}, {prefix: "segment-routing"}, {prefix: "nexthop-group "},
 	{prefix: "route-map ", supported: true, exit: "exit"},
-	{prefix: "pbr-map "}, {prefix: "rpki"}, {prefix: "bfd"},
+	{prefix: "pbr-map "}, {prefix: "rpki"},
+	{prefix: "bfd", supported: true, exit: "exit", children: []keyword{
+		{prefix: "peer "}, {prefix: "profile ", supported: true, exit: "exit"},
+	}},
 	{prefix: "line vty", supported: true, exit: "exit"},
 }
 

@@ -125,3 +125,21 @@ func TestGuard(t *testing.T) {
 		}
 	}
 }
+
+func TestRefused(t *testing.T) {
+	for _, tc := range []struct {
+		out  string
+		want bool
+	}{
+		{"", false},
+		{"% Can't open configuration file /etc/frr/vtysh.conf due to 'No such file or directory'.\n", false},
+		{"% Echo mode works correctly for IPv4, but only works when the peer is also FRR for IPv6.\n", false},
+		{"line 3: % Unknown command[25]: neighbor x bfd profile\n", true},
+		{"% Echo mode works correctly for IPv4, but only works when the peer is also FRR for IPv6.\n% Configuration failed.\n", true},
+		{"  % Specify remote-as or peer-group commands first\n", true},
+	} {
+		if got := Refused([]byte(tc.out)); got != tc.want {
+			t.Errorf("Refused(%q) = %v, want %v", tc.out, got, tc.want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -147,7 +148,7 @@ func (in *Instance) loadInitial(ctx context.Context, config []byte, uid, gid int
 		return fmt.Errorf("chown frr.conf: %w", err)
 	}
 	out, err := in.LoadFile(ctx, path)
-	if err != nil || bytes.Contains(out, []byte("% ")) {
+	if err != nil || Refused(out) {
 		return fmt.Errorf("load initial config: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	return nil
@@ -222,6 +223,26 @@ func (in *Instance) Kill(ctx context.Context, name string) error {
 		return nil
 	}
 	return fmt.Errorf("%s: not a daemon of this instance", name)
+}
+
+// advisories are "% " messages vtysh prints for commands FRR took: a missing vtysh.conf, and bfdd's note on
+// echo mode (said for every profile with echo-mode, IPv4 or not).
+var advisories = []string{"Can't open configuration file", "Echo mode works correctly for IPv4"}
+
+// Advisory reports whether a vtysh "% " message is advice about a command FRR took, not a refusal.
+func Advisory(msg string) bool {
+	return slices.ContainsFunc(advisories, func(a string) bool { return strings.Contains(msg, a) })
+}
+
+// Refused reports whether vtysh's output for a config it was fed names a command FRR did not take: a "% "
+// message that is not advisory.
+func Refused(out []byte) bool {
+	for line := range strings.SplitSeq(string(out), "\n") {
+		if strings.Contains(line, "% ") && !Advisory(line) {
+			return true
+		}
+	}
+	return false
 }
 
 // ConfigPath is the instance's frr.conf.
