@@ -24,6 +24,9 @@ import (
 
 // Limits shared by the CRD schemas (markers), the validator (internal/validation) and the operator.
 const (
+	// MaxHealthProbes bounds a node's health probes (NodeNetworkConfigSpec.HealthProbes' MaxItems): each is
+	// dialled after every change.
+	MaxHealthProbes = 16
 	// MinVNI and MaxVNI bound a VXLAN network identifier (24 bits; 0 is reserved).
 	MinVNI = 1
 	MaxVNI = 16777215

@@ -73,10 +73,32 @@ type NodeNetworkConfigSpec struct {
 	// +optional
 	DataPlane DataPlaneSpec `json:"dataplane,omitempty"`
 
+	// HealthProbes must answer after the node applied a changed configuration, or the node fails the revision
+	// (and the operator rolls it back), sorted by name.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	HealthProbes []HealthProbe `json:"healthProbes,omitempty"`
+
 	// ExpectedMapVersion is MapVersion() of this spec: the value the agent writes into the BPF version map. The
 	// agent reports what it reads back in status.mapVersion.
 	// +optional
 	ExpectedMapVersion string `json:"expectedMapVersion,omitempty"`
+}
+
+// HealthProbe is a TCP endpoint the node must reach, e.g. a gateway's or DNS server's address: a connection
+// that opens is an answer.
+type HealthProbe struct {
+	// Name of the probe, in errors and status.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// Address is an IP address and TCP port ("192.0.2.53:53", "[2001:db8::53]:53").
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	Address string `json:"address"`
 }
 
 // UnderlaySpec is the node's fabric-facing (default VRF) BGP-EVPN configuration.

@@ -17,6 +17,7 @@ limitations under the License.
 package validation
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -339,6 +340,41 @@ func TestValidateBGPPeering(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkErrs(t, ValidateBGPPeering(tt.obj, tt.snap), tt.want)
+		})
+	}
+}
+
+func TestValidateHealthProbes(t *testing.T) {
+	many := make([]v1.HealthProbe, v1.MaxHealthProbes+1)
+	for i := range many {
+		many[i] = v1.HealthProbe{Name: fmt.Sprintf("p%d", i), Address: "192.0.2.1:53"}
+	}
+	for _, tc := range []struct {
+		name   string
+		probes []v1.HealthProbe
+		want   []string
+	}{
+		{"good", []v1.HealthProbe{{Name: "dns", Address: "192.0.2.53:53"}, {Name: "gw6", Address: "[2001:db8::1]:443"}}, nil},
+		{"no port", []v1.HealthProbe{{Name: "dns", Address: "192.0.2.53"}}, []string{`probes[0].address: Invalid value: "192.0.2.53"`}},
+		{"port 0", []v1.HealthProbe{{Name: "dns", Address: "192.0.2.53:0"}}, []string{`probes[0].address: Invalid value: "192.0.2.53:0"`}},
+		{"a host name", []v1.HealthProbe{{Name: "dns", Address: "dns.example:53"}}, []string{`probes[0].address: Invalid value: "dns.example:53"`}},
+		{"no name, twice a name", []v1.HealthProbe{{Address: "192.0.2.1:1"}, {Name: "a", Address: "192.0.2.1:1"}, {Name: "a", Address: "192.0.2.1:2"}},
+			[]string{"probes[0].name: Required value", `probes[2].name: Duplicate value: "a"`}},
+		{"too many", many, []string{"probes: Too many: 17: must have at most 16 items"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, e := range ValidateHealthProbes(field.NewPath("probes"), tc.probes) {
+				got = append(got, e.Error())
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("errors %q, want %q", got, tc.want)
+			}
+			for i := range got {
+				if !strings.HasPrefix(got[i], tc.want[i]) {
+					t.Errorf("error %q, want %q", got[i], tc.want[i])
+				}
+			}
 		})
 	}
 }

@@ -274,6 +274,16 @@ func TestValuesMatter(t *testing.T) {
 			t.Errorf("--set %v: operator BFD args %v, want %v", tc.set, got, tc.want)
 		}
 	}
+	// The health gate: the agent's bound, and the operator's probes as flags.
+	if args := render(t)["DaemonSet/network-agent"].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--health-gate-timeout=60s") {
+		t.Errorf("agent args %v lack the default health gate", args)
+	}
+	probes := render(t, "operator.healthProbes[0].name=dns", "operator.healthProbes[0].address=192.0.2.53:53",
+		"operator.healthProbes[1].name=gw6", "operator.healthProbes[1].address=[2001:db8::1]:179")
+	opArgs := probes["Deployment/network-operator"].(*appsv1.Deployment).Spec.Template.Spec.Containers[0].Args
+	if !slices.Contains(opArgs, "--health-probe=dns=192.0.2.53:53") || !slices.Contains(opArgs, "--health-probe=gw6=[2001:db8::1]:179") {
+		t.Errorf("operator args %v lack the health probes", opArgs)
+	}
 	cm := render(t, "webhook.certMode=certManager")
 	if cm["Certificate/network-operator-webhook"] == nil || cm["Issuer/network-operator-selfsigned"] == nil {
 		t.Error("webhook.certMode=certManager renders no Certificate/Issuer")
@@ -304,6 +314,8 @@ func TestBadValues(t *testing.T) {
 		{"frr.gracefulRestart.restartTime=5000", "frr.gracefulRestart.restartTime"},
 		{"operator.underlay.bfd.detectMultiplier=1", "operator.underlay.bfd.detectMultiplier"},
 		{"operator.underlay.bfd.interval=fast", "operator.underlay.bfd.interval"},
+		{"operator.healthProbes[0].name=dns,operator.healthProbes[0].address=dns.example:53", "operator.healthProbes.0.address"},
+		{"agent.healthGateTimeout=1 minute", "agent.healthGateTimeout"},
 	} {
 		t.Run(tc.set, func(t *testing.T) {
 			out, err := run(t, bin, "template", "x", chart, "--set", tc.set)

@@ -30,6 +30,7 @@ import (
 	"github.com/vishvananda/netns"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -53,6 +54,7 @@ import (
 	"github.com/network-operator/network-operator/internal/agent/podstate"
 	"github.com/network-operator/network-operator/internal/agent/reconcile"
 	"github.com/network-operator/network-operator/internal/agent/standalone"
+	"github.com/network-operator/network-operator/internal/netnsrun"
 	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
@@ -77,6 +79,7 @@ type flags struct {
 	frrMode, frrVtySocket, frrConfDir            string
 	frrStateDir, frrSystemdUnit, frrBaseConfig   string
 	frrScratch                                   bool
+	healthGateTimeout                            time.Duration
 	frrScratchIdle                               time.Duration
 	frrManagementVRFs                            string
 	frrWait                                      time.Duration
@@ -129,6 +132,9 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&f.bgpGracefulRestart, "bgp-graceful-restart", true, "the node is a BGP graceful-restart speaker in every "+
 		"instance it renders (not into --frr-base-config's base): its peers keep the routes learnt from it while its bgpd "+
 		"restarts (an upgrade, a crash)")
+	fs.DurationVar(&f.healthGateTimeout, "health-gate-timeout", reconcile.DefaultGateTimeout, "after applying a changed "+
+		"configuration: how long the fabric sessions that were up, the API server and the spec's health probes have to "+
+		"answer before the node fails the revision and restores the last good state (0: no gate)")
 	fs.DurationVar(&f.bgpRestartTime, "bgp-restart-time", 0, "--bgp-graceful-restart: how long peers keep the node's "+
 		"routes for it to come back, whole seconds up to 4095s (0: FRR's 120s; zebra's -K in the chart should match)")
 	fs.DurationVar(&f.frrWait, "frr-wait", 2*time.Minute, "at start, wait this long for FRR to answer (it may start next to the agent, e.g. in its pod)")
@@ -190,6 +196,34 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		return nil, fmt.Errorf("--pod-netns: %w", err)
 	}
 	return f, nil
+}
+
+// gate sets the engine's health gate from --health-gate-timeout: probes of the spec are dialled in the node's
+// namespace ns. Both the agent and its --dry-run use it, so the printed plan has the gate that runs.
+func (f *flags) gate(eo *reconcile.Options, ns netns.NsHandle) {
+	eo.GateTimeout = f.healthGateTimeout
+	if f.healthGateTimeout == 0 {
+		eo.GateTimeout = -1
+	}
+	eo.Dial = func(ctx context.Context, network, addr string) (conn net.Conn, err error) {
+		err = netnsrun.Run(ns, func() error {
+			var d net.Dialer
+			conn, err = d.DialContext(ctx, network, addr)
+			return err
+		})
+		return conn, err
+	}
+}
+
+// apiServerProbe is the health gate's check that the node still reaches the API server after a change.
+func apiServerProbe(cfg *rest.Config) (reconcile.Probe, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return reconcile.Probe{}, fmt.Errorf("API server probe: %w", err)
+	}
+	return reconcile.Probe{Name: "api-server", Check: func(ctx context.Context) error {
+		return dc.RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
+	}}, nil
 }
 
 // gracefulRestart is what --bgp-graceful-restart renders into FRR's config: nil when off, and for a host's own
@@ -351,6 +385,18 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 	}
 	eo := reconcile.Options{Netlink: nc, Dataplane: dp, Links: links, Store: store, Metrics: m, Logger: logger, RenderFRR: render,
 		Mirror: mirrors, GracefulRestart: f.gracefulRestart()}
+	f.gate(&eo, ns)
+	var kubeCfg *rest.Config
+	if f.configFile == "" {
+		if kubeCfg, err = kubeConfig(f.kubeconfig); err != nil {
+			return fmt.Errorf("kubernetes client config: %w", err)
+		}
+		probe, err := apiServerProbe(kubeCfg)
+		if err != nil {
+			return err
+		}
+		eo.Probes = append(eo.Probes, probe)
+	}
 	var rewrite *standalone.Rewrite
 	if f.configFile != "" {
 		rewrite = &standalone.Rewrite{} // the file's FRR replacements (das-schiff)
@@ -377,15 +423,11 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 			Once: f.once, StatusFile: f.statusFile, Passwords: passwords, Out: stdout, Logger: logger,
 			Env: fileEnv(f, links), Rewrite: rewrite})
 	}
-	return runKube(ctx, f, engine, links, ns, logger)
+	return runKube(ctx, f, kubeCfg, engine, links, ns, logger)
 }
 
-func runKube(ctx context.Context, f *flags, engine *reconcile.Engine, links *netlink.Handle, ns netns.NsHandle, logger *slog.Logger) error {
+func runKube(ctx context.Context, f *flags, cfg *rest.Config, engine *reconcile.Engine, links *netlink.Handle, ns netns.NsHandle, logger *slog.Logger) error {
 	log.SetLogger(logr.FromSlogHandler(logger.Handler()))
-	cfg, err := kubeConfig(f.kubeconfig)
-	if err != nil {
-		return fmt.Errorf("kubernetes client config: %w", err)
-	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
@@ -462,6 +504,7 @@ func dryRun(ctx context.Context, f *flags, stdout io.Writer, nc *netconf.Manager
 	defer view.Close()
 	eo := reconcile.Options{Netlink: nc, Dataplane: view, Links: links, Store: store, RenderFRR: rewrite.Render(render),
 		Mirror: mirror.New(links, ns), GracefulRestart: f.gracefulRestart()}
+	f.gate(&eo, ns)
 	if reloader != nil {
 		eo.FRR, eo.FRRStatus = reloader, reloader.Target()
 	}

@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"log/slog"
 	"strings"
 	"sync"
@@ -99,6 +100,13 @@ type Options struct {
 	RenderFRR func(cfg *frr.NodeConfig) ([]byte, error)
 	// GracefulRestart goes into every rendered FRR config (the node a graceful-restart speaker); nil: none.
 	GracefulRestart *frr.GracefulRestart
+	// GateTimeout bounds the health gate after a changed spec is applied (Gate); 0: DefaultGateTimeout,
+	// negative: no gate.
+	GateTimeout time.Duration
+	// Probes must answer in the gate besides the spec's HealthProbes (the agent adds the API server).
+	Probes []Probe
+	// Dial opens the spec's TCP probes in the node's namespace; nil: the agent's own namespace.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Mirror applies the spec's mirrors; nil: mirrors are not applied.
 	Mirror Mirror
 	// Links resolves interface names in the node's namespace.
@@ -398,6 +406,9 @@ func (e *Engine) Reconcile(ctx context.Context, spec *v1.NodeNetworkConfigSpec, 
 			links = e.observedLinks(plan.Netlink)
 		}
 		err = e.healthOf(ctx, spec, plan.MapVersion, links)
+	}
+	if err == nil {
+		err = e.runGate(ctx, plan)
 	}
 	if err != nil && IsTransient(ctx, err) {
 		// The steps that ran stay (each one whole): the retry plans from the node as it is and converges.

@@ -56,6 +56,8 @@ type Plan struct {
 	// Mirror is the mirrors' part (nil: not applied); the apply plans it again against the node after the
 	// interfaces exist.
 	Mirror *mirror.Plan
+	// Gate is what must work after the apply (health gate), decided from the node before it.
+	Gate Gate
 }
 
 // FRRStep is the FRR part of a plan.
@@ -158,6 +160,21 @@ func (p *Plan) String() string {
 		line(StepRemovals, "%s", a)
 	}
 	line(StepStatus, "health check, then report appliedRevision %q, mapVersion %s", p.Spec.Revision, short(p.MapVersion))
+	if g := p.Gate; g.Skip != "" {
+		fmt.Fprintf(&b, "     (no health gate: %s)\n", g.Skip)
+	} else {
+		var what []string
+		for _, s := range g.Sessions {
+			what = append(what, "session "+s.String())
+		}
+		for _, f := range g.Families {
+			what = append(what, "a fabric session in "+f)
+		}
+		for _, pr := range g.Probes {
+			what = append(what, "probe "+pr)
+		}
+		fmt.Fprintf(&b, "     (health gate within %s: %s)\n", g.Timeout, strings.Join(what, ", "))
+	}
 	for _, c := range p.Netlink.Conflicts {
 		fmt.Fprintf(&b, "conflict: %s\n", c)
 	}
@@ -236,6 +253,9 @@ func (e *Engine) planSteps(ctx context.Context, spec *v1.NodeNetworkConfigSpec, 
 	}
 	if err := e.planTables(ctx, p); err != nil {
 		return p, fail("bpf tables", err)
+	}
+	if err := e.planGateFor(ctx, p); err != nil {
+		return p, fail("health gate", err)
 	}
 	return p, nil
 }

@@ -44,6 +44,7 @@ import (
 	"github.com/network-operator/network-operator/internal/operator/nodeconfig"
 	"github.com/network-operator/network-operator/internal/operator/webhook"
 	"github.com/network-operator/network-operator/internal/operator/webhookcert"
+	"github.com/network-operator/network-operator/internal/validation"
 	"github.com/network-operator/network-operator/pkg/bgp"
 	"github.com/network-operator/network-operator/pkg/fielderr"
 )
@@ -111,6 +112,15 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.DurationVar(&underlayBFD.interval, "underlay-bfd-interval", 0, "with --underlay-bfd: BFD receive and transmit interval, whole milliseconds 10ms..60s (0: bfdd's 300ms)")
 	fs.IntVar(&underlayBFD.multiplier, "underlay-bfd-detect-multiplier", 0, "with --underlay-bfd: packets missed before a peer is down, 2..255 (0: bfdd's 3)")
 	fs.DurationVar(&underlayBFD.echo, "underlay-bfd-echo-interval", 0, "with --underlay-bfd: echo mode at this interval (0: no echo)")
+	fs.Func("health-probe", "NAME=ADDRESS:PORT a TCP endpoint every node must reach after a change, or it fails the revision "+
+		"(repeatable; e.g. dns=192.0.2.53:53)", func(s string) error {
+		name, addr, ok := strings.Cut(s, "=")
+		if !ok {
+			return fmt.Errorf("%q: want NAME=ADDRESS:PORT", s)
+		}
+		o.NodeConfig.HealthProbes = append(o.NodeConfig.HealthProbes, v1.HealthProbe{Name: name, Address: addr})
+		return nil
+	})
 	fs.BoolVar(&o.NodeConfig.Strict, "dataplane-strict", false, "the eBPF router drops what it cannot forward")
 	fs.BoolVar(&o.NodeConfig.L2Gateways, "dataplane-l2-gateways", true, "route traffic of layer-2 networks with anycast gateways in a tenant VRF through the eBPF router (their "+v1.L2BridgePrefix+"<vlan> bridges)")
 	fs.Func("dataplane-interface", "extra data-plane interface name[@vlan]=vrf[:mode] (repeatable; e.g. eth1@100=blue, l2br.100=blue:pass)", func(s string) error {
@@ -133,6 +143,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	}
 	errs := bgp.ValidateASN(field.NewPath("--underlay-asn"), o.NodeConfig.Underlay.ASN)
 	errs = append(errs, bgp.ValidateRemoteAS(field.NewPath("--underlay-remote-asn"), o.NodeConfig.Underlay.RemoteASN)...)
+	errs = append(errs, validation.ValidateHealthProbes(field.NewPath("--health-probe"), o.NodeConfig.HealthProbes)...)
 	var bfdErrs field.ErrorList
 	o.NodeConfig.Underlay.BFD, bfdErrs = underlayBFD.profile()
 	errs = append(errs, bfdErrs...)

@@ -35,6 +35,10 @@ func TestRunUsage(t *testing.T) {
 			wantErr: `--underlay-bfd-interval: Invalid value: "5ms": must be whole milliseconds within 10ms..1m0s`},
 		{name: "BFD multiplier", args: []string{"--underlay-bfd", "--underlay-bfd-detect-multiplier", "1"}, want: ExitUsage,
 			wantErr: `--underlay-bfd-detect-multiplier: Invalid value: 1: must be within 2..255`},
+		{name: "health probe without a port", args: []string{"--health-probe", "dns=192.0.2.53"}, want: ExitUsage,
+			wantErr: `--health-probe[0].address: Invalid value: "192.0.2.53"`},
+		{name: "health probe without a name", args: []string{"--health-probe", "192.0.2.53:53"}, want: ExitUsage,
+			wantErr: `"192.0.2.53:53": want NAME=ADDRESS:PORT`},
 		{name: "BFD settings without BFD", args: []string{"--underlay-bfd-echo-interval", "50ms"}, want: ExitUsage,
 			wantErr: `--underlay-bfd: Required value: the --underlay-bfd-* settings need --underlay-bfd`},
 		{name: "uninstall help", args: []string{"uninstall", "-h"}, want: ExitOK, wantErr: "-cleanup-image"},
@@ -104,6 +108,12 @@ func TestParseFlags(t *testing.T) {
 				if f.controllers.NodeConfig.Underlay.BFD == nil || got != (bfd.Profile{ReceiveInterval: 100 * time.Millisecond,
 					TransmitInterval: 100 * time.Millisecond, DetectMultiplier: 4}) {
 					t.Errorf("underlay BFD %+v", got)
+				}
+			}},
+		{name: "health probes", args: []string{"--health-probe", "gw=192.0.2.1:179", "--health-probe", "dns=[2001:db8::53]:53"},
+			check: func(t *testing.T, f *flags) {
+				if got := f.controllers.NodeConfig.HealthProbes; len(got) != 2 || got[0].Name != "gw" || got[1].Address != "[2001:db8::53]:53" {
+					t.Errorf("health probes %+v", got)
 				}
 			}},
 		{name: "underlay BFD with bfdd's defaults", args: []string{"--underlay-bfd"},

@@ -65,6 +65,8 @@ type Options struct {
 	// L2Gateways puts the bridge of every layer-2 network with anycast gateways in a tenant VRF under the eBPF
 	// router: traffic the workloads send to their gateway is routed in the VRF's table there.
 	L2Gateways bool
+	// HealthProbes go into every node's spec: each node must reach them after a change (the agent's health gate).
+	HealthProbes []v1.HealthProbe
 }
 
 // Build returns the spec of node for revision rev. current is the node's present spec (nil when it has
@@ -100,6 +102,9 @@ func Build(rev *v1.NetworkConfigRevisionSpec, node *corev1.Node, current *v1.Nod
 	spec.Mirrors = mirrors
 
 	spec.DataPlane = buildDataPlane(vrfs, l2s, opts)
+	if len(opts.HealthProbes) > 0 {
+		spec.HealthProbes = slices.SortedFunc(slices.Values(opts.HealthProbes), func(a, b v1.HealthProbe) int { return cmp.Compare(a.Name, b.Name) })
+	}
 	if err := errors.Join(fielderr.JoinClass(ErrNodeIncomplete, nodeErrs), fielderr.Join(errs)); err != nil {
 		return v1.NodeNetworkConfigSpec{}, fmt.Errorf("node %s, revision %.12s: %w", node.Name, rev.Revision, err)
 	}

@@ -369,8 +369,8 @@ func TestBuildL2Gateways(t *testing.T) {
 	}
 }
 
-// TestBuildBFD: a peering's BFD settings reach its node peer (and turn BFD on); the operator's underlay BFD reaches
-// every node's underlay; without either no session runs BFD.
+// TestBuildBFD: a peering's BFD settings reach its node peer (and turn BFD on); the operator's underlay BFD and
+// health probes reach every node's spec; without them no session runs BFD and no probe is added.
 func TestBuildBFD(t *testing.T) {
 	rev := fullRevision(t)
 	rev.BGP[1].BFD = &v1.BFDProfile{PassiveMode: true, DetectMultiplier: new(int32(5))}
@@ -398,11 +398,19 @@ func TestBuildBFD(t *testing.T) {
 	if b := o.Underlay.BFD; spec.Underlay.BFD == b {
 		t.Error("the underlay BFD is shared with the options, not copied")
 	}
+	o.HealthProbes = []v1.HealthProbe{{Name: "gw", Address: "192.0.2.1:179"}, {Name: "dns", Address: "192.0.2.53:53"}}
+	spec, err = Build(rev, node("n", nil, nil), nil, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := spec.HealthProbes; len(got) != 2 || got[0].Name != "dns" || got[1].Name != "gw" {
+		t.Errorf("health probes %+v, want both sorted by name", got)
+	}
 	plain, err := Build(fullRevision(t), node("n", nil, nil), nil, opts())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plain.Underlay.BFD != nil {
-		t.Errorf("underlay BFD without the flag: %+v", plain.Underlay.BFD)
+	if plain.Underlay.BFD != nil || plain.HealthProbes != nil {
+		t.Errorf("underlay BFD / probes without the flags: %+v %+v", plain.Underlay.BFD, plain.HealthProbes)
 	}
 }
