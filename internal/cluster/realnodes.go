@@ -251,7 +251,7 @@ func (c *Cluster) HelmInstall(ctx context.Context) error {
 	if err := c.waitAgentPods(ctx, 3*time.Minute); err != nil {
 		return err
 	}
-	c.logf("  agents: %s/%s has a running pod (agent + frr containers) on every node, %.1fs after install",
+	c.logf("  agents: %s/%s has a running pod on every node (FRR in its own DaemonSet network-frr), %.1fs after install",
 		Namespace, AgentDaemonSet, time.Since(c.operatorStart).Seconds())
 	return c.recordOperatorMetrics(ctx)
 }

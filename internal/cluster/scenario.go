@@ -310,6 +310,33 @@ func (c *Cluster) reflectorEstablished(ctx context.Context) (bool, string, error
 	return true, "", nil
 }
 
+// reflectorConnections counts, per node and address family, the sessions the route reflector has had
+// Established with the node (FRR's connectionsEstablished): a session that went down and came back counts one more.
+func (c *Cluster) reflectorConnections(ctx context.Context) (map[string]uint64, error) {
+	type peers map[string]struct {
+		State       string `json:"state"`
+		Established uint64 `json:"connectionsEstablished"`
+	}
+	var sum struct {
+		IPv4 struct{ Peers peers } `json:"ipv4Unicast"`
+		EVPN struct{ Peers peers } `json:"l2VpnEvpn"`
+	}
+	if err := c.fabric.JSON(ctx, "show bgp summary json", &sum); err != nil {
+		return nil, err
+	}
+	out := map[string]uint64{}
+	for _, n := range c.nodes {
+		for af, ps := range map[string]peers{"ipv4 unicast": sum.IPv4.Peers, "l2vpn evpn": sum.EVPN.Peers} {
+			p := ps[n.Name]
+			if p.State != "Established" {
+				return nil, fmt.Errorf("%s %s: %q, not Established", n.Name, af, p.State)
+			}
+			out[n.Name+" "+af] = p.Established
+		}
+	}
+	return out, nil
+}
+
 // waitNodesReady waits until every agent has set its Node condition and removed the start-up taint.
 func (c *Cluster) waitNodesReady(ctx context.Context, p *printer) error {
 	err := wait.Poll(ctx, 200*time.Millisecond, 60*time.Second, "agents mark their Nodes ready", func(ctx context.Context) (bool, string, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -38,8 +39,11 @@ type Upgrade struct {
 	Nodes    []NodeUpgrade
 	Duration time.Duration
 	// BGPBack is the time from the last new pod's readiness until the route reflector had every node's
-	// sessions Established again (FRR restarts with the pod).
+	// sessions Established again (0 when they never went down).
 	BGPBack time.Duration
+	// SessionResets are the route reflector's sessions (node and address family) that went down and came back
+	// during the upgrade: none when FRR runs in a DaemonSet of its own (frr.mode=daemonset).
+	SessionResets []string
 }
 
 // Overlapping returns pairs of nodes whose agent was down at the same time (want none: one node at a time).
@@ -109,6 +113,10 @@ func (c *Cluster) UpgradeAgents(ctx context.Context, archive, tag string) (*Upgr
 		}
 		flows = append(flows, fl)
 	}
+	connsBefore, err := c.reflectorConnections(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("route reflector before the upgrade: %w", err)
+	}
 	start := time.Now()
 	if _, err := c.helm(ctx, "upgrade", Release, c.opts.Chart, "--namespace", Namespace, "--reuse-values",
 		"--set", "agent.image.tag="+tag); err != nil {
@@ -123,6 +131,15 @@ func (c *Cluster) UpgradeAgents(ctx context.Context, archive, tag string) (*Upgr
 		return nil, err
 	}
 	u.BGPBack = time.Since(ready)
+	connsAfter, err := c.reflectorConnections(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("route reflector after the upgrade: %w", err)
+	}
+	for _, k := range slices.Sorted(maps.Keys(connsBefore)) {
+		if connsAfter[k] != connsBefore[k] {
+			u.SessionResets = append(u.SessionResets, fmt.Sprintf("%s (%d -> %d connections)", k, connsBefore[k], connsAfter[k]))
+		}
+	}
 	// A last second of traffic on the new agents.
 	select {
 	case <-ctx.Done():

@@ -4,9 +4,11 @@ package chart_test
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -14,12 +16,14 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 
+	"github.com/network-operator/network-operator/internal/agent/cleanup"
 	"github.com/network-operator/network-operator/internal/agent/kube"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/testreq"
@@ -89,7 +93,7 @@ func TestLint(t *testing.T) {
 func TestDefaults(t *testing.T) {
 	objs := render(t)
 	for _, k := range []string{"CustomResourceDefinition/nodenetworkconfigs.network.network-operator.io", "ServiceAccount/network-operator",
-		"ServiceAccount/network-agent", "PodDisruptionBudget/network-operator", "Service/network-operator-webhook",
+		"ServiceAccount/network-agent", "DaemonSet/network-frr", "PodDisruptionBudget/network-operator", "Service/network-operator-webhook",
 		"ValidatingWebhookConfiguration/network-operator-validating", "ValidatingAdmissionPolicy/network-operator-agent-node-scope",
 		"ValidatingAdmissionPolicyBinding/network-operator-agent-node-scope", "Job/network-operator-uninstall"} {
 		if objs[k] == nil {
@@ -112,10 +116,45 @@ func TestDefaults(t *testing.T) {
 	if !spec.HostNetwork || spec.PriorityClassName != "system-node-critical" || ru.MaxUnavailable.IntValue() != 1 || ru.MaxSurge.IntValue() != 0 {
 		t.Errorf("agent DaemonSet: hostNetwork %v priority %q rolling update %+v", spec.HostNetwork, spec.PriorityClassName, ru)
 	}
+	// FRR by default in a DaemonSet of its own (an agent upgrade leaves it running) on the agent's nodes, sharing
+	// the config and vty directories through the same host paths.
+	frrDS := objs["DaemonSet/network-frr"].(*appsv1.DaemonSet)
+	frrPod := frrDS.Spec.Template.Spec
+	if !frrPod.HostNetwork || frrPod.PriorityClassName != "system-node-critical" || len(frrPod.Containers) != 1 ||
+		frrPod.Containers[0].Name != "frr" || *frrPod.AutomountServiceAccountToken ||
+		frrDS.Spec.UpdateStrategy.RollingUpdate.MaxSurge.IntValue() != 0 || !reflect.DeepEqual(frrPod.Tolerations, spec.Tolerations) {
+		t.Errorf("FRR DaemonSet: hostNetwork %v priority %q containers %d, token %v, rolling update %+v, tolerations %v (agent %v)",
+			frrPod.HostNetwork, frrPod.PriorityClassName, len(frrPod.Containers), *frrPod.AutomountServiceAccountToken,
+			frrDS.Spec.UpdateStrategy.RollingUpdate, frrPod.Tolerations, spec.Tolerations)
+	}
+	hostPaths := func(vols []corev1.Volume) map[string]string {
+		out := map[string]string{}
+		for _, v := range vols {
+			if v.HostPath != nil && (v.Name == "frr-conf" || v.Name == "frr-run") {
+				out[v.Name] = v.HostPath.Path
+			}
+		}
+		return out
+	}
+	if a, f := hostPaths(spec.Volumes), hostPaths(frrPod.Volumes); len(a) != 2 || !maps.Equal(a, f) {
+		t.Errorf("FRR's directories: agent %v, FRR %v: want the same two host paths", a, f)
+	}
+	// ... next to the agent's state file, where the uninstall's cleanup removes them.
+	stateDir := ""
+	for _, a := range spec.Containers[0].Args {
+		if f, ok := strings.CutPrefix(a, "--state-file="); ok {
+			stateDir = filepath.Dir(f)
+		}
+	}
+	for name, p := range hostPaths(frrPod.Volumes) {
+		if filepath.Dir(p) != filepath.Join(stateDir, cleanup.FRRDaemonDir) {
+			t.Errorf("FRR volume %s at %s, want it in %s", name, p, filepath.Join(stateDir, cleanup.FRRDaemonDir))
+		}
+	}
 	// Graceful restart by default: bgpd announces it (the agent's flag), zebra keeps what a crashed zebra left.
 	if !slices.Contains(spec.Containers[0].Args, "--bgp-graceful-restart=true") || !slices.Contains(spec.Containers[0].Args, "--bgp-restart-time=120s") ||
-		!strings.Contains(strings.Join(spec.Containers[1].Command, " "), `extra="-K 120"`) {
-		t.Errorf("graceful restart: agent args %v, FRR command %q", spec.Containers[0].Args, spec.Containers[1].Command)
+		!strings.Contains(strings.Join(frrPod.Containers[0].Command, " "), `extra="-K 120"`) {
+		t.Errorf("graceful restart: agent args %v, FRR command %q", spec.Containers[0].Args, frrPod.Containers[0].Command)
 	}
 	// SIGTERM lets the running apply step finish: the kubelet must not kill the agent before it does.
 	if grace := time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second; grace <= kube.ShutdownTimeout {
@@ -128,8 +167,8 @@ func TestDefaults(t *testing.T) {
 			t.Errorf("container %s is privileged", c.Name)
 		}
 	}
-	if !slices.Equal(names, []string{"agent", "frr"}) {
-		t.Errorf("agent pod containers %v, want agent and frr", names)
+	if !slices.Equal(names, []string{"agent"}) {
+		t.Errorf("agent pod containers %v, want the agent alone (FRR runs in its DaemonSet)", names)
 	}
 	agent := spec.Containers[0]
 	var env []string
@@ -200,8 +239,19 @@ func TestTenantRoles(t *testing.T) {
 func TestValuesMatter(t *testing.T) {
 	host := render(t, "frr.mode=host", "bgpPasswordNamespace=bgp")
 	spec := host["DaemonSet/network-agent"].(*appsv1.DaemonSet).Spec.Template.Spec
-	if len(spec.Containers) != 1 {
-		t.Errorf("frr.mode=host: %d containers, want the agent alone", len(spec.Containers))
+	if len(spec.Containers) != 1 || host["DaemonSet/network-frr"] != nil {
+		t.Errorf("frr.mode=host: %d containers, FRR DaemonSet %v: want the agent alone", len(spec.Containers), host["DaemonSet/network-frr"] != nil)
+	}
+	// frr.mode=pod: FRR is a container of the agent's pod, on volumes of the pod.
+	inPod := render(t, "frr.mode=pod")
+	podSpec := inPod["DaemonSet/network-agent"].(*appsv1.DaemonSet).Spec.Template.Spec
+	if len(podSpec.Containers) != 2 || podSpec.Containers[1].Name != "frr" || inPod["DaemonSet/network-frr"] != nil {
+		t.Errorf("frr.mode=pod: %d containers, FRR DaemonSet %v: want agent and frr in one pod", len(podSpec.Containers), inPod["DaemonSet/network-frr"] != nil)
+	}
+	for _, v := range podSpec.Volumes {
+		if (v.Name == "frr-conf" || v.Name == "frr-run") && v.EmptyDir == nil {
+			t.Errorf("frr.mode=pod: volume %s is not the pod's", v.Name)
+		}
 	}
 	for _, v := range spec.Volumes {
 		if (v.Name == "frr-conf" || v.Name == "frr-run") && v.HostPath == nil {
@@ -238,8 +288,9 @@ func TestValuesMatter(t *testing.T) {
 		{[]string{"frr.gracefulRestart.enabled=false"}, []string{"--bgp-graceful-restart=false"}, ""},
 		{[]string{"frr.gracefulRestart.restartTime=300"}, []string{"--bgp-graceful-restart=true", "--bgp-restart-time=300s"}, `"-K 300"`},
 	} {
-		pod := render(t, tc.set...)["DaemonSet/network-agent"].(*appsv1.DaemonSet).Spec.Template.Spec
-		command := strings.Join(pod.Containers[1].Command, " ")
+		objs := render(t, tc.set...)
+		pod := objs["DaemonSet/network-agent"].(*appsv1.DaemonSet).Spec.Template.Spec
+		command := strings.Join(objs["DaemonSet/network-frr"].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[0].Command, " ")
 		for _, a := range tc.args {
 			if !slices.Contains(pod.Containers[0].Args, a) {
 				t.Errorf("--set %v: agent args %v lack %s", tc.set, pod.Containers[0].Args, a)
@@ -250,7 +301,7 @@ func TestValuesMatter(t *testing.T) {
 		}
 	}
 	// bfdd runs next to bgpd (sessions with BFD need it); the operator's underlay BFD flags follow the values.
-	if cmd := strings.Join(render(t)["DaemonSet/network-agent"].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[1].Command, " "); !strings.Contains(cmd, "zebra bgpd staticd bfdd") {
+	if cmd := strings.Join(render(t)["DaemonSet/network-frr"].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[0].Command, " "); !strings.Contains(cmd, "zebra bgpd staticd bfdd") {
 		t.Errorf("FRR container runs %q, want bfdd too", cmd)
 	}
 	for _, tc := range []struct {

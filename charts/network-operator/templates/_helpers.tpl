@@ -23,7 +23,61 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 {{- fail (printf "agent.capabilities: %v lacks %s, which the agent needs (netlink and tc/XDP need NET_ADMIN, the eBPF router BPF)" $.Values.agent.capabilities $cap) }}
 {{- end }}
 {{- end }}
-{{- if and (eq .Values.frr.mode "pod") (not (has "NET_BIND_SERVICE" .Values.frr.capabilities)) }}
+{{- if and (ne .Values.frr.mode "host") (not (has "NET_BIND_SERVICE" .Values.frr.capabilities)) }}
 {{- fail (printf "frr.capabilities: %v lacks NET_BIND_SERVICE, which bgpd needs for port 179" .Values.frr.capabilities) }}
 {{- end }}
+{{- end }}
+
+{{/* The FRR container (zebra, bgpd, staticd, bfdd): in the agent's pod (frr.mode=pod) or in its own DaemonSet
+(frr.mode=daemonset). */}}
+{{- define "netop.frrContainer" -}}
+- name: frr
+  image: {{ include "netop.image" (list . "frr" .Values.frr.image.tag) }}
+  imagePullPolicy: {{ .Values.image.pullPolicy }}
+  # zebra, bgpd, staticd and bfdd (BFD for the sessions that enable it) on FRR's default sockets in
+  # /var/run/frr, config /etc/frr (both shared with the agent, which renders and reloads the config); the
+  # container ends when a daemon dies.
+  command:
+    - sh
+    - -c
+    - |
+      set -e
+      mkdir -p /var/tmp/frr
+      chown frr:frr /etc/frr /var/run/frr /var/tmp/frr
+      [ -s /etc/frr/frr.conf ] || echo 'frr defaults datacenter' > /etc/frr/frr.conf
+      touch /etc/frr/vtysh.conf
+      chown frr:frr /etc/frr/frr.conf /etc/frr/vtysh.conf
+      pids=
+      for d in zebra bgpd staticd bfdd; do
+        extra=
+        {{- if .Values.frr.gracefulRestart.enabled }}
+        # zebra keeps the routes a crashed zebra left in the kernel for restartTime at start (not -r: a
+        # clean stop, e.g. an uninstall, flushes them).
+        [ $d = zebra ] && extra="-K {{ .Values.frr.gracefulRestart.restartTime }}"
+        {{- end }}
+        /usr/lib/frr/$d -d -F datacenter -f /etc/frr/frr.conf -A 127.0.0.1 -u frr -g frr -i /var/run/frr/$d.pid $extra
+        pids="$pids $(cat /var/run/frr/$d.pid)"
+      done
+      # The pids are kept here, not read back from the pid files at the stop: an uninstall removes the files
+      # first. A stop waits for every daemon to end (zebra removes its routes on the way).
+      trap 'kill $pids 2>/dev/null; for p in $pids; do while kill -0 $p 2>/dev/null; do sleep 0.2; done; done; exit 0' TERM INT
+      while kill -0 $pids 2>/dev/null; do
+        sleep 2 & wait $!
+      done
+      echo 'an FRR daemon exited' >&2
+      exit 1
+  securityContext:
+    privileged: false
+    capabilities: {drop: [ALL], add: {{ toJson .Values.frr.capabilities }}}
+  resources: {{- toYaml .Values.frr.resources | nindent 4 }}
+  volumeMounts:
+    - {name: frr-conf, mountPath: /etc/frr}
+    - {name: frr-run, mountPath: /var/run/frr}
+{{- end }}
+
+{{/* The host directories FRR's DaemonSet shares with the agent (frr.mode=daemonset): its config and its vty sockets.
+In the directory of the agent's state file, as frr-daemon (cleanup.FRRDaemonDir), so an uninstall removes them. */}}
+{{- define "netop.frrVolumes" -}}
+- {name: frr-conf, hostPath: {path: /var/lib/network-operator/frr-daemon/etc, type: DirectoryOrCreate}}
+- {name: frr-run, hostPath: {path: /var/lib/network-operator/frr-daemon/run, type: DirectoryOrCreate}}
 {{- end }}

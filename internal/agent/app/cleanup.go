@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/vishvananda/netns"
@@ -64,7 +65,8 @@ func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "network-agent cleanup:", err)
 		return ExitFailed
 	}
-	o := cleanup.Options{Netlink: nc, Mirror: mirror.New(links, ns), PinDir: *pinDir, Files: []string{*stateFile, *frrStateDir},
+	o := cleanup.Options{Netlink: nc, Mirror: mirror.New(links, ns), PinDir: *pinDir,
+		Files: []string{*stateFile, *frrStateDir, filepath.Join(filepath.Dir(*stateFile), cleanup.FRRDaemonDir)},
 		Uninstall: func(ctx context.Context, dir string) error {
 			return dpctl.Run(ctx, []string{"uninstall", "--pin-dir", dir}, io.Discard, stderr)
 		}}

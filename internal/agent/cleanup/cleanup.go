@@ -24,6 +24,10 @@ import (
 	"github.com/network-operator/network-operator/internal/agent/podnet"
 )
 
+// FRRDaemonDir is the directory, next to the agent's state file, where FRR's own DaemonSet (the chart's
+// frr.mode=daemonset) keeps its config and vty sockets on the host; an uninstall removes it with the state.
+const FRRDaemonDir = "frr-daemon"
+
 // Options say what to clean.
 type Options struct {
 	// Netlink manages the node's namespace.

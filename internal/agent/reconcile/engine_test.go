@@ -119,6 +119,8 @@ func (f *fakeNetlink) Apply(_ context.Context, p *netconf.Plan, ph netconf.Phase
 type fakeFRR struct {
 	w    *world
 	last []byte
+	// down makes FRR not answer (its container not started yet, restarting).
+	down bool
 }
 
 func (f *fakeFRR) Prepare(_ context.Context, cfg []byte) (frr.Commit, error) {
@@ -157,7 +159,12 @@ func (f *fakeFRR) LastApplied() ([]byte, error) {
 
 func (f *fakeFRR) PlanPath([]byte) (frr.Path, string) { return frr.PathDelta, "" }
 
-func (f *fakeFRR) Summary(context.Context) (frr.Summary, error) { return frr.Summary{}, nil }
+func (f *fakeFRR) Summary(context.Context) (frr.Summary, error) {
+	if f.down {
+		return nil, errors.New("dial unix /var/run/frr/bgpd.vty: connect: no such file or directory")
+	}
+	return frr.Summary{}, nil
+}
 
 type fakeAttachment struct {
 	ifindex int

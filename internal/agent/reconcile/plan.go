@@ -276,6 +276,13 @@ func (e *Engine) planFRR(ctx context.Context, p *Plan, passwords frrconfig.Passw
 		last = nil // nothing applied yet: everything is added
 	}
 	p.FRR.Changed = !bytes.Equal(last, rendered)
+	if p.FRR.Changed && e.o.FRRStatus != nil {
+		// FRR runs in a container or DaemonSet of its own that may start after the agent or restart (an
+		// upgrade): a reload now would fail for no fault of the spec, so the spec waits for it instead.
+		if err := frrAnswers(ctx, e.o.FRRStatus); err != nil {
+			return Transient(fmt.Errorf("FRR does not answer (starting or restarting): %w", err))
+		}
+	}
 	if p.FRR.Changed {
 		p.FRR.Added, p.FRR.Removed = lineDiff(last, rendered)
 		p.FRR.Path, p.FRR.PathReason = e.o.FRR.PlanPath(rendered)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/vishvananda/netlink"
@@ -195,4 +196,25 @@ func TestFRRResidual(t *testing.T) {
 			t.Errorf("brownfield %v: outcome %s %v", brownfield, out.Result, out.Err)
 		}
 	}
+}
+
+// FRR not answering when its config is to change (its container or DaemonSet starts after the agent, or
+// restarts) is a fault, not the spec's: retried, nothing recorded, nothing restored; once FRR answers, the
+// spec applies.
+func TestFRRNotAnsweringIsRetried(t *testing.T) {
+	r := newRig(t, t.TempDir())
+	if out, _ := r.reconcile(spec("r1", "red")); !out.Applied() {
+		t.Fatal(out.Err)
+	}
+	r.frr.down = true
+	next := spec("r2", "blue")
+	out, log := r.reconcile(next)
+	if !out.Retrying() || !strings.Contains(out.Err.Error(), "FRR does not answer") {
+		t.Fatalf("outcome %s err %v, want a retry because FRR does not answer", out.Result, out.Err)
+	}
+	if len(log) > 0 {
+		t.Errorf("steps ran while FRR did not answer: %q", log)
+	}
+	r.frr.down = false
+	retried(t, r, out, next, nil)
 }
