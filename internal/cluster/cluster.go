@@ -286,7 +286,7 @@ func (c *Cluster) steps() []startStep {
 			topology,
 			{"Kubernetes: control plane, and kubelet + containerd + kube-proxy in every node's namespace", c.StartKubeNodes},
 			{"Images: the archives of `make images` into every node's containerd", c.ImportImages},
-			{"helm install: the operator Deployment, the agent DaemonSet (agent + FRR), RBAC, webhook, node-scope policy", c.HelmInstall},
+			{"helm install: the operator Deployment, the agent and FRR DaemonSets, RBAC, webhook, node-scope policy", c.HelmInstall},
 			prometheus,
 		}
 	}

@@ -264,7 +264,7 @@ func (c *Cluster) startFRR(ctx context.Context) error {
 		return err
 	}
 	if c.opts.Install == InstallHelm {
-		c.logf("  FRR (zebra + bgpd) running in the fabric (%v); on the nodes FRR runs in the agent pods", time.Since(start).Round(10*time.Millisecond))
+		c.logf("  FRR (zebra + bgpd) running in the fabric (%v); on the nodes FRR runs in its own DaemonSet", time.Since(start).Round(10*time.Millisecond))
 		return nil
 	}
 	for _, n := range c.nodes {

@@ -126,6 +126,17 @@ func (t Target) Answering(ctx context.Context) error {
 	return nil
 }
 
+// Alive checks that zebra and bgpd run and answer on their vty sockets, whatever their config (an empty one
+// has no BGP instance, for which "show bgp summary json" fails).
+func (t Target) Alive(ctx context.Context) error {
+	for _, d := range []string{"zebra", "bgpd"} {
+		if _, err := t.daemonCommand(ctx, d, "show version"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // EVPNSummary reads "show bgp l2vpn evpn summary json".
 func (t Target) EVPNSummary(ctx context.Context) (*AFSummary, error) {
 	var s AFSummary

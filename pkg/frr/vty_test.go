@@ -84,3 +84,25 @@ func withoutClock(t *testing.T, answer []byte) any {
 	}
 	return strip(v)
 }
+
+// Alive tells running daemons apart from missing ones whatever their config: with an empty config (no BGP
+// instance yet, as a fresh FRR DaemonSet starts) Answering fails but Alive does not; without bgpd Alive fails.
+func TestAlive(t *testing.T) {
+	frrtest.Require(t)
+	ns := frrtest.Netns(t, "frralive-")
+	router := frrtest.Router(t, frrproc.Options{Netns: ns.Name, NoBGPListen: true})
+	target := Target{VtySocket: router.Dir, ConfDir: router.ConfDir}
+	ctx := t.Context()
+	if err := target.Alive(ctx); err != nil {
+		t.Fatalf("Alive with an empty config: %v", err)
+	}
+	if err := target.Answering(ctx); err == nil {
+		t.Error("Answering without a BGP instance: want the error that makes Alive necessary")
+	}
+	if err := router.Kill(ctx, "bgpd"); err != nil {
+		t.Fatal(err)
+	}
+	if err := target.Alive(ctx); err == nil {
+		t.Error("Alive without bgpd: want an error")
+	}
+}

@@ -43,10 +43,13 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
     - |
       set -e
       mkdir -p /var/tmp/frr
-      chown frr:frr /etc/frr /var/run/frr /var/tmp/frr
+      # Root writes here only as the directory's owner (no DAC_OVERRIDE): a host directory kept from the last
+      # start belongs to frr, so it is taken back for the writes and handed to frr after them.
+      chown root /etc/frr
+      [ ! -e /etc/frr/frr.conf ] || chown root /etc/frr/frr.conf
       [ -s /etc/frr/frr.conf ] || echo 'frr defaults datacenter' > /etc/frr/frr.conf
       touch /etc/frr/vtysh.conf
-      chown frr:frr /etc/frr/frr.conf /etc/frr/vtysh.conf
+      chown frr:frr /etc/frr /var/run/frr /var/tmp/frr /etc/frr/frr.conf /etc/frr/vtysh.conf
       pids=
       for d in zebra bgpd staticd bfdd; do
         extra=

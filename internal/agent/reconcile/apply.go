@@ -274,6 +274,16 @@ func frrAnswers(ctx context.Context, st FRRStatus) error {
 	return err
 }
 
+// frrAlive checks that FRR's daemons run, whatever their config, with that check when the status source has it
+// (frr.Target).
+func frrAlive(ctx context.Context, st FRRStatus) error {
+	if a, ok := st.(interface{ Alive(context.Context) error }); ok {
+		return a.Alive(ctx)
+	}
+	_, err := st.Summary(ctx)
+	return err
+}
+
 // ErrUnhealthy wraps every health check failure.
 var ErrUnhealthy = errors.New("health check failed")
 

@@ -279,7 +279,7 @@ func (e *Engine) planFRR(ctx context.Context, p *Plan, passwords frrconfig.Passw
 	if p.FRR.Changed && e.o.FRRStatus != nil {
 		// FRR runs in a container or DaemonSet of its own that may start after the agent or restart (an
 		// upgrade): a reload now would fail for no fault of the spec, so the spec waits for it instead.
-		if err := frrAnswers(ctx, e.o.FRRStatus); err != nil {
+		if err := frrAlive(ctx, e.o.FRRStatus); err != nil {
 			return Transient(fmt.Errorf("FRR does not answer (starting or restarting): %w", err))
 		}
 	}

@@ -66,9 +66,10 @@ func Build(out *reconcile.Outcome, prev v1.NodeNetworkConfigStatus, generation i
 		ready.Message = truncate(errMsg(out.Err) + "; restoring the last good state failed: " + out.RestoreErr.Error())
 		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, ReasonRestoreFailed, truncate(out.RestoreErr.Error())
 	case out.Retrying():
-		// Not a failure of the revision: no failedRevision, so the operator waits instead of rolling back.
+		// Not a failure of the revision: no failedRevision and not Degraded (the node runs its last good state,
+		// healthy; the operator fails a rollout on Degraded), so the operator waits instead of rolling back.
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonRetrying, truncate(out.Err.Error())
-		degraded.Status, degraded.Reason = metav1.ConditionTrue, ReasonRetrying
+		degraded.Status, degraded.Reason = metav1.ConditionFalse, ReasonRetrying
 		degraded.Message = "running revision " + quoteOrNone(st.AppliedRevision) + " until the retry of " +
 			out.Spec.Revision + " succeeds"
 	case out.Err != nil:
