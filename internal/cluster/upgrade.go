@@ -33,10 +33,19 @@ type NodeUpgrade struct {
 	Before, After []Hook
 }
 
+// CrossFlow is a sequence-numbered flow from a workload on one node to one on the next node (routed between two
+// networks of the VRF, over the fabric): it needs both nodes' eBPF routers and the EVPN routes FRR installed.
+type CrossFlow struct {
+	From, To string
+	Flow     lab.FlowResult
+}
+
 // Upgrade is the result of UpgradeAgents.
 type Upgrade struct {
 	Image    string
 	Nodes    []NodeUpgrade
+	// Cross are the flows between nodes during the whole upgrade.
+	Cross []CrossFlow
 	Duration time.Duration
 	// BGPBack is the time from the last new pod's readiness until the route reflector had every node's
 	// sessions Established again (0 when they never went down).
@@ -100,18 +109,40 @@ func (c *Cluster) UpgradeAgents(ctx context.Context, archive, tag string) (*Upgr
 		}
 		u.Nodes = append(u.Nodes, NodeUpgrade{Node: f.Node.Name, OldPod: old.Name, Before: before})
 	}
-	var flows []*lab.Flow
+	// Each node's sender also sends to the next node's receiver: traffic between nodes.
+	cross := make([]*Workload, len(c.flows))
+	for i, f := range c.flows {
+		to := c.flows[(i+1)%len(c.flows)].To
+		if to.Node == f.Node {
+			continue // a single node: no traffic between nodes
+		}
+		ok, err := PingOnce(ctx, f.From, to.Addr)
+		if err != nil || !ok {
+			return nil, fmt.Errorf("cross-node pair %s -> %s cannot reach before the upgrade (%v)", f.From.Label(), to.Label(), err)
+		}
+		cross[i] = to
+	}
+	var flows, crossFlows []*lab.Flow
 	defer func() {
-		for _, f := range flows {
-			_, _ = f.Stop(context.WithoutCancel(ctx))
+		for _, f := range append(flows, crossFlows...) {
+			if f != nil {
+				_, _ = f.Stop(context.WithoutCancel(ctx))
+			}
 		}
 	}()
-	for _, f := range c.flows {
+	for i, f := range c.flows {
 		fl, err := lab.StartFlow(ctx, lab.FlowOptions{From: f.From.NS, To: f.To.NS, Dst: f.To.Addr, Rate: flowRate})
 		if err != nil {
 			return nil, fmt.Errorf("flow on %s: %w", f.Node.Name, err)
 		}
 		flows = append(flows, fl)
+		var cf *lab.Flow
+		if to := cross[i]; to != nil {
+			if cf, err = lab.StartFlow(ctx, lab.FlowOptions{From: f.From.NS, To: to.NS, Dst: to.Addr, Rate: flowRate}); err != nil {
+				return nil, fmt.Errorf("flow %s -> %s: %w", f.From.Label(), to.Label(), err)
+			}
+		}
+		crossFlows = append(crossFlows, cf)
 	}
 	connsBefore, err := c.reflectorConnections(ctx)
 	if err != nil {
@@ -146,14 +177,25 @@ func (c *Cluster) UpgradeAgents(ctx context.Context, archive, tag string) (*Upgr
 		return nil, ctx.Err()
 	case <-time.After(time.Second):
 	}
-	running := flows
-	flows = nil
+	running, runningCross := flows, crossFlows
+	flows, crossFlows = nil, nil
 	for i, fl := range running {
 		r, err := fl.Stop(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("flow on %s: %w", u.Nodes[i].Node, err)
 		}
 		u.Nodes[i].Flow = r
+	}
+	for i, fl := range runningCross {
+		if fl == nil {
+			continue
+		}
+		r, err := fl.Stop(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("flow %s -> %s: %w", c.flows[i].From.Label(), cross[i].Label(), err)
+		}
+		u.Cross = append(u.Cross, CrossFlow{From: c.flows[i].From.Label() + " (" + c.flows[i].Node.Name + ")",
+			To: cross[i].Label() + " (" + cross[i].Node.Name + ")", Flow: r})
 	}
 	for i, f := range c.flows {
 		after, err := Hooks(f.Node.NS)

@@ -177,6 +177,15 @@ func TestHelmInstall(t *testing.T) {
 		if o := u.Overlapping(); len(o) > 0 {
 			t.Errorf("agents of several nodes were down at once: %v (want one node at a time)", o)
 		}
+		for _, cf := range u.Cross {
+			t.Logf("between nodes %s -> %s: %s", cf.From, cf.To, cf.Flow)
+			if !cf.Flow.Clean() || cf.Flow.Lost != 0 {
+				t.Errorf("the flow %s -> %s between nodes lost packets during the agent upgrade: %s", cf.From, cf.To, cf.Flow)
+			}
+		}
+		if len(u.Cross) == 0 {
+			t.Error("no flow between nodes ran through the upgrade")
+		}
 		// FRR runs in its own DaemonSet (the chart's default): a new agent leaves it and its sessions alone.
 		if len(u.SessionResets) > 0 {
 			t.Errorf("BGP sessions of the route reflector toward the nodes went down during the agent upgrade: %v", u.SessionResets)
