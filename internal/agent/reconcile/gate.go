@@ -47,8 +47,11 @@ type Gate struct {
 	// Families had at least one Established fabric session before: each must have one again (a change that
 	// replaces every uplink still has to reach the fabric).
 	Families []string
-	// Probes are the spec's HealthProbes and the engine's probes, by name.
-	Probes []string
+	// Probes are the spec's HealthProbes and the engine's probes that answered before the apply, by name: each
+	// must answer after it. One that did not answer before is not the change's fault (a gateway that is down, an
+	// API server in maintenance) and is listed in Unrequired with its error instead.
+	Probes     []string
+	Unrequired []string
 	// Timeout bounds the whole gate.
 	Timeout time.Duration
 }
@@ -151,7 +154,8 @@ func underlayPeers(u *v1.UnderlaySpec) map[string]bool {
 }
 
 // planGateFor is the gate of p: none when the spec is already the node's good state (a resync) or nothing is
-// watched; otherwise the sessions from the node's FRR now, the spec's probes and the engine's.
+// watched; otherwise what works now and must work after the change: the fabric sessions from the node's FRR,
+// the spec's probes and the engine's that answer (each tried once).
 func (e *Engine) planGateFor(ctx context.Context, p *Plan) error {
 	if err := fielderr.Join(validation.ValidateHealthProbes(field.NewPath("healthProbes"), p.Spec.HealthProbes)); err != nil {
 		return err
@@ -176,15 +180,19 @@ func (e *Engine) planGateFor(ctx context.Context, p *Plan) error {
 			*g = planGate(&def, configured, len(configured) > 0 || e.o.RenderFRR != nil)
 		}
 	}
-	for _, pr := range p.Spec.HealthProbes {
-		g.Probes = append(g.Probes, pr.Name+" ("+pr.Address+")")
-	}
-	for _, pr := range e.o.Probes {
-		g.Probes = append(g.Probes, pr.Name)
+	for _, pr := range e.probes(p.Spec) {
+		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		err := pr.Check(pctx)
+		cancel()
+		if err != nil {
+			g.Unrequired = append(g.Unrequired, pr.Name+": "+err.Error())
+		} else {
+			g.Probes = append(g.Probes, pr.Name)
+		}
 	}
 	g.Timeout = e.gateTimeout()
 	if len(g.Sessions) == 0 && len(g.Families) == 0 && len(g.Probes) == 0 {
-		*g = Gate{Skip: "no fabric session was up and no probe is configured"}
+		*g = Gate{Skip: "no fabric session was up and no probe answered before the change", Unrequired: g.Unrequired}
 	}
 	return nil
 }
@@ -245,6 +253,9 @@ func (e *Engine) gateUnmet(ctx context.Context, p *Plan) []string {
 		}
 	}
 	for _, pr := range e.probes(p.Spec) {
+		if !slices.Contains(g.Probes, pr.Name) {
+			continue
+		}
 		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 		err := pr.Check(pctx)
 		cancel()

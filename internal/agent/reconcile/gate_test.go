@@ -146,30 +146,29 @@ func TestGateRollsBackABrokenFabric(t *testing.T) {
 	}
 }
 
-// The spec's TCP probes (a gateway, a DNS server) and the engine's own (the API server) must answer after a
-// change; one that does not fails the revision, naming the probe. A bad probe address is refused before anything
-// changes.
+// The spec's TCP probes (a gateway, a DNS server) and the engine's own (the API server) that answer before a change
+// must answer after it; one that the change breaks fails the revision, naming the probe. One that did not answer
+// before is not the change's fault (the API server down for a while): not required, the change applies. A bad
+// probe address is refused before anything changes.
 func TestGateProbes(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
+	listen := func() net.Listener {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}()
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		return ln
 	}
-	deadAddr := closed.Addr().String()
-	closed.Close() // nothing listens there any more: connections are refused
+	dns, gateway := listen(), listen()
 
 	r := newRig(t, t.TempDir())
 	r.e.o.GateTimeout = 1500 * time.Millisecond
@@ -180,31 +179,61 @@ func TestGateProbes(t *testing.T) {
 		}
 		return nil
 	}}}
+	// breakAt runs fn as the apply reaches the maps step: what the change does to the node.
+	breakAt := func(fn func()) {
+		r.e.o.Hooks.BeforeStep = func(step string, s *v1.NodeNetworkConfigSpec) error {
+			r.w.setCurrent(s.Revision)
+			if step == StepMaps && s.Revision != "r1" && fn != nil {
+				fn()
+				fn = nil
+			}
+			return nil
+		}
+	}
 	withProbes := func(rev string, probes ...v1.HealthProbe) *v1.NodeNetworkConfigSpec {
 		s := spec(rev, "red")
 		s.HealthProbes = probes
 		return s
 	}
-	if out, _ := r.reconcile(withProbes("r1", v1.HealthProbe{Name: "dns", Address: ln.Addr().String()})); !out.Applied() {
+	probeDNS := v1.HealthProbe{Name: "dns", Address: dns.Addr().String()}
+	probeGW := v1.HealthProbe{Name: "gateway", Address: gateway.Addr().String()}
+	if out, _ := r.reconcile(withProbes("r1", probeDNS)); !out.Applied() {
 		t.Fatalf("r1: %v", out.Err)
 	}
-	out, _ := r.reconcile(withProbes("r2", v1.HealthProbe{Name: "dns", Address: ln.Addr().String()}, v1.HealthProbe{Name: "gateway", Address: deadAddr}))
-	if !errors.Is(out.Err, ErrGate) || !strings.Contains(out.Err.Error(), "probe gateway ("+deadAddr+")") || out.Retrying() {
+
+	// The change takes the gateway away.
+	breakAt(func() { gateway.Close() })
+	out, _ := r.reconcile(withProbes("r2", probeDNS, probeGW))
+	if !strings.Contains(out.Plan.String(), "probe dns ("+dns.Addr().String()+"), probe gateway ("+gateway.Addr().String()+"), probe api-server") {
+		t.Errorf("the printed plan does not name the probes:\n%s", out.Plan)
+	}
+	if !errors.Is(out.Err, ErrGate) || !strings.Contains(out.Err.Error(), "probe gateway ("+gateway.Addr().String()+")") || out.Retrying() {
 		t.Fatalf("r2: %s %v, want the gateway probe failing the gate", out.Result, out.Err)
 	}
 	if st := r.e.State(); st.Good.Revision != "r1" || st.Failure == nil || st.Failure.Revision != "r2" {
 		t.Fatalf("good %+v failure %+v", st.Good, st.Failure)
 	}
 
-	apiUp = false
-	out, _ = r.reconcile(withProbes("r3"))
+	// The change cuts the node off the API server.
+	breakAt(func() { apiUp = false })
+	out, _ = r.reconcile(withProbes("r3", probeDNS))
 	if !errors.Is(out.Err, ErrGate) || !strings.Contains(out.Err.Error(), "probe api-server: unreachable") {
 		t.Fatalf("r3: %s %v, want the API server probe failing the gate", out.Result, out.Err)
 	}
 
+	// The API server is down before the change (and the gateway still gone): neither is required.
+	breakAt(nil)
+	out, _ = r.reconcile(withProbes("r4", probeDNS, probeGW))
+	if !out.Applied() {
+		t.Fatalf("r4: %s %v, want applied: what did not answer before is not the change's fault", out.Result, out.Err)
+	}
+	if g := out.Plan.Gate; !slices.Equal(g.Probes, []string{"dns (" + dns.Addr().String() + ")"}) || len(g.Unrequired) != 2 {
+		t.Errorf("r4 gate: required %q, not required %q", g.Probes, g.Unrequired)
+	}
+
 	apiUp = true
-	out, log := r.reconcile(withProbes("r4", v1.HealthProbe{Name: "dns", Address: "192.0.2.53"}))
+	out, log := r.reconcile(withProbes("r5", v1.HealthProbe{Name: "dns", Address: "192.0.2.53"}))
 	if !errors.Is(out.Err, ErrPlan) || !strings.Contains(out.Err.Error(), `healthProbes[0].address: Invalid value: "192.0.2.53"`) || len(log) > 0 && log[0] != "frr skipped" {
-		t.Fatalf("r4: %v, steps %q: want refused before any change", out.Err, log)
+		t.Fatalf("r5: %v, steps %q: want refused before any change", out.Err, log)
 	}
 }

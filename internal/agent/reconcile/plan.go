@@ -175,6 +175,9 @@ func (p *Plan) String() string {
 		}
 		fmt.Fprintf(&b, "     (health gate within %s: %s)\n", g.Timeout, strings.Join(what, ", "))
 	}
+	if len(p.Gate.Unrequired) > 0 {
+		fmt.Fprintf(&b, "     (not answering before the change, so not required after it: %s)\n", strings.Join(p.Gate.Unrequired, "; "))
+	}
 	for _, c := range p.Netlink.Conflicts {
 		fmt.Fprintf(&b, "conflict: %s\n", c)
 	}
