@@ -42,10 +42,10 @@ type CrossFlow struct {
 
 // Upgrade is the result of UpgradeAgents.
 type Upgrade struct {
-	Image    string
-	Nodes    []NodeUpgrade
+	Image string
+	Nodes []NodeUpgrade
 	// Cross are the flows between nodes during the whole upgrade.
-	Cross []CrossFlow
+	Cross    []CrossFlow
 	Duration time.Duration
 	// BGPBack is the time from the last new pod's readiness until the route reflector had every node's
 	// sessions Established again (0 when they never went down).

@@ -17,7 +17,7 @@ func TestNodeStateRetryingIsNoFailure(t *testing.T) {
 		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 	nnc := func(failed string, ready, degraded metav1.Condition) *v1.NodeNetworkConfig {
 		return &v1.NodeNetworkConfig{ObjectMeta: metav1.ObjectMeta{Name: "n1", Generation: 2},
-			Spec: v1.NodeNetworkConfigSpec{Revision: "r2"},
+			Spec:   v1.NodeNetworkConfigSpec{Revision: "r2"},
 			Status: v1.NodeNetworkConfigStatus{AppliedRevision: "r1", FailedRevision: failed, Conditions: []metav1.Condition{ready, degraded}}}
 	}
 	cond := func(t, status, reason string) metav1.Condition {
