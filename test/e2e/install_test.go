@@ -159,39 +159,16 @@ func TestHelmInstall(t *testing.T) {
 			t.Logf("steady pod through the upgrade: ifindex %v, host end %d, %s %v kept; %s", after.InPod.Ifindex,
 				after.HostVethIndex, pn.Steady().HostVeth, after.HostLinks, after.Connect)
 		}
-		for _, n := range u.Nodes {
-			t.Logf("%s: %s -> %s, down %.1fs; flow %s", n.Node, n.OldPod, n.NewPod, n.Ready.Sub(n.Down).Seconds(), n.Flow)
-			if !n.Flow.Clean() || n.Flow.Lost != 0 {
-				t.Errorf("%s: the flow through its eBPF router lost packets during the upgrade: %s", n.Node, n.Flow)
-			}
-			if n.Flow.Sent < uint64(u.Duration.Seconds()*500) {
-				t.Errorf("%s: only %d packets sent in %v", n.Node, n.Flow.Sent, u.Duration)
-			}
-			if len(n.Before) == 0 {
-				t.Errorf("%s: no BPF program attached before the upgrade", n.Node)
-			}
-			if got, want := hookList(n.After), hookList(n.Before); got != want {
-				t.Errorf("%s: BPF attachments changed over the upgrade (want the same link and program IDs):\nbefore %s\nafter  %s", n.Node, want, got)
-			}
+		checkAgentRollout(t, u, "upgrade")
+	})
+
+	// And back to the first build: a downgrade is a rollout like any other.
+	t.Run("downgrade under traffic", func(t *testing.T) {
+		u, err := c.UpgradeAgents(ctx, filepath.Join(images, "network-agent.tar"), tag)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if o := u.Overlapping(); len(o) > 0 {
-			t.Errorf("agents of several nodes were down at once: %v (want one node at a time)", o)
-		}
-		for _, cf := range u.Cross {
-			t.Logf("between nodes %s -> %s: %s", cf.From, cf.To, cf.Flow)
-			if !cf.Flow.Clean() || cf.Flow.Lost != 0 {
-				t.Errorf("the flow %s -> %s between nodes lost packets during the agent upgrade: %s", cf.From, cf.To, cf.Flow)
-			}
-		}
-		if len(u.Cross) == 0 {
-			t.Error("no flow between nodes ran through the upgrade")
-		}
-		// FRR runs in its own DaemonSet (the chart's default): a new agent leaves it and its sessions alone.
-		if len(u.SessionResets) > 0 {
-			t.Errorf("BGP sessions of the route reflector toward the nodes went down during the agent upgrade: %v", u.SessionResets)
-		}
-		t.Logf("helm upgrade to %s: %.1fs for %d nodes; BGP sessions reset at the route reflector: %d; every BGP session Established %.1fs after the last new pod was ready",
-			upgradeTag, u.Duration.Seconds(), len(u.Nodes), len(u.SessionResets), u.BGPBack.Seconds())
+		checkAgentRollout(t, u, "downgrade")
 	})
 
 	t.Run("uninstall", func(t *testing.T) {
@@ -358,4 +335,44 @@ func checkSteady(t *testing.T, pn *cluster.PodNetworking, s *cluster.SteadyState
 	if !strings.HasSuffix(s.Connect.Reply, " saw "+p.Addr.Addr().String()) || s.Connect.Forwarded[s.Connect.FromNode] <= 0 {
 		t.Errorf("%s: %s: want an answer to the pod's address, forwarded by %s's router", when, s.Connect, s.Connect.FromNode)
 	}
+}
+
+// checkAgentRollout checks an agent rollout (what) under traffic: every node's flow through its eBPF router and
+// every flow between nodes lost nothing, the BPF attachments are the same links and programs, one node at a time,
+// and - FRR running in its own DaemonSet - no BGP session of the route reflector went down.
+func checkAgentRollout(t *testing.T, u *cluster.Upgrade, what string) {
+	t.Helper()
+	for _, n := range u.Nodes {
+		t.Logf("%s: %s -> %s, down %.1fs; flow %s", n.Node, n.OldPod, n.NewPod, n.Ready.Sub(n.Down).Seconds(), n.Flow)
+		if !n.Flow.Clean() || n.Flow.Lost != 0 {
+			t.Errorf("%s: the flow through its eBPF router lost packets during the %s: %s", n.Node, what, n.Flow)
+		}
+		if n.Flow.Sent < uint64(u.Duration.Seconds()*500) {
+			t.Errorf("%s: only %d packets sent in %v", n.Node, n.Flow.Sent, u.Duration)
+		}
+		if len(n.Before) == 0 {
+			t.Errorf("%s: no BPF program attached before the %s", n.Node, what)
+		}
+		if got, want := hookList(n.After), hookList(n.Before); got != want {
+			t.Errorf("%s: BPF attachments changed over the %s (want the same link and program IDs):\nbefore %s\nafter  %s", n.Node, what, want, got)
+		}
+	}
+	if o := u.Overlapping(); len(o) > 0 {
+		t.Errorf("agents of several nodes were down at once: %v (want one node at a time)", o)
+	}
+	for _, cf := range u.Cross {
+		t.Logf("between nodes %s -> %s: %s", cf.From, cf.To, cf.Flow)
+		if !cf.Flow.Clean() || cf.Flow.Lost != 0 {
+			t.Errorf("the flow %s -> %s between nodes lost packets during the %s: %s", cf.From, cf.To, what, cf.Flow)
+		}
+	}
+	if len(u.Cross) == 0 {
+		t.Errorf("no flow between nodes ran through the %s", what)
+	}
+	// FRR runs in its own DaemonSet (the chart's default): a new agent leaves it and its sessions alone.
+	if len(u.SessionResets) > 0 {
+		t.Errorf("BGP sessions of the route reflector toward the nodes went down during the %s: %v", what, u.SessionResets)
+	}
+	t.Logf("%s: helm upgrade to %s: %.1fs for %d nodes; BGP sessions reset at the route reflector: %d; every BGP session Established %.1fs after the last new pod was ready",
+		what, u.Image, u.Duration.Seconds(), len(u.Nodes), len(u.SessionResets), u.BGPBack.Seconds())
 }
