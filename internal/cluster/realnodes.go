@@ -50,6 +50,7 @@ const (
 	Release           = "network-operator"
 	Namespace         = "network-operator"
 	AgentDaemonSet    = "network-agent"
+	FRRDaemonSet      = "network-frr"
 	OperatorDeploy    = "network-operator"
 	agentContainer    = "agent"
 	agentMetricsPort  = 9750
@@ -305,18 +306,23 @@ func (c *Cluster) waitAgentPods(ctx context.Context, timeout time.Duration) erro
 
 // agentPod is the agent DaemonSet's pod on n that is not being deleted.
 func (c *Cluster) agentPod(ctx context.Context, n *Node) (*corev1.Pod, error) {
+	return c.daemonSetPod(ctx, n, AgentDaemonSet)
+}
+
+// daemonSetPod is the pod of DaemonSet ds on node n that is not going away.
+func (c *Cluster) daemonSetPod(ctx context.Context, n *Node, ds string) (*corev1.Pod, error) {
 	var pods corev1.PodList
 	if err := c.client.List(ctx, &pods, client.InNamespace(Namespace)); err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if p.Spec.NodeName != n.Name || p.DeletionTimestamp != nil || !ownedByDaemonSet(p, AgentDaemonSet) {
+		if p.Spec.NodeName != n.Name || p.DeletionTimestamp != nil || !ownedByDaemonSet(p, ds) {
 			continue
 		}
 		return p, nil
 	}
-	return nil, fmt.Errorf("no %s pod on %s", AgentDaemonSet, n.Name)
+	return nil, fmt.Errorf("no %s pod on %s", ds, n.Name)
 }
 
 func ownedByDaemonSet(p *corev1.Pod, name string) bool {

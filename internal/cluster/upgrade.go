@@ -68,18 +68,21 @@ func (u *Upgrade) Overlapping() []string {
 	return out
 }
 
-// UpgradeAgents imports a new agent image archive into every node, starts a sequence-numbered flow through every
-// node's eBPF router, runs `helm upgrade` to the new image and watches the DaemonSet replace the agent pods, then
-// stops the flows and reads the BPF attachments again.
-func (c *Cluster) UpgradeAgents(ctx context.Context, archive, tag string) (*Upgrade, error) {
-	if c.opts.Install != InstallHelm {
-		return nil, errors.New("upgrade: only in the helm form")
-	}
+// traffic is the sequence-numbered flows of an event: one through every node's eBPF router (a flow pair) and one
+// from every node's sender to the next node's receiver (between nodes).
+type traffic struct {
+	c           *Cluster
+	flows       []*lab.Flow
+	cross       []*lab.Flow // by flow pair; nil where there is no next node
+	crossTo     []*Workload
+	connsBefore map[string]uint64
+}
+
+// startTraffic plugs and checks the flow pairs (each pair and each cross-node pair must reach before the event),
+// records the route reflector's session counters and starts the flows.
+func (c *Cluster) startTraffic(ctx context.Context, event string) (*traffic, error) {
 	if len(c.flows) == 0 {
-		return nil, errors.New("upgrade: no flow pairs planned")
-	}
-	if err := c.kube.ImportImages(ctx, archive); err != nil {
-		return nil, err
+		return nil, errors.New(event + ": no flow pairs planned")
 	}
 	var ends []*Workload
 	for _, f := range c.flows {
@@ -88,17 +91,108 @@ func (c *Cluster) UpgradeAgents(ctx context.Context, archive, tag string) (*Upgr
 	if err := c.plug(ctx, ends); err != nil {
 		return nil, err
 	}
-	u := &Upgrade{Image: tag}
-	for _, f := range c.flows {
+	tr := &traffic{c: c, crossTo: make([]*Workload, len(c.flows))}
+	for i, f := range c.flows {
 		for _, w := range []*Workload{f.From, f.To} {
 			if err := c.learn(ctx, w); err != nil {
 				return nil, err
 			}
 		}
-		ok, err := PingOnce(ctx, f.From, f.To.Addr)
-		if err != nil || !ok {
-			return nil, fmt.Errorf("flow pair on %s: %s cannot reach %s before the upgrade (%v)", f.Node.Name, f.From.Label(), f.To.Label(), err)
+		if ok, err := PingOnce(ctx, f.From, f.To.Addr); err != nil || !ok {
+			return nil, fmt.Errorf("flow pair on %s: %s cannot reach %s before the %s (%v)", f.Node.Name, f.From.Label(), f.To.Label(), event, err)
 		}
+		if to := c.flows[(i+1)%len(c.flows)].To; to.Node != f.Node {
+			if ok, err := PingOnce(ctx, f.From, to.Addr); err != nil || !ok {
+				return nil, fmt.Errorf("cross-node pair %s -> %s cannot reach before the %s (%v)", f.From.Label(), to.Label(), event, err)
+			}
+			tr.crossTo[i] = to
+		}
+	}
+	var err error
+	if tr.connsBefore, err = c.reflectorConnections(ctx); err != nil {
+		return nil, fmt.Errorf("route reflector before the %s: %w", event, err)
+	}
+	for i, f := range c.flows {
+		fl, err := lab.StartFlow(ctx, lab.FlowOptions{From: f.From.NS, To: f.To.NS, Dst: f.To.Addr, Rate: flowRate})
+		if err != nil {
+			tr.abort(ctx)
+			return nil, fmt.Errorf("flow on %s: %w", f.Node.Name, err)
+		}
+		tr.flows = append(tr.flows, fl)
+		var cf *lab.Flow
+		if to := tr.crossTo[i]; to != nil {
+			if cf, err = lab.StartFlow(ctx, lab.FlowOptions{From: f.From.NS, To: to.NS, Dst: to.Addr, Rate: flowRate}); err != nil {
+				tr.abort(ctx)
+				return nil, fmt.Errorf("flow %s -> %s: %w", f.From.Label(), to.Label(), err)
+			}
+		}
+		tr.cross = append(tr.cross, cf)
+	}
+	return tr, nil
+}
+
+// abort stops every flow without a result (the event failed).
+func (tr *traffic) abort(ctx context.Context) {
+	for _, f := range append(tr.flows, tr.cross...) {
+		if f != nil {
+			_, _ = f.Stop(context.WithoutCancel(ctx))
+		}
+	}
+	tr.flows, tr.cross = nil, nil
+}
+
+// stop gives a last second of traffic, stops the flows and reads the route reflector's counters again: the
+// results by flow pair, the cross-node ones, and the sessions that went down and came back meanwhile.
+func (tr *traffic) stop(ctx context.Context, event string) (nodes []lab.FlowResult, cross []CrossFlow, resets []string, err error) {
+	defer tr.abort(ctx)
+	select {
+	case <-ctx.Done():
+		return nil, nil, nil, ctx.Err()
+	case <-time.After(time.Second):
+	}
+	for i, fl := range tr.flows {
+		r, err := fl.Stop(ctx)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("flow on %s: %w", tr.c.flows[i].Node.Name, err)
+		}
+		nodes = append(nodes, r)
+	}
+	for i, fl := range tr.cross {
+		if fl == nil {
+			continue
+		}
+		r, err := fl.Stop(ctx)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("flow %s -> %s: %w", tr.c.flows[i].From.Label(), tr.crossTo[i].Label(), err)
+		}
+		f := tr.c.flows[i]
+		cross = append(cross, CrossFlow{From: f.From.Label() + " (" + f.Node.Name + ")",
+			To: tr.crossTo[i].Label() + " (" + tr.crossTo[i].Node.Name + ")", Flow: r})
+	}
+	after, err := tr.c.reflectorConnections(ctx)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("route reflector after the %s: %w", event, err)
+	}
+	for _, k := range slices.Sorted(maps.Keys(tr.connsBefore)) {
+		if after[k] != tr.connsBefore[k] {
+			resets = append(resets, fmt.Sprintf("%s (%d -> %d connections)", k, tr.connsBefore[k], after[k]))
+		}
+	}
+	return nodes, cross, resets, nil
+}
+
+// UpgradeAgents imports a new agent image archive into every node, starts sequence-numbered flows through every
+// node's eBPF router and between nodes, runs `helm upgrade` to the new image and watches the DaemonSet replace the
+// agent pods, then stops the flows and reads the BPF attachments and the route reflector's sessions again.
+func (c *Cluster) UpgradeAgents(ctx context.Context, archive, tag string) (*Upgrade, error) {
+	if c.opts.Install != InstallHelm {
+		return nil, errors.New("upgrade: only in the helm form")
+	}
+	if err := c.kube.ImportImages(ctx, archive); err != nil {
+		return nil, err
+	}
+	u := &Upgrade{Image: tag}
+	for _, f := range c.flows {
 		before, err := Hooks(f.Node.NS)
 		if err != nil {
 			return nil, fmt.Errorf("BPF programs on %s: %w", f.Node.Name, err)
@@ -109,45 +203,11 @@ func (c *Cluster) UpgradeAgents(ctx context.Context, archive, tag string) (*Upgr
 		}
 		u.Nodes = append(u.Nodes, NodeUpgrade{Node: f.Node.Name, OldPod: old.Name, Before: before})
 	}
-	// Each node's sender also sends to the next node's receiver: traffic between nodes.
-	cross := make([]*Workload, len(c.flows))
-	for i, f := range c.flows {
-		to := c.flows[(i+1)%len(c.flows)].To
-		if to.Node == f.Node {
-			continue // a single node: no traffic between nodes
-		}
-		ok, err := PingOnce(ctx, f.From, to.Addr)
-		if err != nil || !ok {
-			return nil, fmt.Errorf("cross-node pair %s -> %s cannot reach before the upgrade (%v)", f.From.Label(), to.Label(), err)
-		}
-		cross[i] = to
-	}
-	var flows, crossFlows []*lab.Flow
-	defer func() {
-		for _, f := range append(flows, crossFlows...) {
-			if f != nil {
-				_, _ = f.Stop(context.WithoutCancel(ctx))
-			}
-		}
-	}()
-	for i, f := range c.flows {
-		fl, err := lab.StartFlow(ctx, lab.FlowOptions{From: f.From.NS, To: f.To.NS, Dst: f.To.Addr, Rate: flowRate})
-		if err != nil {
-			return nil, fmt.Errorf("flow on %s: %w", f.Node.Name, err)
-		}
-		flows = append(flows, fl)
-		var cf *lab.Flow
-		if to := cross[i]; to != nil {
-			if cf, err = lab.StartFlow(ctx, lab.FlowOptions{From: f.From.NS, To: to.NS, Dst: to.Addr, Rate: flowRate}); err != nil {
-				return nil, fmt.Errorf("flow %s -> %s: %w", f.From.Label(), to.Label(), err)
-			}
-		}
-		crossFlows = append(crossFlows, cf)
-	}
-	connsBefore, err := c.reflectorConnections(ctx)
+	tr, err := c.startTraffic(ctx, "upgrade")
 	if err != nil {
-		return nil, fmt.Errorf("route reflector before the upgrade: %w", err)
+		return nil, err
 	}
+	defer tr.abort(ctx)
 	start := time.Now()
 	if _, err := c.helm(ctx, "upgrade", Release, c.opts.Chart, "--namespace", Namespace, "--reuse-values",
 		"--set", "agent.image.tag="+tag); err != nil {
@@ -162,42 +222,13 @@ func (c *Cluster) UpgradeAgents(ctx context.Context, archive, tag string) (*Upgr
 		return nil, err
 	}
 	u.BGPBack = time.Since(ready)
-	connsAfter, err := c.reflectorConnections(ctx)
+	results, cross, resets, err := tr.stop(ctx, "upgrade")
 	if err != nil {
-		return nil, fmt.Errorf("route reflector after the upgrade: %w", err)
+		return nil, err
 	}
-	for _, k := range slices.Sorted(maps.Keys(connsBefore)) {
-		if connsAfter[k] != connsBefore[k] {
-			u.SessionResets = append(u.SessionResets, fmt.Sprintf("%s (%d -> %d connections)", k, connsBefore[k], connsAfter[k]))
-		}
-	}
-	// A last second of traffic on the new agents.
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(time.Second):
-	}
-	running, runningCross := flows, crossFlows
-	flows, crossFlows = nil, nil
-	for i, fl := range running {
-		r, err := fl.Stop(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("flow on %s: %w", u.Nodes[i].Node, err)
-		}
-		u.Nodes[i].Flow = r
-	}
-	for i, fl := range runningCross {
-		if fl == nil {
-			continue
-		}
-		r, err := fl.Stop(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("flow %s -> %s: %w", c.flows[i].From.Label(), cross[i].Label(), err)
-		}
-		u.Cross = append(u.Cross, CrossFlow{From: c.flows[i].From.Label() + " (" + c.flows[i].Node.Name + ")",
-			To: cross[i].Label() + " (" + cross[i].Node.Name + ")", Flow: r})
-	}
+	u.Cross, u.SessionResets = cross, resets
 	for i, f := range c.flows {
+		u.Nodes[i].Flow = results[i]
 		after, err := Hooks(f.Node.NS)
 		if err != nil {
 			return nil, fmt.Errorf("BPF programs on %s: %w", f.Node.Name, err)
@@ -205,6 +236,57 @@ func (c *Cluster) UpgradeAgents(ctx context.Context, archive, tag string) (*Upgr
 		u.Nodes[i].After = after
 	}
 	return u, nil
+}
+
+// FRRRestart is what the flows saw while one node's FRR pod was replaced.
+type FRRRestart struct {
+	Node           string
+	OldPod, NewPod string
+	// Back is the time from the old pod's deletion until the route reflector had the node's sessions again.
+	Back time.Duration
+	// Nodes are the flows through each node's eBPF router (by flow pair), Cross those between nodes.
+	Nodes []lab.FlowResult
+	Cross []CrossFlow
+	// SessionResets are the route reflector's sessions that went down and came back (the restarted node's).
+	SessionResets []string
+}
+
+// RestartFRR deletes the FRR pod of node n (frr.mode=daemonset) under traffic, as an FRR upgrade or crash would
+// replace it, and waits for its replacement and the node's BGP sessions.
+func (c *Cluster) RestartFRR(ctx context.Context, n *Node) (*FRRRestart, error) {
+	old, err := c.daemonSetPod(ctx, n, FRRDaemonSet)
+	if err != nil {
+		return nil, err
+	}
+	r := &FRRRestart{Node: n.Name, OldPod: old.Name}
+	tr, err := c.startTraffic(ctx, "FRR restart")
+	if err != nil {
+		return nil, err
+	}
+	defer tr.abort(ctx)
+	start := time.Now()
+	if err := c.client.Delete(ctx, old); err != nil {
+		return nil, fmt.Errorf("delete FRR pod %s: %w", old.Name, err)
+	}
+	err = wait.Poll(ctx, 100*time.Millisecond, 3*time.Minute, "a new FRR pod on "+n.Name, func(ctx context.Context) (bool, string, error) {
+		p, err := c.daemonSetPod(ctx, n, FRRDaemonSet)
+		if err != nil || p.Name == old.Name || !podReady(p) {
+			return false, fmt.Sprint("waiting: ", err), nil
+		}
+		r.NewPod = p.Name
+		return true, "", nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := wait.Poll(ctx, 100*time.Millisecond, 3*time.Minute, "BGP sessions after the FRR restart", c.reflectorEstablished); err != nil {
+		return nil, err
+	}
+	r.Back = time.Since(start)
+	if r.Nodes, r.Cross, r.SessionResets, err = tr.stop(ctx, "FRR restart"); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // watchAgentRollout follows the DaemonSet until every node runs a ready pod of the new template, recording per

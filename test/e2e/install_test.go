@@ -171,6 +171,34 @@ func TestHelmInstall(t *testing.T) {
 		checkAgentRollout(t, u, "downgrade")
 	})
 
+	// FRR's own restart (an FRR upgrade, a crash): with graceful restart the route reflector keeps the node's
+	// routes and zebra keeps the node's own, so traffic keeps flowing while bgpd is away (goal: no gap over 1 s).
+	t.Run("FRR restart under traffic", func(t *testing.T) {
+		node := c.Nodes()[0]
+		r, err := c.RestartFRR(ctx, node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: FRR pod %s -> %s, sessions back after %.1fs; reset at the route reflector: %v", r.Node, r.OldPod, r.NewPod,
+			r.Back.Seconds(), r.SessionResets)
+		for i, f := range r.Nodes {
+			t.Logf("through node-%d's router: %s", i+1, f)
+			if gap := time.Duration(f.LongestGap) * f.Interval; f.Lost > 0 && gap > time.Second {
+				t.Errorf("node-%d: the flow through its router lost %d packets, longest gap %v (want none over 1s)", i+1, f.Lost, gap)
+			}
+		}
+		for _, cf := range r.Cross {
+			gap := time.Duration(cf.Flow.LongestGap) * cf.Flow.Interval
+			t.Logf("between nodes %s -> %s: %s", cf.From, cf.To, cf.Flow)
+			if cf.Flow.Lost > 0 && gap > time.Second {
+				t.Errorf("%s -> %s: lost %d packets, longest gap %v (want none over 1s)", cf.From, cf.To, cf.Flow.Lost, gap)
+			}
+		}
+		if len(r.SessionResets) == 0 {
+			t.Errorf("the route reflector's session counters did not move: FRR on %s was not restarted", r.Node)
+		}
+	})
+
 	t.Run("uninstall", func(t *testing.T) {
 		foreign, err := c.PlantForeign(ctx)
 		if err != nil {
