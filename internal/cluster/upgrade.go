@@ -92,12 +92,12 @@ func (c *Cluster) startTraffic(ctx context.Context, event string) (*traffic, err
 		return nil, err
 	}
 	tr := &traffic{c: c, crossTo: make([]*Workload, len(c.flows))}
-	for i, f := range c.flows {
-		for _, w := range []*Workload{f.From, f.To} {
-			if err := c.learn(ctx, w); err != nil {
-				return nil, err
-			}
+	for _, w := range ends { // every end known to the fabric before any pair is tried
+		if err := c.learn(ctx, w); err != nil {
+			return nil, err
 		}
+	}
+	for i, f := range c.flows {
 		if ok, err := PingOnce(ctx, f.From, f.To.Addr); err != nil || !ok {
 			return nil, fmt.Errorf("flow pair on %s: %s cannot reach %s before the %s (%v)", f.Node.Name, f.From.Label(), f.To.Label(), event, err)
 		}
