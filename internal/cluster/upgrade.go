@@ -238,6 +238,22 @@ func (c *Cluster) UpgradeAgents(ctx context.Context, archive, tag string) (*Upgr
 	return u, nil
 }
 
+// CrossNodeReachable waits (up to 30 s) until every flow pair's sender reaches the next node's receiver.
+func (c *Cluster) CrossNodeReachable(ctx context.Context) error {
+	return wait.Poll(ctx, 250*time.Millisecond, 30*time.Second, "traffic between nodes", func(ctx context.Context) (bool, string, error) {
+		for i, f := range c.flows {
+			to := c.flows[(i+1)%len(c.flows)].To
+			if to.Node == f.Node {
+				continue
+			}
+			if ok, err := PingOnce(ctx, f.From, to.Addr); err != nil || !ok {
+				return false, fmt.Sprintf("%s cannot reach %s (%v)", f.From.Label(), to.Label(), err), nil
+			}
+		}
+		return true, "", nil
+	})
+}
+
 // FRRRestart is what the flows saw while one node's FRR pod was replaced.
 type FRRRestart struct {
 	Node           string

@@ -76,58 +76,60 @@ func (p Profile) Canonical() Profile {
 // IsDefault reports whether the profile is bfdd's defaults (no profile needs to be configured).
 func (p Profile) IsDefault() bool { return p.Canonical() == Profile{} }
 
-// Name is a name for the profile derived from its values, so equal settings share one bfdd profile, a change of
-// settings is a change of name, and "show bfd peers" tells what a session runs: e.g. "x3-rx100-tx100-passive-echo50"
-// (multiplier, intervals in milliseconds). The defaults' name is "default".
-func (p Profile) Name() string {
-	p = p.Canonical()
-	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
-	var parts []string
-	if p.DetectMultiplier != 0 {
-		parts = append(parts, "x"+strconv.Itoa(p.DetectMultiplier))
-	}
-	if p.ReceiveInterval != 0 {
-		parts = append(parts, "rx"+ms(p.ReceiveInterval))
-	}
-	if p.TransmitInterval != 0 {
-		parts = append(parts, "tx"+ms(p.TransmitInterval))
-	}
-	if p.Passive {
-		parts = append(parts, "passive")
-	}
-	if p.EchoInterval != 0 {
-		parts = append(parts, "echo"+ms(p.EchoInterval))
-	}
-	if len(parts) == 0 {
-		return "default"
-	}
-	return strings.Join(parts, "-")
+// setting is one non-default value: its token in the profile's name and its lines in bfdd's profile block.
+type setting struct {
+	token string
+	lines []string
 }
 
-// Lines are the profile's lines inside bfdd's "profile NAME" block, in the order bfdd shows them (FRR 8.4 and
-// 10): detect-multiplier, transmit-interval, receive-interval, passive-mode, echo-mode, echo intervals. A
-// default value has no line.
-func (p Profile) Lines() []string {
+// settings are the profile's non-default values in the order bfdd shows them (FRR 8.4 and 10): detect-multiplier,
+// transmit-interval, receive-interval, passive-mode, echo-mode with its intervals. A default value has none.
+func (p Profile) settings() []setting {
 	p = p.Canonical()
 	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
-	var out []string
+	var out []setting
 	if p.DetectMultiplier != 0 {
-		out = append(out, "detect-multiplier "+strconv.Itoa(p.DetectMultiplier))
+		out = append(out, setting{"x" + strconv.Itoa(p.DetectMultiplier), []string{"detect-multiplier " + strconv.Itoa(p.DetectMultiplier)}})
 	}
 	if p.TransmitInterval != 0 {
-		out = append(out, "transmit-interval "+ms(p.TransmitInterval))
+		out = append(out, setting{"tx" + ms(p.TransmitInterval), []string{"transmit-interval " + ms(p.TransmitInterval)}})
 	}
 	if p.ReceiveInterval != 0 {
-		out = append(out, "receive-interval "+ms(p.ReceiveInterval))
+		out = append(out, setting{"rx" + ms(p.ReceiveInterval), []string{"receive-interval " + ms(p.ReceiveInterval)}})
 	}
 	if p.Passive {
-		out = append(out, "passive-mode")
+		out = append(out, setting{"passive", []string{"passive-mode"}})
 	}
 	if p.EchoInterval != 0 {
-		out = append(out, "echo-mode")
+		echo := setting{"echo" + ms(p.EchoInterval), []string{"echo-mode"}}
 		if p.EchoInterval != DefaultEchoInterval {
-			out = append(out, "echo transmit-interval "+ms(p.EchoInterval), "echo receive-interval "+ms(p.EchoInterval))
+			echo.lines = append(echo.lines, "echo transmit-interval "+ms(p.EchoInterval), "echo receive-interval "+ms(p.EchoInterval))
 		}
+		out = append(out, echo)
+	}
+	return out
+}
+
+// Name is a name for the profile derived from its values, so equal settings share one bfdd profile, a change of
+// settings is a change of name, and "show bfd peers" tells what a session runs: e.g. "x3-tx100-rx100-passive-echo50"
+// (multiplier, intervals in milliseconds). The defaults' name is "default".
+func (p Profile) Name() string {
+	var tokens []string
+	for _, s := range p.settings() {
+		tokens = append(tokens, s.token)
+	}
+	if len(tokens) == 0 {
+		return "default"
+	}
+	return strings.Join(tokens, "-")
+}
+
+// Lines are the profile's lines inside bfdd's "profile NAME" block, in the order bfdd shows them; a default
+// value has no line.
+func (p Profile) Lines() []string {
+	var out []string
+	for _, s := range p.settings() {
+		out = append(out, s.lines...)
 	}
 	return out
 }

@@ -52,7 +52,7 @@ func TestNameAndLines(t *testing.T) {
 	}{
 		{Profile{}, "default", nil},
 		{Profile{ReceiveInterval: DefaultInterval, TransmitInterval: DefaultInterval, DetectMultiplier: DefaultDetectMultiplier}, "default", nil},
-		{Profile{ReceiveInterval: 100 * ms, TransmitInterval: 100 * ms}, "rx100-tx100", []string{"transmit-interval 100", "receive-interval 100"}},
+		{Profile{ReceiveInterval: 100 * ms, TransmitInterval: 100 * ms}, "tx100-rx100", []string{"transmit-interval 100", "receive-interval 100"}},
 		{Profile{DetectMultiplier: 5, Passive: true}, "x5-passive", []string{"detect-multiplier 5", "passive-mode"}},
 		{Profile{EchoInterval: DefaultEchoInterval}, "echo50", []string{"echo-mode"}},
 		{Profile{EchoInterval: 20 * ms}, "echo20", []string{"echo-mode", "echo transmit-interval 20", "echo receive-interval 20"}},

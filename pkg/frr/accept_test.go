@@ -161,3 +161,43 @@ func TestPathspaceReload(t *testing.T) {
 		t.Errorf("frr.conf in the pathspace is not the rendered file (err %v)", err)
 	}
 }
+
+// Restarted: FRR that restarted with the applied config (from its frr.conf) needs nothing; FRR that came back
+// from an empty config is seen, and the next Apply of the same config reloads it instead of skipping.
+func TestRestartedFRRIsSeen(t *testing.T) {
+	frrtest.Require(t)
+	t.Parallel()
+	ns := frrtest.Netns(t, "frrrestart-")
+	router := frrtest.Router(t, frrproc.Options{Netns: ns.Name})
+	rel := reloaderFor(t, router)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := goldenFile(t, "underlay-only")
+	if _, err := rel.Apply(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if restarted, err := rel.Restarted(ctx); err != nil || restarted {
+		t.Fatalf("nothing restarted: Restarted %v, %v", restarted, err)
+	}
+	// bgpd restarts with the applied config in its frr.conf: restarted, but nothing lost.
+	must(t, os.WriteFile(router.ConfigPath(), cfg, 0o644))
+	must(t, router.Restart(ctx, "bgpd"))
+	if restarted, err := rel.Restarted(ctx); err != nil || restarted {
+		t.Fatalf("bgpd back with the applied config: Restarted %v, %v; want nothing lost", restarted, err)
+	}
+	// bgpd comes back empty, as a fresh FRR pod with another frr.conf would.
+	must(t, os.WriteFile(router.ConfigPath(), nil, 0o644))
+	must(t, router.Restart(ctx, "bgpd"))
+	if restarted, err := rel.Restarted(ctx); err != nil || !restarted {
+		t.Fatalf("bgpd back empty: Restarted %v, %v; want the loss seen", restarted, err)
+	}
+	res, err := rel.Apply(ctx, cfg)
+	if err != nil || res.Skipped {
+		t.Fatalf("Apply after the loss: skipped %v, %v; want a reload", res.Skipped, err)
+	}
+	running, err := router.Vtysh(ctx, "show running-config")
+	must(t, err)
+	if !strings.Contains(string(running), "router bgp 65000") {
+		t.Errorf("FRR after the reload:\n%s", running)
+	}
+}

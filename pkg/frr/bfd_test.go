@@ -51,14 +51,7 @@ func TestBFDDetectsPeerFailure(t *testing.T) {
 		t.Run(fmt.Sprintf("bfd %v", withBFD), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			node, peer := frrtest.Netns(t, "frrbfdn-"), frrtest.Netns(t, "frrbfdp-")
-			must(t, node.IP(ctx, "link", "add", "uplink", "type", "veth", "peer", "name", "node0", "netns", peer.Name))
-			must(t, node.IP(ctx, "addr", "add", "192.168.0.1/24", "dev", "uplink"))
-			must(t, node.IP(ctx, "link", "set", "uplink", "up"))
-			must(t, node.IP(ctx, "link", "set", "lo", "up"))
-			must(t, peer.IP(ctx, "addr", "add", rrAddr+"/24", "dev", "node0"))
-			must(t, peer.IP(ctx, "link", "set", "node0", "up"))
-			must(t, peer.IP(ctx, "link", "set", "lo", "up"))
+			node, peer := nodeAndPeer(t, ctx, "frrbfdn-", "frrbfdp-")
 			frrtest.Router(t, frrproc.Options{Netns: peer.Name, Config: []byte(bfdPeerConfig), Daemons: daemons})
 
 			session := frr.SessionOptions{HoldTime: 3 * time.Second, KeepaliveTime: time.Second}

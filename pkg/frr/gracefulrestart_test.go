@@ -22,15 +22,8 @@ func TestGracefulRestartKeepsRoutes(t *testing.T) {
 		t.Run(fmt.Sprintf("graceful restart %v", gr), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			node, rr := frrtest.Netns(t, "frrgrn-"), frrtest.Netns(t, "frrgrr-")
-			must(t, node.IP(ctx, "link", "add", "uplink", "type", "veth", "peer", "name", "node0", "netns", rr.Name))
-			must(t, node.IP(ctx, "addr", "add", "192.168.0.1/24", "dev", "uplink"))
-			must(t, node.IP(ctx, "link", "set", "uplink", "up"))
+			node, rr := nodeAndPeer(t, ctx, "frrgrn-", "frrgrr-")
 			must(t, node.IP(ctx, "addr", "add", "10.0.0.1/32", "dev", "lo"))
-			must(t, node.IP(ctx, "link", "set", "lo", "up"))
-			must(t, rr.IP(ctx, "addr", "add", rrAddr+"/24", "dev", "node0"))
-			must(t, rr.IP(ctx, "link", "set", "node0", "up"))
-			must(t, rr.IP(ctx, "link", "set", "lo", "up"))
 			frrtest.Router(t, frrproc.Options{Netns: rr.Name, Config: []byte(rrConfig)})
 
 			cfg := frr.NodeConfig{DisableIPv6Forwarding: true, Underlay: frr.Underlay{
@@ -75,4 +68,19 @@ func TestGracefulRestartKeepsRoutes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nodeAndPeer makes a node's and its fabric peer's namespaces joined by one link: the node's "uplink"
+// (192.168.0.1/24) and the peer's "node0" (rrAddr), both up with their loopbacks.
+func nodeAndPeer(t *testing.T, ctx context.Context, nodePrefix, peerPrefix string) (node, peer *frrproc.Netns) {
+	t.Helper()
+	node, peer = frrtest.Netns(t, nodePrefix), frrtest.Netns(t, peerPrefix)
+	must(t, node.IP(ctx, "link", "add", "uplink", "type", "veth", "peer", "name", "node0", "netns", peer.Name))
+	must(t, node.IP(ctx, "addr", "add", "192.168.0.1/24", "dev", "uplink"))
+	must(t, node.IP(ctx, "link", "set", "uplink", "up"))
+	must(t, node.IP(ctx, "link", "set", "lo", "up"))
+	must(t, peer.IP(ctx, "addr", "add", rrAddr+"/24", "dev", "node0"))
+	must(t, peer.IP(ctx, "link", "set", "node0", "up"))
+	must(t, peer.IP(ctx, "link", "set", "lo", "up"))
+	return node, peer
 }

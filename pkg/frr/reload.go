@@ -100,6 +100,9 @@ type Reloader struct {
 	gen     uint64   // installs and forgotten configs so far (a Commit checks none came after its Prepare)
 	scratch *scratch // nil without ScratchDaemons
 	closed  bool
+	// daemons identifies the daemons that run the last applied config (their vty sockets, made anew by every
+	// start): another identity means FRR restarted since (see Restarted).
+	daemons string
 }
 
 const lastAppliedFile = "last-applied.conf"
@@ -354,6 +357,7 @@ func (r *Reloader) install(ctx context.Context, v validated) (res Result, _ erro
 		return res, fmt.Errorf("applied, but saving last applied config failed: %w", err)
 	}
 	r.last = res.Hash
+	r.daemons = r.opts.Target.daemonsIdentity()
 	return res, nil
 }
 
@@ -702,6 +706,20 @@ func finishFile(f *os.File, data []byte, owner *FileOwner) error {
 	return err
 }
 
+// Restarted tells whether FRR's daemons were restarted since the last apply (their vty sockets are new: an FRR
+// pod or DaemonSet replaced, a crash) and then does what Resync does, so a restart that lost the config makes the
+// next Apply reload it instead of skipping an unchanged config. Cheap while nothing restarted: two stat calls.
+func (r *Reloader) Restarted(ctx context.Context) (bool, error) {
+	id := r.opts.Target.daemonsIdentity()
+	r.mu.Lock()
+	same := id == r.daemons
+	r.mu.Unlock()
+	if same {
+		return false, nil
+	}
+	return r.Resync(ctx)
+}
+
 // Resync drops the memory of the last applied config when FRR no longer runs it: the daemons were restarted
 // with another frr.conf (FRR in the agent's pod restarts with the pod, from an empty config), so the next Apply
 // reloads instead of skipping. It compares the "router ..." stanzas, which every config of ours has and which an
@@ -709,7 +727,9 @@ func finishFile(f *os.File, data []byte, owner *FileOwner) error {
 func (r *Reloader) Resync(ctx context.Context) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	id := r.opts.Target.daemonsIdentity() // before reading: a restart in between shows at the next look
 	if r.last == "" {
+		r.daemons = id
 		return false, nil
 	}
 	applied, err := os.ReadFile(r.lastAppliedPath())
@@ -720,6 +740,7 @@ func (r *Reloader) Resync(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("FRR's running config: %w", err)
 	}
+	r.daemons = id
 	if slices.Equal(routerStanzas(applied), routerStanzas(running)) {
 		return false, nil
 	}

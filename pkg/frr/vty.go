@@ -9,6 +9,7 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // ErrCommand marks a command a daemon refused on its vty socket (errors.Is); the error carries its answer.
@@ -33,6 +34,19 @@ func (t Target) vtyDir() string {
 		return filepath.Join("/var/run/frr", t.Pathspace)
 	}
 	return "/var/run/frr"
+}
+
+// daemonsIdentity names the running zebra and bgpd by their vty sockets, which a daemon makes anew at every start
+// (inode and change time); "" parts for a daemon without one.
+func (t Target) daemonsIdentity() string {
+	var b strings.Builder
+	for _, d := range []string{"zebra", "bgpd"} {
+		var st syscall.Stat_t
+		if err := syscall.Stat(filepath.Join(t.vtyDir(), d+".vty"), &st); err == nil {
+			fmt.Fprintf(&b, "%s:%d:%d.%d;", d, st.Ino, st.Ctim.Sec, st.Ctim.Nsec)
+		}
+	}
+	return b.String()
 }
 
 // vtyTrailerLen: each answer on a vty socket ends with three zero bytes, then the command's status (0: success).

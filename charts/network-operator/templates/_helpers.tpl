@@ -46,10 +46,11 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
       # Root writes here only as the directory's owner (no DAC_OVERRIDE): a host directory kept from the last
       # start belongs to frr, so it is taken back for the writes and handed to frr after them.
       chown root /etc/frr
-      [ ! -e /etc/frr/frr.conf ] || chown root /etc/frr/frr.conf
+      for f in frr.conf vtysh.conf; do [ ! -e /etc/frr/$f ] || chown root /etc/frr/$f; done
       [ -s /etc/frr/frr.conf ] || echo 'frr defaults datacenter' > /etc/frr/frr.conf
-      touch /etc/frr/vtysh.conf
-      chown frr:frr /etc/frr /var/run/frr /var/tmp/frr /etc/frr/frr.conf /etc/frr/vtysh.conf
+      grep -qs '^service integrated-vtysh-config' /etc/frr/vtysh.conf || echo 'service integrated-vtysh-config' >> /etc/frr/vtysh.conf
+      : > /var/tmp/frr/empty.conf
+      chown frr:frr /etc/frr /var/run/frr /var/tmp/frr /var/tmp/frr/empty.conf /etc/frr/frr.conf /etc/frr/vtysh.conf
       pids=
       for d in zebra bgpd staticd bfdd; do
         extra=
@@ -58,9 +59,13 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
         # clean stop, e.g. an uninstall, flushes them).
         [ $d = zebra ] && extra="-K {{ .Values.frr.gracefulRestart.restartTime }}"
         {{- end }}
-        /usr/lib/frr/$d -d -F datacenter -f /etc/frr/frr.conf -A 127.0.0.1 -u frr -g frr -i /var/run/frr/$d.pid $extra
+        # Each daemon starts empty; the integrated frr.conf is loaded through vtysh below, as FRR's own init
+        # does: a daemon reading it itself misreads other daemons' lines (zebra takes bgpd's "vni N" of an L2VNI
+        # for an L3VNI), which broke a node's layer-2 networks after an FRR restart.
+        /usr/lib/frr/$d -d -F datacenter -f /var/tmp/frr/empty.conf -A 127.0.0.1 -u frr -g frr -i /var/run/frr/$d.pid $extra
         pids="$pids $(cat /var/run/frr/$d.pid)"
       done
+      setpriv --reuid=frr --regid=frr --init-groups vtysh -b || echo 'vtysh -b: frr.conf loaded with errors (the agent reloads it)' >&2
       # The pids are kept here, not read back from the pid files at the stop: an uninstall removes the files
       # first. A stop waits for every daemon to end (zebra removes its routes on the way).
       trap 'kill $pids 2>/dev/null; for p in $pids; do while kill -0 $p 2>/dev/null; do sleep 0.2; done; done; exit 0' TERM INT

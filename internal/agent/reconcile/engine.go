@@ -56,6 +56,8 @@ type FRR interface {
 	LastApplied() ([]byte, error)
 	// PlanPath says how Apply would bring a config to FRR (the plan shows it).
 	PlanPath(cfg []byte) (frr.Path, string)
+	// Restarted reports whether FRR restarted since the last apply and lost that config (it then gets it again).
+	Restarted(ctx context.Context) (bool, error)
 }
 
 // FRRStatus reads FRR's BGP state (frr.Target): the health check's "FRR answers" and the BGP metrics.

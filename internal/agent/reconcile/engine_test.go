@@ -121,6 +121,16 @@ type fakeFRR struct {
 	last []byte
 	// down makes FRR not answer (its container not started yet, restarting).
 	down bool
+	// restarted makes FRR report one restart that lost the applied config.
+	restarted bool
+}
+
+func (f *fakeFRR) Restarted(context.Context) (bool, error) {
+	r := f.restarted
+	if r {
+		f.restarted, f.last = false, nil // a Reloader forgets the config FRR no longer runs
+	}
+	return r, nil
 }
 
 func (f *fakeFRR) Prepare(_ context.Context, cfg []byte) (frr.Commit, error) {

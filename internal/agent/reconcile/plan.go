@@ -71,6 +71,8 @@ type FRRStep struct {
 	// Added and Removed count the lines that differ from the last applied config (secrets redacted).
 	Added, Removed []string
 	Summary        string
+	// Restarted: the config is the last applied one, but FRR restarted without it since.
+	Restarted bool
 	// Path is how the reload reaches FRR as far as the config decides (frr.Reloader.PlanPath), PathReason why
 	// not by the delta.
 	Path       frr.Path
@@ -111,6 +113,9 @@ func (p *Plan) String() string {
 		how := string(p.FRR.Path)
 		if p.FRR.PathReason != "" {
 			how += " (" + p.FRR.PathReason + ")"
+		}
+		if p.FRR.Restarted {
+			how += ", FRR restarted without the applied config"
 		}
 		line(StepFRR, "render, validate and reload FRR (%s) by %s: %d lines added, %d removed", p.FRR.Summary, how,
 			len(p.FRR.Added), len(p.FRR.Removed))
@@ -279,6 +284,17 @@ func (e *Engine) planFRR(ctx context.Context, p *Plan, passwords frrconfig.Passw
 		last = nil // nothing applied yet: everything is added
 	}
 	p.FRR.Changed = !bytes.Equal(last, rendered)
+	if !p.FRR.Changed {
+		// FRR runs apart from the agent (its own DaemonSet or container): it may have restarted since the last
+		// apply, from a config without ours.
+		restarted, err := e.o.FRR.Restarted(ctx)
+		if err != nil {
+			return Transient(fmt.Errorf("FRR restarted, its running config unreadable: %w", err))
+		}
+		if restarted {
+			p.FRR.Changed, p.FRR.Restarted = true, true
+		}
+	}
 	if p.FRR.Changed && e.o.FRRStatus != nil {
 		// FRR runs in a container or DaemonSet of its own that may start after the agent or restart (an
 		// upgrade): a reload now would fail for no fault of the spec, so the spec waits for it instead.

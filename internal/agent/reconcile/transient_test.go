@@ -218,3 +218,21 @@ func TestFRRNotAnsweringIsRetried(t *testing.T) {
 	r.frr.down = false
 	retried(t, r, out, next, nil)
 }
+
+// FRR restarted without the applied config (its DaemonSet pod replaced, a crash): the next reconcile of the same
+// spec reloads FRR, and the plan says why; with FRR as it was, a resync leaves it alone.
+func TestFRRRestartIsReloaded(t *testing.T) {
+	r := newRig(t, t.TempDir())
+	if out, _ := r.reconcile(spec("r1", "red")); !out.Applied() {
+		t.Fatal(out.Err)
+	}
+	if _, log := r.reconcile(spec("r1", "red")); !slices.Equal(log, []string{"frr skipped"}) {
+		t.Fatalf("resync steps %q, want FRR left alone", log)
+	}
+	r.frr.restarted = true
+	out, log := r.reconcile(spec("r1", "red"))
+	if !out.Applied() || !slices.Contains(log, "frr reload") || !out.Plan.FRR.Restarted ||
+		!strings.Contains(out.Plan.String(), "FRR restarted without the applied config") {
+		t.Fatalf("after FRR's restart: %s %v, steps %q, plan:\n%s", out.Result, out.Err, log, out.Plan)
+	}
+}

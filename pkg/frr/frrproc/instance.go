@@ -245,6 +245,15 @@ func Refused(out []byte) bool {
 	return false
 }
 
+// Restart kills one daemon as a crash would and starts it again; it reads the instance's frr.conf at start, as
+// FRR does.
+func (in *Instance) Restart(ctx context.Context, name string) error {
+	if err := in.Kill(ctx, name); err != nil {
+		return err
+	}
+	return in.start(ctx, name)
+}
+
 // ConfigPath is the instance's frr.conf.
 func (in *Instance) ConfigPath() string { return filepath.Join(in.ConfDir, "frr.conf") }
 
