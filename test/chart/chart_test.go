@@ -151,6 +151,24 @@ func TestDefaults(t *testing.T) {
 			t.Errorf("FRR volume %s at %s, want it in %s", name, p, filepath.Join(stateDir, cleanup.FRRDaemonDir))
 		}
 	}
+	// A planned stop of FRR's DaemonSet pod ends zebra and bgpd as a crash would (graceful restart keeps the routes)
+	// unless the uninstall removed FRR's config; in the agent's pod, or without graceful restart, a clean stop.
+	for set, want := range map[string]bool{"": true, "frr.mode=pod": false, "frr.gracefulRestart.enabled=false": false} {
+		var sets []string
+		if set != "" {
+			sets = append(sets, set)
+		}
+		objs := render(t, sets...)
+		var cmd string
+		if ds, ok := objs["DaemonSet/network-frr"].(*appsv1.DaemonSet); ok {
+			cmd = strings.Join(ds.Spec.Template.Spec.Containers[0].Command, " ")
+		} else {
+			cmd = strings.Join(objs["DaemonSet/network-agent"].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[1].Command, " ")
+		}
+		if got := strings.Contains(cmd, "kill -KILL $(cat /var/run/frr/zebra.pid /var/run/frr/bgpd.pid)"); got != want {
+			t.Errorf("--set %q: crash-like stop of zebra and bgpd %v, want %v", set, got, want)
+		}
+	}
 	// Graceful restart by default: bgpd announces it (the agent's flag), zebra keeps what a crashed zebra left.
 	if !slices.Contains(spec.Containers[0].Args, "--bgp-graceful-restart=true") || !slices.Contains(spec.Containers[0].Args, "--bgp-restart-time=120s") ||
 		!strings.Contains(strings.Join(frrPod.Containers[0].Command, " "), `extra="-K 120"`) {
