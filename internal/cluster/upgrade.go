@@ -101,7 +101,7 @@ func (c *Cluster) startTraffic(ctx context.Context, event string) (*traffic, err
 		if ok, err := PingOnce(ctx, f.From, f.To.Addr); err != nil || !ok {
 			return nil, fmt.Errorf("flow pair on %s: %s cannot reach %s before the %s (%v)", f.Node.Name, f.From.Label(), f.To.Label(), event, err)
 		}
-		if to := c.flows[(i+1)%len(c.flows)].To; to.Node != f.Node {
+		if to := c.crossTo(i); to != nil {
 			if ok, err := PingOnce(ctx, f.From, to.Addr); err != nil || !ok {
 				return nil, fmt.Errorf("cross-node pair %s -> %s cannot reach before the %s (%v)", f.From.Label(), to.Label(), event, err)
 			}
@@ -238,12 +238,21 @@ func (c *Cluster) UpgradeAgents(ctx context.Context, archive, tag string) (*Upgr
 	return u, nil
 }
 
+// crossTo is the receiver on the next node that flow pair i's sender also sends to (nil on a single node).
+func (c *Cluster) crossTo(i int) *Workload {
+	to := c.flows[(i+1)%len(c.flows)].To
+	if to.Node == c.flows[i].Node {
+		return nil
+	}
+	return to
+}
+
 // CrossNodeReachable waits (up to 30 s) until every flow pair's sender reaches the next node's receiver.
 func (c *Cluster) CrossNodeReachable(ctx context.Context) error {
 	return wait.Poll(ctx, 250*time.Millisecond, 30*time.Second, "traffic between nodes", func(ctx context.Context) (bool, string, error) {
 		for i, f := range c.flows {
-			to := c.flows[(i+1)%len(c.flows)].To
-			if to.Node == f.Node {
+			to := c.crossTo(i)
+			if to == nil {
 				continue
 			}
 			if ok, err := PingOnce(ctx, f.From, to.Addr); err != nil || !ok {

@@ -232,11 +232,11 @@ func (f *Flow) sendUDP() {
 		case <-tick.C:
 		}
 		due := uint64(time.Since(start) / f.interval)
+		// A send buffer that never drains (packets held on a path that went away) must not block Stop.
+		_ = f.udpTx.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
 		for n := 0; f.sent.Load() < due && n < maxBurst; n++ {
 			seq := f.sent.Load()
 			binary.BigEndian.PutUint64(buf[8:], seq)
-			// A send buffer that never drains (packets held on a path that went away) must not block Stop.
-			_ = f.udpTx.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
 			if _, err := f.udpTx.Write(buf); err != nil {
 				// A failed send is not a network loss (e.g. ENOBUFS in our own socket); retry the same sequence
 				// number on the next tick.

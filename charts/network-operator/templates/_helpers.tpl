@@ -68,16 +68,20 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
       setpriv --reuid=frr --regid=frr --init-groups vtysh -b || echo 'vtysh -b: frr.conf loaded with errors (the agent reloads it)' >&2
       # The pids are kept here, not read back from the pid files at the stop: an uninstall removes the files
       # first. A stop waits for every daemon to end.
-      {{- if and (eq .Values.frr.mode "daemonset") .Values.frr.gracefulRestart.enabled }}
-      # A stop of the DaemonSet's pod is an FRR upgrade or restart, unless the uninstall's cleanup removed FRR's
-      # directory first: then zebra stops cleanly and removes its routes. Otherwise zebra and bgpd end as in a
-      # crash, which graceful restart is for: the kernel keeps the node's routes (the next zebra keeps them with
-      # -K until bgpd has them again) and the peers keep the node's routes as stale instead of withdrawing them
-      # on a NOTIFICATION.
-      trap 'if [ -e /etc/frr/frr.conf ]; then kill -KILL $(cat /var/run/frr/zebra.pid /var/run/frr/bgpd.pid) 2>/dev/null; fi; kill $pids 2>/dev/null; for p in $pids; do while kill -0 $p 2>/dev/null; do sleep 0.2; done; done; exit 0' TERM INT
-      {{- else }}
-      trap 'kill $pids 2>/dev/null; for p in $pids; do while kill -0 $p 2>/dev/null; do sleep 0.2; done; done; exit 0' TERM INT
-      {{- end }}
+      stop() {
+        {{- if and (eq .Values.frr.mode "daemonset") .Values.frr.gracefulRestart.enabled }}
+        # A stop of the DaemonSet's pod is an FRR upgrade or restart, unless the uninstall's cleanup removed FRR's
+        # directory first: then zebra stops cleanly and removes its routes. Otherwise zebra and bgpd end as in a
+        # crash, which graceful restart is for: the kernel keeps the node's routes (the next zebra keeps them
+        # with -K until bgpd has them again) and the peers keep the node's routes as stale instead of
+        # withdrawing them on a NOTIFICATION.
+        [ ! -e /etc/frr/frr.conf ] || kill -KILL $(cat /var/run/frr/zebra.pid /var/run/frr/bgpd.pid) 2>/dev/null || true
+        {{- end }}
+        kill $pids 2>/dev/null || true
+        for p in $pids; do while kill -0 $p 2>/dev/null; do sleep 0.2; done; done
+        exit 0
+      }
+      trap stop TERM INT
       while kill -0 $pids 2>/dev/null; do
         sleep 2 & wait $!
       done
