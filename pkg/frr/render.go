@@ -167,11 +167,13 @@ type view struct {
 	Globals []string
 	// GracefulRestart holds the lines of every BGP instance (the node is a graceful-restart speaker).
 	GracefulRestart []string
-	ASN             uint32
-	RouterID        string
-	VTEP            string
-	PeerGroups      []peerGroupView
-	Neighbors       []neighborView
+	// CoalesceTime is the underlay instance's coalesce-time in milliseconds (underlayCoalesceTime).
+	CoalesceTime int64
+	ASN          uint32
+	RouterID     string
+	VTEP         string
+	PeerGroups   []peerGroupView
+	Neighbors    []neighborView
 	// Activate lists the underlay peer groups and group-less neighbours.
 	Activate    []string
 	HasIPv6     bool
@@ -305,7 +307,8 @@ type routeMapEntryView struct {
 
 func buildView(cfg *NodeConfig) *view {
 	u := &cfg.Underlay
-	v := &view{ASN: u.ASN, RouterID: u.RouterID.String(), GracefulRestart: gracefulRestartLines(u.GracefulRestart)}
+	v := &view{ASN: u.ASN, RouterID: u.RouterID.String(), GracefulRestart: gracefulRestartLines(u.GracefulRestart),
+		CoalesceTime: underlayCoalesceTime.Milliseconds()}
 	v.Cluster.V4.Family, v.Cluster.V6.Family = "ipv4", "ipv6"
 	v.underlay(cfg)
 	for _, l2 := range sortedBy(cfg.L2VNIs, func(a, b L2VNI) int { return cmpU32(a.VNI, b.VNI) }) {
@@ -651,6 +654,13 @@ func merge(both, extra []string) []string {
 	}
 	return out
 }
+
+// underlayCoalesceTime is how long the node's bgpd gathers the updates for a session that comes up before it sends
+// them. FRR's default (1 s, plus 50 ms per peer) is added to every restart of the node's bgpd before its peers have
+// its routes again - EVPN routes among them, which a route reflector running FRR withdraws as soon as the session
+// goes (its graceful-restart helper keeps only IPv4/IPv6 unicast and VPN routes). A node has a handful of fabric
+// peers, so gathering longer saves nothing.
+const underlayCoalesceTime = 100 * time.Millisecond
 
 // FRR's graceful-restart defaults (bgpd.h BGP_DEFAULT_RESTART_TIME, BGP_DEFAULT_STALEPATH_TIME).
 const (

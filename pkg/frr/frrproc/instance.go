@@ -44,6 +44,9 @@ type Options struct {
 	Vtysh     string
 	// Profile is FRR's defaults profile (-F); default "datacenter".
 	Profile string
+	// KeepRoutes starts zebra with -K: at start it keeps the routes a crashed zebra left in the kernel this
+	// long (graceful restart), as the chart's FRR container does. Zero: no -K.
+	KeepRoutes time.Duration
 	// Pathspace runs the daemons with FRR's -N: files under
 	// /etc/frr/<Pathspace> and /var/run/frr/<Pathspace> (as "frrinit.sh start
 	// <Pathspace>" would), both removed by Stop. Empty: a private temp dir.
@@ -127,7 +130,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		}
 	}
 	for _, name := range opts.Daemons {
-		if err := in.start(ctx, name); err != nil {
+		if err := in.start(ctx, name, in.ConfigPath()); err != nil {
 			return fail(err)
 		}
 	}
@@ -154,7 +157,8 @@ func (in *Instance) loadInitial(ctx context.Context, config []byte, uid, gid int
 	return nil
 }
 
-func (in *Instance) start(ctx context.Context, name string) error {
+// start runs one daemon reading config at start (-f; ignored with a pathspace).
+func (in *Instance) start(ctx context.Context, name, config string) error {
 	args := []string{
 		"-F", in.opts.Profile,
 		"-P", "0", // no TCP vty: the unix socket is enough
@@ -165,10 +169,13 @@ func (in *Instance) start(ctx context.Context, name string) error {
 		args = append(args, "-N", in.opts.Pathspace) // FRR derives every path
 	} else {
 		args = append(args,
-			"-f", in.ConfigPath(),
+			"-f", config,
 			"-i", filepath.Join(in.Dir, name+".pid"),
 			"-z", filepath.Join(in.Dir, "zserv.api"),
 			"--vty_socket", in.Dir)
+	}
+	if name == "zebra" && in.opts.KeepRoutes > 0 {
+		args = append(args, "-K", strconv.Itoa(int(in.opts.KeepRoutes.Seconds())))
 	}
 	if name == "bgpd" && in.opts.NoBGPListen {
 		args = append(args, "-p", "0")
@@ -251,7 +258,36 @@ func (in *Instance) Restart(ctx context.Context, name string) error {
 	if err := in.Kill(ctx, name); err != nil {
 		return err
 	}
-	return in.start(ctx, name)
+	return in.start(ctx, name, in.ConfigPath())
+}
+
+// CrashRestart ends every daemon as a crash would (SIGKILL, nothing cleaned up) and starts them again the way
+// the chart's FRR container does: each daemon empty, then frr.conf loaded through vtysh -b. It returns when the
+// config is loaded.
+func (in *Instance) CrashRestart(ctx context.Context) error {
+	names := make([]string, 0, len(in.procs))
+	for _, d := range in.procs {
+		names = append(names, d.name)
+	}
+	for _, name := range names {
+		if err := in.Kill(ctx, name); err != nil {
+			return err
+		}
+	}
+	empty := filepath.Join(in.Dir, "empty.conf")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		return fmt.Errorf("empty config: %w", err)
+	}
+	for _, name := range names {
+		if err := in.start(ctx, name, empty); err != nil {
+			return err
+		}
+	}
+	out, err := in.LoadFile(ctx, in.ConfigPath())
+	if err != nil || Refused(out) {
+		return fmt.Errorf("load frr.conf after the restart: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // ConfigPath is the instance's frr.conf.
