@@ -19,8 +19,9 @@ type Hook struct {
 	// Kind is tcx-ingress, tcx-egress, tc-ingress, tc-egress (clsact filters) or xdp.
 	Kind      string
 	ProgramID ebpf.ProgramID
-	// Program is the program's name (the kernel keeps the first 15 characters).
-	Program string
+	// Program is the program's name (the kernel keeps the first 15 characters); Tag is the hash of its
+	// instructions (the same code has the same tag).
+	Program, Tag string
 	// LinkID is the BPF link holding a tcx attachment (0 for clsact filters and netlink XDP).
 	LinkID link.ID
 }
@@ -87,7 +88,7 @@ func Hooks(ns *lab.Netns) ([]Hook, error) {
 	for i := range hooks {
 		if p, err := ebpf.NewProgramFromID(hooks[i].ProgramID); err == nil {
 			if info, err := p.Info(); err == nil {
-				hooks[i].Program = info.Name
+				hooks[i].Program, hooks[i].Tag = info.Name, info.Tag
 			}
 			p.Close()
 		}

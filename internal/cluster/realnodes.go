@@ -53,6 +53,7 @@ const (
 	FRRDaemonSet      = "network-frr"
 	OperatorDeploy    = "network-operator"
 	agentContainer    = "agent"
+	operatorContainer = "operator"
 	agentMetricsPort  = 9750
 	webhookConfigName = "network-operator-validating"
 )

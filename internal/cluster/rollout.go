@@ -123,6 +123,9 @@ func (w *rolloutWatcher) watchOnce(ctx context.Context, cl client.WithWatch) err
 		return fmt.Errorf("watch node configs: %w", err)
 	}
 	defer nncs.Stop()
+	w.mu.Lock()
+	w.err = nil // watching again: an earlier error is history
+	w.mu.Unlock()
 	for {
 		select {
 		case <-ctx.Done():
@@ -151,7 +154,12 @@ func (w *rolloutWatcher) revision(r *v1.NetworkConfigRevision) {
 	now := time.Now()
 	hash := r.Spec.Revision
 	info, seen := w.revs[hash]
-	if !seen {
+	if seen && r.Spec.Sequence < info.seq {
+		return // an older revision of content a newer one repeats: its status is history
+	}
+	// A change undone repeats an older revision's content (the same hash): the newest revision of it is the one
+	// that rolls out.
+	if !seen || r.Spec.Sequence > info.seq {
 		info = &revInfo{name: r.Name, seq: r.Spec.Sequence}
 		w.revs[hash] = info
 		w.add(RolloutEvent{At: now, Revision: r.Name, Hash: hash, State: "created"})

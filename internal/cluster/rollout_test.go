@@ -120,3 +120,30 @@ func TestWatcherFailedRollout(t *testing.T) {
 		t.Errorf("no failed event of node-2 with its error: %+v", w.events)
 	}
 }
+
+// A change undone makes a revision whose content (hash) an older one had: its rollout is seen as the newest one's,
+// and the old revision's later status (Superseded) does not overwrite it.
+func TestWatcherChangeUndone(t *testing.T) {
+	w := newRolloutWatcher()
+	feed(w, []step{
+		{rev: rev("rev-1-aaaa", "h1", 1, v1.RevisionDone)},
+		{nnc: nnc("node-1", "h1", "h1", "", true)},
+		{rev: rev("rev-2-bbbb", "h2", 2, v1.RevisionDone)},
+		{nnc: nnc("node-1", "h2", "h2", "", true)},
+		{rev: rev("rev-1-aaaa", "h1", 1, v1.RevisionSuperseded)},
+		{rev: rev("rev-3-aaaa", "h1", 3, v1.RevisionRolling)},
+		{nnc: nnc("node-1", "h1", "h2", "", true)},
+	})
+	if _, done := w.settled(2, 1); done {
+		t.Fatal("settled while node-1 is still applying rev-3")
+	}
+	feed(w, []step{
+		{nnc: nnc("node-1", "h1", "h1", "", true)},
+		{rev: rev("rev-1-aaaa", "h1", 1, v1.RevisionSuperseded)},
+		{rev: rev("rev-3-aaaa", "h1", 3, v1.RevisionDone)},
+	})
+	r, done := w.settled(2, 1)
+	if !done || r.Revision != "rev-3-aaaa" || r.Sequence != 3 || r.Phase != "Done" {
+		t.Fatalf("settled = %+v, %v; want rev-3 Done", r, done)
+	}
+}

@@ -58,6 +58,8 @@ type Results struct {
 const (
 	ChangeExportFile = "changes/export-prefix.yaml"
 	ChangeBrokenFile = "changes/jumbo-frames.yaml"
+	// TenantsFile holds the tenants' resources as the demo starts: applying it again undoes the export change.
+	TenantsFile = "10-tenants.yaml"
 	// changePrefix is the prefix the export change adds (it shows in FRR's prefix-lists).
 	changePrefix = "10.250.0.0/16"
 	// brokenNetwork is the network the broken change touches.

@@ -335,7 +335,7 @@ func (c *Cluster) watchAgentRollout(ctx context.Context, u *Upgrade) error {
 			switch {
 			case p.Name == nu.OldPod && (p.DeletionTimestamp != nil || !podReady(&p)) && nu.Down.IsZero():
 				nu.Down = now
-			case p.Name != nu.OldPod && podReady(&p) && usesTag(&p, u.Image) && nu.Ready.IsZero():
+			case p.Name != nu.OldPod && podReady(&p) && usesTag(&p, agentContainer, u.Image) && nu.Ready.IsZero():
 				nu.NewPod, nu.Ready = p.Name, now
 			}
 		}
@@ -368,8 +368,9 @@ func podReady(p *corev1.Pod) bool {
 	})
 }
 
-func usesTag(p *corev1.Pod, tag string) bool {
+// usesTag reports whether p runs its container named container from an image tagged tag.
+func usesTag(p *corev1.Pod, container, tag string) bool {
 	return slices.ContainsFunc(p.Spec.Containers, func(ct corev1.Container) bool {
-		return ct.Name == agentContainer && strings.HasSuffix(ct.Image, ":"+tag)
+		return ct.Name == container && strings.HasSuffix(ct.Image, ":"+tag)
 	})
 }

@@ -32,6 +32,9 @@ type Options struct {
 	Tag       string // empty: Meta.Version
 	Meta      Meta   // of the Go images; the FRR image has its own (see FRRImage)
 	GoTool    string // empty: "go" from PATH
+	// GoOverlay is go build's -overlay file for the Go images (empty: none): a build of other code from the same
+	// tree, e.g. the end-to-end test's agent with a router compiled differently.
+	GoOverlay string
 	// Rootfs and FRRRecipe make the FRR image's root file system.
 	Rootfs    RootfsCache
 	FRRRecipe FRRRecipe
@@ -112,7 +115,7 @@ func (o Options) image(ctx context.Context, name, binDir string) (v1.Image, time
 		}
 		base = append(base, l)
 	}
-	bin, err := BuildBinary(ctx, o.GoTool, o.ModuleDir, c, binDir)
+	bin, err := BuildBinary(ctx, o.GoTool, o.ModuleDir, c, binDir, o.GoOverlay)
 	if err != nil {
 		return nil, time.Time{}, err
 	}

@@ -36,12 +36,16 @@ func Commands() []Command {
 }
 
 // BuildBinary compiles c in the module at moduleDir with the go tool at goTool into outDir and returns the
-// binary's path. The same source and toolchain give the same bytes.
-func BuildBinary(ctx context.Context, goTool, moduleDir string, c Command, outDir string) (string, error) {
+// binary's path. The same source and toolchain give the same bytes. overlay, when set, is go build's -overlay
+// file: it replaces files of the module (an embedded BPF object, say) for this build only.
+func BuildBinary(ctx context.Context, goTool, moduleDir string, c Command, outDir, overlay string) (string, error) {
 	out := filepath.Join(outDir, c.Name)
 	// Fixed flags: no paths, no VCS stamp, no symbol tables, no build ID.
-	cmd := exec.CommandContext(ctx, goTool, "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=",
-		"-o", out, c.Package)
+	args := []string{"build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=", "-o", out}
+	if overlay != "" {
+		args = append(args, "-overlay", overlay)
+	}
+	cmd := exec.CommandContext(ctx, goTool, append(args, c.Package)...)
 	cmd.Dir = moduleDir
 	// Pin what else changes a binary's bytes, so the caller's GOFLAGS or GOAMD64 cannot: static (no cgo),
 	// linux/amd64 at the baseline ISA level.

@@ -432,14 +432,57 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 			return err
 		}
 		c.cp = append(c.cp, pr)
-		c.onClose(func() error { return pr.stop(10 * time.Second) })
-		if i == 1 {
+		// c.cp[i], not pr: APIServerOutage replaces the API server's process.
+		c.onClose(func() error { return c.cp[i].stop(10 * time.Second) })
+		if i == apiServerProc {
 			if err := c.waitAPIServer(ctx, pr); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// apiServerProc is kube-apiserver's index in Cluster.cp (etcd comes first).
+const apiServerProc = 1
+
+// APIServerOutage stops kube-apiserver, keeps it down for down, and starts it again with the same flags (same
+// address, certificates and etcd); it returns once the API server is ready again.
+func (c *Cluster) APIServerOutage(ctx context.Context, down time.Duration) error {
+	old := c.cp[apiServerProc]
+	if err := old.stop(10 * time.Second); err != nil {
+		return fmt.Errorf("stop kube-apiserver: %w", err)
+	}
+	t := time.NewTimer(down) // the outage itself, not a wait for a condition
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	pr, err := startProc(old.name, old.log, old.cmd.Args...)
+	if err != nil {
+		return err
+	}
+	c.cp[apiServerProc] = pr
+	return c.apiServerReady(ctx, pr)
+}
+
+// apiServerReady waits until the API server process answers /readyz with ok.
+func (c *Cluster) apiServerReady(ctx context.Context, apiserver *proc) error {
+	cs, err := kubernetes.NewForConfig(c.cfg)
+	if err != nil {
+		return err
+	}
+	return wait.Poll(ctx, pollInterval, 90*time.Second, "kube-apiserver ready", func(ctx context.Context) (bool, string, error) {
+		if err := apiserver.running(); err != nil {
+			return false, "", err
+		}
+		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		return strings.TrimSpace(string(body)) == "ok", string(body), nil
+	})
 }
 
 // waitAPIServer waits for /readyz and then grants the API server's kubelet client the kubelet API and
@@ -450,20 +493,10 @@ func (c *Cluster) waitAPIServer(ctx context.Context, apiserver *proc) error {
 		return err
 	}
 	c.cfg = cfg
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
+	if err := c.apiServerReady(ctx, apiserver); err != nil {
 		return err
 	}
-	err = wait.Poll(ctx, pollInterval, 90*time.Second, "kube-apiserver ready", func(ctx context.Context) (bool, string, error) {
-		if err := apiserver.running(); err != nil {
-			return false, "", err
-		}
-		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		return strings.TrimSpace(string(body)) == "ok", string(body), nil
-	})
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}

@@ -68,6 +68,9 @@ type Flow struct {
 	udpRx, udpTx *net.UDPConn
 	tcpLn        net.Listener
 	tcpC         net.Conn
+	// tcpSrv is the echo server's end: closed by Stop too, as a path broken at the end would keep the client's
+	// FIN from ever reaching it.
+	tcpSrv net.Conn
 
 	stopSend  chan struct{}
 	senderWG  sync.WaitGroup
@@ -171,6 +174,7 @@ func StartFlow(ctx context.Context, o FlowOptions) (*Flow, error) {
 		if err != nil {
 			return fail(err)
 		}
+		f.tcpSrv = srv
 		f.receivers.Add(2)
 		go func() { // echo server
 			defer f.receivers.Done()
@@ -435,6 +439,9 @@ func (f *Flow) closeAll() {
 	}
 	if f.tcpLn != nil {
 		_ = f.tcpLn.Close()
+	}
+	if f.tcpSrv != nil {
+		_ = f.tcpSrv.Close()
 	}
 }
 

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/agent/podnet"
 	"github.com/network-operator/network-operator/internal/cluster"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
@@ -21,7 +23,7 @@ import (
 )
 
 // installTimeout bounds the helm form: images, nodes, install, scenario, node scope, upgrade, uninstall.
-const installTimeout = 15 * time.Minute
+const installTimeout = 20 * time.Minute
 
 // TestHelmInstall is the demo's scenario as a user runs it - real kubelet nodes, the images imported, the chart
 // installed with helm - followed by what only that form can show: the node-scope policy refusing the agent's
@@ -46,8 +48,9 @@ func TestHelmInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	const tag, upgradeTag = "e2e-1", "e2e-2"
-	images := buildImages(t, root, tag)
-	upgrade := buildImages(t, root, upgradeTag, "network-agent")
+	images := buildImages(t, root, tag, "")
+	// The upgrade is other code: the agent's eBPF router compiled differently (routerVariant).
+	upgrade := buildImages(t, root, upgradeTag, routerVariant(t, root), "network-agent", "network-operator")
 
 	ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
 	defer cancel()
@@ -120,6 +123,8 @@ func TestHelmInstall(t *testing.T) {
 		checkPodNetwork(t, pn)
 	})
 
+	// The program tags of the first build, by node and attachment: what the downgrade must bring back.
+	firstBuild := map[string]map[string]string{}
 	t.Run("upgrade under traffic", func(t *testing.T) {
 		var steady *cluster.SteadyState
 		if pn != nil && pn.Steady() != nil {
@@ -159,7 +164,10 @@ func TestHelmInstall(t *testing.T) {
 			t.Logf("steady pod through the upgrade: ifindex %v, host end %d, %s %v kept; %s", after.InPod.Ifindex,
 				after.HostVethIndex, pn.Steady().HostVeth, after.HostLinks, after.Connect)
 		}
-		checkAgentRollout(t, u, "upgrade")
+		checkAgentRollout(t, u, "upgrade", nil)
+		for _, n := range u.Nodes {
+			firstBuild[n.Node] = hookTags(n.Before)
+		}
 	})
 
 	// And back to the first build: a downgrade is a rollout like any other.
@@ -168,7 +176,7 @@ func TestHelmInstall(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkAgentRollout(t, u, "downgrade")
+		checkAgentRollout(t, u, "downgrade", firstBuild)
 	})
 
 	// FRR's own restart (its pod replaced, as an FRR upgrade does): the flows through each node's eBPF router need
@@ -197,6 +205,46 @@ func TestHelmInstall(t *testing.T) {
 		if err := c.CrossNodeReachable(ctx); err != nil {
 			t.Errorf("traffic between nodes after the FRR restart: %v", err)
 		}
+	})
+
+	// The operator's own upgrade: a new leader finds its revisions in place and changes nothing on the nodes.
+	t.Run("operator upgrade under traffic", func(t *testing.T) {
+		u, err := c.UpgradeOperator(ctx, filepath.Join(upgrade, "network-operator.tar"), upgradeTag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkTraffic(t, "operator upgrade", u.EventTraffic)
+		if u.NewLeader == u.OldLeader {
+			t.Errorf("the operator's lease is still held by %s after the upgrade", u.OldLeader)
+		}
+		if u.SeqAfter != u.SeqBefore {
+			t.Errorf("the new operator made revisions of its own: newest sequence %d -> %d", u.SeqBefore, u.SeqAfter)
+		}
+		if !maps.Equal(u.Before, u.After) {
+			t.Errorf("the node configurations changed over the operator upgrade:\nbefore %v\nafter  %v", u.Before, u.After)
+		}
+		t.Logf("operator upgrade to %s: %.1fs, leader %s -> %s, no revision made, node configurations unchanged", u.Image,
+			u.Duration.Seconds(), u.OldLeader, u.NewLeader)
+	})
+
+	// An agent killed in the middle of an apply (the export change toggled; the first node's agent pod deleted
+	// the moment it is assigned the revision): its successor finishes the apply, nothing is rolled back.
+	t.Run("agent killed mid-apply under traffic", func(t *testing.T) {
+		e, err := c.KillAgentMidApply(ctx, c.ToggleChange)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkChangeEvent(t, "agent killed mid-apply", e)
+	})
+
+	// The API server gone for a minute in the middle of a rollout (the export change toggled back): agents keep
+	// forwarding, and once it is back the rollout completes; no revision is failed or rolled back.
+	t.Run("API server down a minute under traffic", func(t *testing.T) {
+		e, err := c.APIServerOutage(ctx, time.Minute, c.ToggleChange)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkChangeEvent(t, "API server outage", e)
 	})
 
 	t.Run("uninstall", func(t *testing.T) {
@@ -235,19 +283,92 @@ func TestHelmInstall(t *testing.T) {
 	}
 }
 
-func hookList(hooks []cluster.Hook) string {
+// checkTraffic: no flow through a node's eBPF router and no flow between nodes lost a packet during what, and no
+// session of the route reflector went down.
+func checkTraffic(t *testing.T, what string, tr cluster.EventTraffic) {
+	t.Helper()
+	for i, f := range tr.Nodes {
+		t.Logf("%s, through node-%d's router: %s", what, i+1, f)
+		if !f.Clean() || f.Lost != 0 {
+			t.Errorf("%s: the flow through node-%d's eBPF router lost packets: %s", what, i+1, f)
+		}
+	}
+	for _, cf := range tr.Cross {
+		t.Logf("%s, between nodes %s -> %s: %s", what, cf.From, cf.To, cf.Flow)
+		if !cf.Flow.Clean() || cf.Flow.Lost != 0 {
+			t.Errorf("%s: the flow %s -> %s between nodes lost packets: %s", what, cf.From, cf.To, cf.Flow)
+		}
+	}
+	if len(tr.Nodes) == 0 || len(tr.Cross) == 0 {
+		t.Errorf("%s: %d flows through routers and %d between nodes ran, want both", what, len(tr.Nodes), len(tr.Cross))
+	}
+	if len(tr.SessionResets) > 0 {
+		t.Errorf("%s: BGP sessions of the route reflector went down: %v", what, tr.SessionResets)
+	}
+}
+
+// checkChangeEvent: the change rolled out to every node (Done, nothing failed or rolled back) and the traffic
+// lost nothing while the event happened.
+func checkChangeEvent(t *testing.T, what string, e *cluster.ChangeEvent) {
+	t.Helper()
+	t.Logf("%s: %s", what, e.Detail)
+	checkTraffic(t, what, e.EventTraffic)
+	r := e.Rollout
+	if r.Phase != string(v1.RevisionDone) || r.FailedNode != "" || r.RolledBackTo != "" {
+		t.Errorf("%s: revision %s ended %s (failed node %q, rolled back to %q): %s", what, r.Revision, r.Phase, r.FailedNode,
+			r.RolledBackTo, r.Message)
+	}
+	for _, f := range cluster.NewFailures(e.Before, e.After) {
+		t.Errorf("%s: a node recorded a failed revision: %s", what, f)
+	}
+	for name, n := range e.After {
+		if n.Applied != r.Hash || n.Spec != r.Hash {
+			t.Errorf("%s: %s runs %+v after the rollout, want %s assigned and applied", what, name, n, r.Hash)
+		}
+	}
+	t.Logf("%s: %s Done on every node %.1fs after the change, order %v", what, cluster.ShortName(r.Revision),
+		r.Duration().Seconds(), r.Order)
+}
+
+// hookSites are the attachments without their programs: interface, hook and link.
+func hookSites(hooks []cluster.Hook) string {
 	var s []string
 	for _, h := range hooks {
-		s = append(s, h.String())
+		s = append(s, fmt.Sprintf("%s %s link %d", h.Interface, h.Kind, h.LinkID))
 	}
 	return strings.Join(s, "; ")
 }
 
-// buildImages writes image archives tagged tag (all of them, or names) as `make images` does.
-func buildImages(t *testing.T, root, tag string, names ...string) string {
+// hookTags are the program tags by attachment (interface and hook).
+func hookTags(hooks []cluster.Hook) map[string]string {
+	out := map[string]string{}
+	for _, h := range hooks {
+		out[h.Interface+" "+h.Kind] = h.Tag
+	}
+	return out
+}
+
+// tagChange summarises the tags before -> after, each distinct pair once.
+func tagChange(before, after map[string]string) string {
+	seen := map[string]bool{}
+	var s []string
+	for site, tag := range after {
+		c := before[site] + " -> " + tag
+		if !seen[c] {
+			seen[c] = true
+			s = append(s, c)
+		}
+	}
+	slices.Sort(s)
+	return strings.Join(s, ", ")
+}
+
+// buildImages writes image archives tagged tag (all of them, or names) as `make images` does; overlay is go
+// build's -overlay file for the Go images ("": none).
+func buildImages(t *testing.T, root, tag, overlay string, names ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	args := append([]string{"run", "./hack/tools/imagebuild", "-out", dir, "-tag", tag}, names...)
+	args := append([]string{"run", "./hack/tools/imagebuild", "-out", dir, "-tag", tag, "-overlay", overlay}, names...)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -365,10 +486,12 @@ func checkSteady(t *testing.T, pn *cluster.PodNetworking, s *cluster.SteadyState
 	}
 }
 
-// checkAgentRollout checks an agent rollout (what) under traffic: every node's flow through its eBPF router and
-// every flow between nodes lost nothing, the BPF attachments are the same links and programs, one node at a time,
-// and - FRR running in its own DaemonSet - no BGP session of the route reflector went down.
-func checkAgentRollout(t *testing.T, u *cluster.Upgrade, what string) {
+// checkAgentRollout checks an agent rollout (what) to other code under traffic: every node's flow through its eBPF
+// router and every flow between nodes lost nothing, one node at a time, and - FRR running in its own DaemonSet - no
+// BGP session of the route reflector went down. Every BPF attachment keeps its interface, hook and link, and its
+// program was swapped for the new build's (another tag); wantTags (by node, then attachment) are the tags the new
+// build runs when known (a downgrade's: those before the upgrade).
+func checkAgentRollout(t *testing.T, u *cluster.Upgrade, what string, wantTags map[string]map[string]string) {
 	t.Helper()
 	for _, n := range u.Nodes {
 		t.Logf("%s: %s -> %s, down %.1fs; flow %s", n.Node, n.OldPod, n.NewPod, n.Ready.Sub(n.Down).Seconds(), n.Flow)
@@ -381,9 +504,19 @@ func checkAgentRollout(t *testing.T, u *cluster.Upgrade, what string) {
 		if len(n.Before) == 0 {
 			t.Errorf("%s: no BPF program attached before the %s", n.Node, what)
 		}
-		if got, want := hookList(n.After), hookList(n.Before); got != want {
-			t.Errorf("%s: BPF attachments changed over the %s (want the same link and program IDs):\nbefore %s\nafter  %s", n.Node, what, want, got)
+		if got, want := hookSites(n.After), hookSites(n.Before); got != want {
+			t.Errorf("%s: BPF attachments moved over the %s (want the same interfaces, hooks and links):\nbefore %s\nafter  %s", n.Node, what, want, got)
 		}
+		before, after := hookTags(n.Before), hookTags(n.After)
+		for site, tag := range after {
+			switch want, known := wantTags[n.Node][site]; {
+			case tag == before[site]:
+				t.Errorf("%s: %s runs the program of before the %s (tag %s): the new build's router was not swapped in", n.Node, site, what, tag)
+			case known && tag != want:
+				t.Errorf("%s: %s runs tag %s after the %s, want %s", n.Node, site, tag, what, want)
+			}
+		}
+		t.Logf("%s: %d attachments, same links, programs swapped: %s", n.Node, len(after), tagChange(before, after))
 	}
 	if o := u.Overlapping(); len(o) > 0 {
 		t.Errorf("agents of several nodes were down at once: %v (want one node at a time)", o)

@@ -1,7 +1,7 @@
 // Command imagebuild writes the project's container images (operator, agent, FRR) as OCI archives for
 // `ctr -n k8s.io images import`, without docker or a registry (`make images`; docs/images.md):
 //
-//	imagebuild [-out _out/images] [-repo localhost/network-operator] [-tag TAG] [IMAGE...]
+//	imagebuild [-out _out/images] [-repo localhost/network-operator] [-tag TAG] [-overlay FILE] [IMAGE...]
 //
 // IMAGE is network-operator, network-agent or frr (default: all). Run it from the module root. The Go images
 // are stamped from git (SOURCE_DATE_EPOCH overrides the commit time); the FRR image's root file system is
@@ -39,6 +39,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "_out/images", "directory for the archives (NAME.tar)")
 	repo := fs.String("repo", "localhost/network-operator", "image names are REPO/NAME:TAG")
 	tag := fs.String("tag", "", "image tag (default: git describe --tags --always --dirty)")
+	overlay := fs.String("overlay", "", "go build -overlay file for the Go images (files replaced for this build only)")
 	cacheDir := fs.String("cache", "", "root file system cache (default: $XDG_CACHE_HOME or ~/.cache, /network-operator/frr-rootfs)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -67,6 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		OutDir:    *out,
 		Repo:      *repo,
 		Tag:       *tag,
+		GoOverlay: *overlay,
 		Rootfs:    images.RootfsCache{Dir: *cacheDir, Log: stderr},
 		Log:       stderr,
 	}

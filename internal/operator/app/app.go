@@ -62,8 +62,8 @@ const (
 	certModeSelf  = "self"  // made, rotated and published by the operator (package webhookcert)
 )
 
-// leaderElectionID names the leader election Lease.
-const leaderElectionID = "network-operator.network.network-operator.io"
+// LeaderElectionID names the leader election Lease (in the operator's namespace).
+const LeaderElectionID = "network-operator.network.network-operator.io"
 
 // flags are the command line settings of the controllers.
 type flags struct {
@@ -219,7 +219,7 @@ func run(ctx context.Context, f *flags, stderr io.Writer) error {
 		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
 		HealthProbeBindAddress:  f.probeAddr,
 		LeaderElection:          f.leaderElect,
-		LeaderElectionID:        leaderElectionID,
+		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: f.leaderNS,
 		WebhookServer:           ctrlwebhook.NewServer(ctrlwebhook.Options{Host: f.webhookHost, Port: f.webhookPort, CertDir: f.webhookCertDir}),
 	})
