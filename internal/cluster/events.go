@@ -243,6 +243,9 @@ func (c *Cluster) KillAgentMidApply(ctx context.Context, change func(context.Con
 // node, stops the API server for down. Agents and operator find it gone mid-rollout; once it is back the rollout
 // must complete, with nothing failed or rolled back.
 func (c *Cluster) APIServerOutage(ctx context.Context, down time.Duration, change func(context.Context) error) (*ChangeEvent, error) {
+	if c.opts.Install != InstallHelm {
+		return nil, errors.New("API server outage: only in the helm form (its own control plane)")
+	}
 	var mu sync.Mutex
 	var outageErr error
 	var detail string
@@ -258,7 +261,7 @@ func (c *Cluster) APIServerOutage(ctx context.Context, down time.Duration, chang
 		go func() {
 			defer close(done)
 			after := time.Since(ev.At).Round(time.Millisecond)
-			err := c.apiServerDown(ctx, down)
+			err := c.kube.APIServerOutage(ctx, down)
 			mu.Lock()
 			defer mu.Unlock()
 			outageErr = err
@@ -277,27 +280,6 @@ func (c *Cluster) APIServerOutage(ctx context.Context, down time.Duration, chang
 		defer mu.Unlock()
 		return detail, outageErr
 	})
-}
-
-// apiServerDown stops the API server for down and starts it again (same address, certificates and etcd).
-func (c *Cluster) apiServerDown(ctx context.Context, down time.Duration) error {
-	if c.kube != nil { // the helm form: kubenodes' control plane
-		return c.kube.APIServerOutage(ctx, down)
-	}
-	api := c.env.ControlPlane.APIServer
-	if err := api.Stop(); err != nil {
-		return fmt.Errorf("stop the API server: %w", err)
-	}
-	t := time.NewTimer(down) // the outage itself, not a wait for a condition
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-	if err := api.Start(); err != nil {
-		return fmt.Errorf("start the API server again: %w", err)
-	}
-	return nil
 }
 
 // changeUnder runs change under traffic, calls onEvent with the rollout's events as they happen, and waits for

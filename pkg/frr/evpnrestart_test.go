@@ -31,25 +31,10 @@ func TestGracefulRestartKeepsEVPN(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	fab := frrtest.Netns(t, "frrgrefab-")
-	must(t, fab.IP(ctx, "link", "add", "fabric", "type", "bridge"))
-	must(t, fab.IP(ctx, "link", "set", "fabric", "up"))
-	must(t, fab.IP(ctx, "addr", "add", rrAddr+"/24", "dev", "fabric"))
-	nodes := make([]*fabricNode, 2)
-	for i := range nodes {
-		n := &fabricNode{id: i + 1, hosts: map[uint32]*frrproc.Netns{}, cfg: nodeConfig(i + 1)}
+	fab, nodes := newFabric(t, ctx, "frrgr", func(n *fabricNode) {
 		n.cfg.Underlay.GracefulRestart = &frr.GracefulRestart{}
-		n.ns = frrtest.Netns(t, fmt.Sprintf("frrgre%d-", n.id))
-		port := fmt.Sprintf("p%d", n.id)
-		must(t, fab.IP(ctx, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", n.ns.Name))
-		must(t, fab.IP(ctx, "link", "set", port, "master", "fabric", "up"))
-		must(t, n.ns.IP(ctx, "link", "set", "eth0", "up"))
-		must(t, n.ns.IP(ctx, "addr", "add", fmt.Sprintf("192.168.0.%d/24", n.id), "dev", "eth0"))
-		must(t, n.ns.IP(ctx, "addr", "add", n.vtep()+"/32", "dev", "lo"))
 		must(t, n.ns.IP(ctx, "link", "set", "lo", "up"))
-		addVNI(t, ctx, n, 100)
-		nodes[i] = n
-	}
+	})
 	frrtest.Router(t, frrproc.Options{Netns: fab.Name, Config: []byte(rrConfig)})
 	for _, n := range nodes {
 		n.frr = frrtest.Router(t, frrproc.Options{Netns: n.ns.Name, KeepRoutes: 120 * time.Second})

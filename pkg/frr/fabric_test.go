@@ -128,6 +128,35 @@ func hostMAC(t *testing.T, ctx context.Context, h *frrproc.Netns) string {
 	return links[0].Address
 }
 
+// newFabric makes the underlay - one segment on a bridge in the fabric's namespace, which holds the route
+// reflector's address - and two nodes on it, each with its uplink, its VTEP address and VNI 100 (addVNI) with a
+// host. edit, when set, changes a node's config or kernel before FRR starts. Namespaces are named prefix+"fab-"
+// and prefix+"n<id>-".
+func newFabric(t *testing.T, ctx context.Context, prefix string, edit func(*fabricNode)) (*frrproc.Netns, []*fabricNode) {
+	t.Helper()
+	fab := frrtest.Netns(t, prefix+"fab-")
+	must(t, fab.IP(ctx, "link", "add", "fabric", "type", "bridge"))
+	must(t, fab.IP(ctx, "link", "set", "fabric", "up"))
+	must(t, fab.IP(ctx, "addr", "add", rrAddr+"/24", "dev", "fabric"))
+	nodes := make([]*fabricNode, 2)
+	for i := range nodes {
+		n := &fabricNode{id: i + 1, hosts: map[uint32]*frrproc.Netns{}, cfg: nodeConfig(i + 1)}
+		n.ns = frrtest.Netns(t, fmt.Sprintf("%sn%d-", prefix, n.id))
+		port := fmt.Sprintf("p%d", n.id)
+		must(t, fab.IP(ctx, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", n.ns.Name))
+		must(t, fab.IP(ctx, "link", "set", port, "master", "fabric", "up"))
+		must(t, n.ns.IP(ctx, "link", "set", "eth0", "up"))
+		must(t, n.ns.IP(ctx, "addr", "add", fmt.Sprintf("192.168.0.%d/24", n.id), "dev", "eth0"))
+		must(t, n.ns.IP(ctx, "addr", "add", n.vtep()+"/32", "dev", "lo"))
+		addVNI(t, ctx, n, 100)
+		if edit != nil {
+			edit(n)
+		}
+		nodes[i] = n
+	}
+	return fab, nodes
+}
+
 // apply renders the node's config and applies it through the Reloader.
 func (n *fabricNode) apply(t *testing.T, ctx context.Context) frr.Result {
 	t.Helper()
@@ -207,24 +236,7 @@ func TestEVPNFabric(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 
-	// Underlay: one segment on a bridge in the fabric namespace.
-	fab := frrtest.Netns(t, "frrfab-")
-	must(t, fab.IP(ctx, "link", "add", "fabric", "type", "bridge"))
-	must(t, fab.IP(ctx, "link", "set", "fabric", "up"))
-	must(t, fab.IP(ctx, "addr", "add", rrAddr+"/24", "dev", "fabric"))
-	nodes := make([]*fabricNode, 2)
-	for i := range nodes {
-		n := &fabricNode{id: i + 1, hosts: map[uint32]*frrproc.Netns{}, cfg: nodeConfig(i + 1)}
-		n.ns = frrtest.Netns(t, fmt.Sprintf("frrn%d-", n.id))
-		port := fmt.Sprintf("p%d", n.id)
-		must(t, fab.IP(ctx, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", n.ns.Name))
-		must(t, fab.IP(ctx, "link", "set", port, "master", "fabric", "up"))
-		must(t, n.ns.IP(ctx, "link", "set", "eth0", "up"))
-		must(t, n.ns.IP(ctx, "addr", "add", fmt.Sprintf("192.168.0.%d/24", n.id), "dev", "eth0"))
-		must(t, n.ns.IP(ctx, "addr", "add", n.vtep()+"/32", "dev", "lo"))
-		addVNI(t, ctx, n, 100)
-		nodes[i] = n
-	}
+	fab, nodes := newFabric(t, ctx, "frr", nil)
 
 	start := time.Now()
 	rr := frrtest.Router(t, frrproc.Options{Netns: fab.Name, Config: []byte(rrConfig)})
