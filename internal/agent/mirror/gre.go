@@ -15,11 +15,16 @@ const greKeyFlag = 0x2000
 // link builds the netlink device of a tunnel; master and underlay are ifindexes (0: none).
 func (t Tunnel) link(master, underlay int) netlink.Link {
 	attrs := netlink.LinkAttrs{Name: t.Device, MasterIndex: master}
-	var local net.IP
+	remote := net.IP(t.Remote.AsSlice())
+	// Without a source address the local end is the remote's family's unspecified address, never nil: netlink
+	// takes a nil local for IPv6 (ip6gretap, ip6gre), which the kernel refuses for an IPv4 remote (ERANGE).
+	local := net.IPv6unspecified
+	if t.Remote.Is4() {
+		local = net.IPv4zero.To4()
+	}
 	if t.Local.IsValid() {
 		local = net.IP(t.Local.AsSlice())
 	}
-	remote := net.IP(t.Remote.AsSlice())
 	var key uint32
 	var flags uint16
 	if t.Key != nil {

@@ -19,6 +19,14 @@ func testSettings() netconf.Settings {
 	return netconf.Settings{VTEPAddress: netip.MustParseAddr("192.0.2.1"), VethVRFs: []string{"blue"}}
 }
 
+// tableOnly forces table-only VRFs, for kernel tests that assert table-only objects (iif/oif rules, the VRF
+// tables' connected routes): auto mode makes VRF devices instead on a kernel that has them. Device mode has tests
+// of its own.
+func tableOnly(s netconf.Settings) netconf.Settings {
+	s.VRFMode = netconf.VRFModeTableOnly
+	return s
+}
+
 // twoVRFsOneL2 is the spec most tests start from: VRFs blue (jumbo MTU, veth to default) and red, and one
 // layer-2 network routed in blue with IPv4 and IPv6 anycast gateways.
 func twoVRFsOneL2() *v1alpha1.NodeNetworkConfigSpec {

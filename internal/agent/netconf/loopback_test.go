@@ -116,7 +116,7 @@ func TestLoopbackInNamespace(t *testing.T) {
 		},
 	})
 	ns, peer := l.NS("nc"), l.NS("peer")
-	m := newManager(t, ns, netconf.Settings{})
+	m := newManager(t, ns, tableOnly(netconf.Settings{}))
 	f, err := m.Features(testCtx(t))
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +156,7 @@ func TestLoopbackInNamespace(t *testing.T) {
 			t.Errorf("ping %s from the VRF: %+v %v", dst, r, err)
 		}
 	}
-	if p := mustPlan(t, newManager(t, ns, netconf.Settings{}), spec); !p.Empty() {
+	if p := mustPlan(t, newManager(t, ns, tableOnly(netconf.Settings{})), spec); !p.Empty() {
 		t.Fatalf("restarted agent plans changes:\n%s", p)
 	}
 	before := linkIndexes(t, ns)

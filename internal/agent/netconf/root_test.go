@@ -178,7 +178,7 @@ func TestApplyCreatesOwnedObjectsAndIsIdempotent(t *testing.T) {
 	if err := ns.Sysctl("net.ipv4.ip_forward", "1"); err != nil {
 		t.Fatal(err)
 	}
-	m := newManager(t, ns, testSettings())
+	m := newManager(t, ns, tableOnly(testSettings()))
 	ctx := testCtx(t)
 	spec := twoVRFsOneL2()
 	first := converge(t, m, spec)
@@ -322,7 +322,7 @@ func fingerprints(t *testing.T, ns *lab.Netns, names ...string) map[string]linkF
 
 func TestChangeTouchesOnlyOwnedObjects(t *testing.T) {
 	ns := nsWith(t, foreignTopology)
-	m := newManager(t, ns, testSettings())
+	m := newManager(t, ns, tableOnly(testSettings()))
 	foreign := []string{"vf.other", "df.other", "l2br.999"}
 	foreignBefore := fingerprints(t, ns, foreign...)
 	converge(t, m, twoVRFsOneL2())

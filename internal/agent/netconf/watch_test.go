@@ -142,7 +142,7 @@ func waitQuiet(t *testing.T, m *netconf.Manager, spec *v1alpha1.NodeNetworkConfi
 func watched(t *testing.T) (*lab.Netns, *netconf.Manager, func()) {
 	t.Helper()
 	ns := nsWith(t, lab.Topology{})
-	m := newManager(t, ns, withNetNS(testSettings(), ns))
+	m := newManager(t, ns, withNetNS(tableOnly(testSettings()), ns))
 	stop, err := m.WatchChanges()
 	if err != nil {
 		t.Fatal(err)
