@@ -17,7 +17,7 @@ IMAGE_REPO ?= localhost/network-operator
 IMAGE_TAG  ?=
 IMAGES     ?= network-operator network-agent frr pause
 
-.PHONY: all build deps images generate generate-bpf generate-k8s check-generated envtest k8s-binaries chart-tools test test-unit fuzz bench demo demo-processes demo-up demo-down demo-dataplane lint clean
+.PHONY: all build deps images generate generate-bpf generate-k8s check-generated envtest k8s-binaries chart-tools test test-kernel test-unit fuzz bench demo demo-processes demo-up demo-down demo-dataplane lint clean
 
 all: build
 
@@ -76,6 +76,13 @@ test: deps check-generated lint envtest k8s-binaries chart-tools
 		NETOP_CHART_TOOLS="$$(./hack/chart-tools.sh $(HELM_VERSION) $(KUSTOMIZE_VERSION))" \
 		PKGS="$(PKGS)" TEST_TIMEOUT=$(TEST_TIMEOUT) FUZZTIME=20s ./hack/test.sh
 
+## test-kernel: the kernel lane alone (make test runs it too): the tests that need VRF devices, 802.1Q or GRE, in
+## Debian's own kernels under QEMU, with and without VRF devices (internal/kernellane; kernels cached by version).
+KERNEL_SUITES ?= trixie
+test-kernel: deps
+	$(GO) build -o bin/tools/ ./hack/tools/kernellane
+	bin/tools/kernellane -suites $(KERNEL_SUITES)
+
 ## test-unit: for a laptop without root: a test whose prerequisite is missing skips with the reason.
 test-unit:
 	$(GO) test -count=1 $(PKGS)
@@ -115,7 +122,7 @@ demo-dataplane: deps
 lint:
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
-	test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '_bpfel.go$$'))"
+	test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '_bpfel.go$$' | grep -v '^third_party/'))"
 	./hack/deadcode.sh
 
 clean:

@@ -104,3 +104,5 @@ tool (
 	golang.org/x/tools/cmd/deadcode
 	sigs.k8s.io/controller-tools/cmd/controller-gen
 )
+
+replace github.com/florianl/go-tc => ./third_party/go-tc

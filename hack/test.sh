@@ -36,9 +36,30 @@ pass fuzz require -run '^$' -fuzz '^FuzzRouterMalformed$' -fuzztime "$fuzztime" 
 pass race exclude -race -count=1 -timeout "$timeout" $pkgs
 echo "== tests took $((SECONDS - start)) s"
 
+# The kernel lane: the tests that skip here for a kernel feature, in Debian's own kernels under QEMU, with and
+# without VRF devices (hack/kernel-lane-tests.txt, internal/kernellane). Their streams join the summary, which
+# names the kernels each host skip passed on.
+lane=()
+lane_failure=()
+if [[ ${KERNEL_LANE:-1} == 1 ]]; then
+  echo "== kernel lane: Debian's kernels under QEMU"
+  rm -f "$out"/kernel-*.json
+  go build -o bin/tools/ ./hack/tools/kernellane
+  lane_start=$SECONDS
+  lane_rc=0
+  bin/tools/kernellane -suites "${KERNEL_SUITES:-trixie}" -streams "$out" || lane_rc=$?
+  echo "== the kernel lane took $((SECONDS - lane_start)) s"
+  for f in "$out"/kernel-*.json; do
+    [[ -e $f ]] && lane+=("$(basename "$f" .json):kernel:$f")
+  done
+  if ((lane_rc >= 2 || ${#lane[@]} == 0)); then
+    lane_failure=(-failure "the kernel lane did not finish (exit status $lane_rc; see its log above)")
+  fi
+fi
+
 echo "== what is left on the host"
 bin/tools/leftovers check -o "$out/leftovers.txt" "$out/host-before.json" || true
 
 echo "== summary"
-exec bin/tools/testsummary report -leftovers "$out/leftovers.txt" \
-  "main:strict:$out/main.json" "fuzz:strict:$out/fuzz.json" "race:strict:$out/race.json"
+exec bin/tools/testsummary report -leftovers "$out/leftovers.txt" "${lane_failure[@]}" \
+  "main:strict:$out/main.json" "fuzz:strict:$out/fuzz.json" "race:strict:$out/race.json" "${lane[@]}"

@@ -207,7 +207,7 @@ func (c *Cluster) KillAgentMidApply(ctx context.Context, change func(context.Con
 	var killErr error
 	var detail string
 	killed := false
-	return c.changeUnder(ctx, "agent killed mid-apply", change, func(ctx context.Context, ev RolloutEvent) {
+	return c.changeUnder(ctx, "agent killed mid-apply", rolloutTimeout, change, func(ctx context.Context, ev RolloutEvent) {
 		mu.Lock()
 		defer mu.Unlock()
 		if killed || ev.Node == "" || ev.State != StateApplying {
@@ -251,7 +251,7 @@ func (c *Cluster) APIServerOutage(ctx context.Context, down time.Duration, chang
 	var detail string
 	started := false
 	done := make(chan struct{})
-	return c.changeUnder(ctx, "API server outage", change, func(ctx context.Context, ev RolloutEvent) {
+	return c.changeUnder(ctx, "API server outage", rolloutTimeout+down, change, func(ctx context.Context, ev RolloutEvent) {
 		mu.Lock()
 		defer mu.Unlock()
 		if started || ev.Node == "" || ev.State != StateApplying {
@@ -282,9 +282,9 @@ func (c *Cluster) APIServerOutage(ctx context.Context, down time.Duration, chang
 	})
 }
 
-// changeUnder runs change under traffic, calls onEvent with the rollout's events as they happen, and waits for
-// the rollout to settle; finish reports what onEvent did.
-func (c *Cluster) changeUnder(ctx context.Context, event string, change func(context.Context) error,
+// changeUnder runs change under traffic, calls onEvent with the rollout's events as they happen, and waits (up to
+// timeout) for the rollout to settle; finish reports what onEvent did.
+func (c *Cluster) changeUnder(ctx context.Context, event string, timeout time.Duration, change func(context.Context) error,
 	onEvent func(context.Context, RolloutEvent), finish func() (string, error)) (*ChangeEvent, error) {
 	e := &ChangeEvent{}
 	var err error
@@ -300,7 +300,7 @@ func (c *Cluster) changeUnder(ctx context.Context, event string, change func(con
 	if err := change(ctx); err != nil {
 		return nil, fmt.Errorf("%s: the change: %w", event, err)
 	}
-	r, err := c.WaitRollout(ctx, after, since, rolloutTimeout, func(ev RolloutEvent) { onEvent(ctx, ev) }, nil)
+	r, err := c.WaitRollout(ctx, after, since, timeout, func(ev RolloutEvent) { onEvent(ctx, ev) }, nil)
 	detail, ferr := finish()
 	if err := errors.Join(err, ferr); err != nil {
 		return nil, fmt.Errorf("%s: %w", event, err)

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -45,8 +46,11 @@ type Result struct {
 
 // Run is everything one `go test -json` invocation reported.
 type Run struct {
-	Name     string
-	Strict   bool // a skip that is not a kernel skip is a failure
+	Name   string
+	Strict bool // a skip that is not a kernel skip is a failure
+	// Kernel marks a run of the kernel lane (tests booted on another kernel): its passes cover the kernel skips
+	// of the other runs.
+	Kernel   bool
 	Tests    []Result
 	Packages []Result
 	// Stray are lines that were not JSON events (build errors printed by an old toolchain, a crash).
@@ -212,7 +216,8 @@ type Totals struct {
 // totals; the caller fails when Totals.Failed > 0.
 func Summarize(w io.Writer, runs []*Run, extraFailures []string) Totals {
 	var t Totals
-	var skips, failures []string
+	var skips, failures, uncovered []string
+	covered := laneCoverage(runs)
 	for _, run := range runs {
 		excluded := 0
 		for _, res := range run.Tests {
@@ -232,7 +237,15 @@ func Summarize(w io.Writer, runs []*Run, extraFailures []string) Totals {
 					failures = append(failures, fmt.Sprintf("[%s] %s could not run: %s", run.Name, name, res.Reason))
 				default:
 					t.Skipped++
-					skips = append(skips, fmt.Sprintf("[%s] %s: %s", run.Name, name, res.Reason))
+					line := fmt.Sprintf("[%s] %s: %s", run.Name, name, res.Reason)
+					if kind == KindKernel && !run.Kernel {
+						if by := covered[key{res.Package, res.Test}]; len(by) > 0 {
+							line += " (passed on " + strings.Join(by, ", ") + ")"
+						} else {
+							uncovered = append(uncovered, fmt.Sprintf("[%s] %s", run.Name, name))
+						}
+					}
+					skips = append(skips, line)
 				}
 			}
 		}
@@ -269,6 +282,13 @@ func Summarize(w io.Writer, runs []*Run, extraFailures []string) Totals {
 			fmt.Fprintf(w, "  %s\n", s)
 		}
 	}
+	if len(uncovered) > 0 && len(covered) > 0 {
+		sort.Strings(uncovered)
+		fmt.Fprintf(w, "\nSkipped for a kernel feature and run by no kernel lane (%d):\n", len(uncovered))
+		for _, u := range uncovered {
+			fmt.Fprintf(w, "  %s\n", u)
+		}
+	}
 	if len(failures) > 0 {
 		fmt.Fprintf(w, "\nFailed (%d):\n", len(failures))
 		for _, f := range failures {
@@ -277,6 +297,23 @@ func Summarize(w io.Writer, runs []*Run, extraFailures []string) Totals {
 	}
 	fmt.Fprintf(w, "\n%d passed, %d failed, %d skipped\n", t.Passed, t.Failed, t.Skipped)
 	return t
+}
+
+// laneCoverage names, for every test that passed in a kernel lane run, the runs it passed in.
+func laneCoverage(runs []*Run) map[key][]string {
+	out := map[key][]string{}
+	for _, run := range runs {
+		if !run.Kernel {
+			continue
+		}
+		for _, res := range run.Tests {
+			k := key{res.Package, res.Test}
+			if res.Action == "pass" && !slices.Contains(out[k], run.Name) {
+				out[k] = append(out[k], run.Name)
+			}
+		}
+	}
+	return out
 }
 
 func hasFailedTest(run *Run, pkg string) bool {

@@ -146,3 +146,37 @@ func TestSkipReason(t *testing.T) {
 		}
 	}
 }
+
+// The kernel lane's passes cover the host's kernel skips: a covered skip names the kernels it passed on, one that no
+// lane ran is listed; the lane's own runs are strict like the main pass.
+func TestKernelLaneCoversKernelSkips(t *testing.T) {
+	kernel := testreq.KernelSkipPrefix + "VRF devices: operation not supported"
+	host := &Run{Name: "main", Strict: true, Tests: []Result{
+		{Package: "x/netconf", Test: "TestVRFDevices", Action: "skip", Reason: kernel},
+		{Package: "x/e2e", Test: "TestHelm/vlan", Action: "skip", Reason: kernel},
+		{Package: "x/netconf", Test: "TestPlan", Action: "pass"},
+	}}
+	lane := &Run{Name: "kernel 6.12", Strict: true, Kernel: true, Tests: []Result{
+		{Package: "x/netconf", Test: "TestVRFDevices", Action: "pass"},
+	}}
+	novrf := &Run{Name: "kernel 6.12 without VRF devices", Strict: true, Kernel: true, Tests: []Result{
+		{Package: "x/netconf", Test: "TestVRFDevices", Action: "skip", Reason: kernel},
+	}}
+	var b strings.Builder
+	tot := Summarize(&b, []*Run{host, lane, novrf}, nil)
+	out := b.String()
+	for _, want := range []string{
+		"[main] x/netconf TestVRFDevices: " + kernel + " (passed on kernel 6.12)",
+		"Skipped for a kernel feature and run by no kernel lane (1):\n  [main] x/e2e TestHelm/vlan",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "[kernel 6.12 without VRF devices] x/netconf TestVRFDevices: "+kernel+" (") {
+		t.Errorf("a lane's own skip is annotated as covered:\n%s", out)
+	}
+	if tot.Passed != 2 || tot.Skipped != 3 || tot.Failed != 0 {
+		t.Errorf("totals %+v, want 2 passed, 3 skipped, 0 failed", tot)
+	}
+}

@@ -1,10 +1,12 @@
 // Command testsummary turns `go test -json` streams into the log and the summary that `make test` prints.
 //
 //	go test -json ./... | testsummary stream -json out/main.json     # compact live log; keeps the stream
-//	testsummary report [-leftovers FILE] NAME:strict|lenient:FILE ... # skips, failures, "N passed, N failed, N skipped"
+//	testsummary report [-leftovers FILE] [-failure TEXT] NAME:strict|lenient|kernel:FILE ... # skips, failures, "N passed, N failed, N skipped"
 //
 // report exits 1 when anything failed (including a test that could not run in a strict run, and every line of
-// the -leftovers file, one object left behind per line).
+// the -leftovers file, one object left behind per line). A kernel run (the kernel lane: tests booted on another
+// kernel) is strict, and its passes cover the other runs' skips for a kernel feature: each such skip names the
+// kernels it passed on, and the ones no lane ran are listed.
 package main
 
 import (
@@ -70,6 +72,11 @@ func report(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	leftovers := fs.String("leftovers", "", "file listing objects left behind, one per line")
+	var failures []string
+	fs.Func("failure", "a failure outside the runs (e.g. a kernel lane that did not finish); repeatable", func(s string) error {
+		failures = append(failures, s)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -77,8 +84,8 @@ func report(args []string, stdout, stderr io.Writer) int {
 	for _, spec := range fs.Args() {
 		name, rest, ok1 := strings.Cut(spec, ":")
 		mode, file, ok2 := strings.Cut(rest, ":")
-		if !ok1 || !ok2 || (mode != "strict" && mode != "lenient") {
-			fmt.Fprintf(stderr, "testsummary report: run %q: want NAME:strict|lenient:FILE\n", spec)
+		if !ok1 || !ok2 || (mode != "strict" && mode != "lenient" && mode != "kernel") {
+			fmt.Fprintf(stderr, "testsummary report: run %q: want NAME:strict|lenient|kernel:FILE\n", spec)
 			return 2
 		}
 		f, err := os.Open(file)
@@ -86,7 +93,8 @@ func report(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "testsummary: run %s: %v\n", name, err)
 			return 1
 		}
-		r := testsummary.NewReader(name, mode == "strict", nil)
+		r := testsummary.NewReader(name, mode != "lenient", nil)
+		r.Run().Kernel = mode == "kernel"
 		err = r.Read(f, nil)
 		f.Close()
 		if err != nil {
@@ -95,7 +103,7 @@ func report(args []string, stdout, stderr io.Writer) int {
 		}
 		runs = append(runs, r.Run())
 	}
-	var extra []string
+	extra := failures
 	if *leftovers != "" {
 		data, err := os.ReadFile(*leftovers)
 		if err != nil {

@@ -1,0 +1,193 @@
+package kernellane
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// TestSet is one package's tests for the lane: the package as go test names it ("./internal/agent/netconf") and
+// its -test.run pattern.
+type TestSet struct{ Package, Run string }
+
+// Options configure Run.
+type Options struct {
+	// ModuleDir is the checkout; CacheDir keeps kernels and initramfs images (by kernel package).
+	ModuleDir, CacheDir string
+	// WorkDir holds the test binaries and the guest's out share; Run removes neither. Keep it out of the temp
+	// directory whose leftovers make test checks.
+	WorkDir string
+	Suite   Suite
+	Sets    []TestSet
+	Variant Variant
+	Log     io.Writer
+}
+
+// Variant is a way to boot the same kernel: its name ("" for the kernel as it is), a kernel command line
+// addition, and the modules the job loads before the tests (the tests would load them on demand too).
+type Variant struct {
+	Name    string
+	Append  string
+	Modules []string
+}
+
+// Variants are the lane's ways to boot a kernel: as it is, and without VRF devices (the module blacklisted),
+// so the kernel-dependent packages are tested in both VRF modes.
+var Variants = map[string]Variant{
+	"":      {Modules: []string{"vrf", "8021q", "ip_gre"}},
+	"novrf": {Name: "novrf", Append: "modprobe.blacklist=vrf", Modules: []string{"8021q", "ip_gre"}},
+}
+
+// Streams are the test2json streams of the sets, in order, as Run left them in the work directory.
+func Streams(o Options, sets int) []string {
+	var out []string
+	for i := range sets {
+		m, _ := filepath.Glob(filepath.Join(o.WorkDir, "out", fmt.Sprintf("%d-*.test.json", i)))
+		out = append(out, m...)
+	}
+	return out
+}
+
+// Outcome is one test's result in the guest, read from its test2json stream.
+type Outcome struct {
+	Kernel, Variant string
+	Package, Test   string
+	// Action is pass, fail or skip.
+	Action  string
+	Elapsed float64
+	// Reason is the test's last output line before a skip or failure.
+	Reason string
+}
+
+// Run fetches the suite's kernel, builds the initramfs and the test binaries, boots the guest and runs every set
+// in it; it returns each test's outcome and the guest run.
+func Run(ctx context.Context, o Options) ([]Outcome, *Kernel, Result, error) {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	k, err := Fetch(ctx, o.CacheDir, o.Suite, o.Log)
+	if err != nil {
+		return nil, nil, Result{RC: -1}, err
+	}
+	initramfs := filepath.Join(k.Dir, "initramfs-"+guestHash()+".cpio.gz")
+	if err := BuildInitramfs(ctx, k, initramfs); err != nil {
+		return nil, k, Result{RC: -1}, err
+	}
+	bin := filepath.Join(o.WorkDir, "bin")
+	out := filepath.Join(o.WorkDir, "out")
+	for _, d := range []string{bin, out} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, k, Result{RC: -1}, err
+		}
+	}
+	var job strings.Builder
+	fmt.Fprintf(&job, "modprobe -a %s 2>/dev/null || true\nfailed=0\n", strings.Join(o.Variant.Modules, " "))
+	for i, s := range o.Sets {
+		importPath, err := goList(ctx, o.ModuleDir, s.Package)
+		if err != nil {
+			return nil, k, Result{RC: -1}, err
+		}
+		name := fmt.Sprintf("%d-%s.test", i, filepath.Base(importPath))
+		build := exec.CommandContext(ctx, "go", "test", "-c", "-o", filepath.Join(bin, name), s.Package)
+		build.Dir = o.ModuleDir
+		if b, err := build.CombinedOutput(); err != nil {
+			return nil, k, Result{RC: -1}, fmt.Errorf("go test -c %s: %w\n%s", s.Package, err, b)
+		}
+		fmt.Fprintf(&job, "(cd %s && exec go tool test2json -t -p %s %s -test.v=test2json -test.run %s -test.count=1 -test.timeout 20m) >%s || failed=1\n",
+			strconv.Quote(filepath.Join(o.ModuleDir, s.Package)), strconv.Quote(importPath), strconv.Quote(filepath.Join(bin, name)),
+			strconv.Quote(s.Run), strconv.Quote(filepath.Join(out, name+".json")))
+	}
+	job.WriteString("exit $failed\n")
+	console, err := os.Create(filepath.Join(o.WorkDir, "console.log"))
+	if err != nil {
+		return nil, k, Result{RC: -1}, err
+	}
+	defer console.Close()
+	res, err := Boot{Kernel: k, Initramfs: initramfs, Out: out, Job: job.String(), Append: o.Variant.Append, Console: console,
+		Env: map[string]string{"NETOP_TEST_PREREQS": "require", "GOFLAGS": "", "HOME": "/root"}}.Run(ctx)
+	if err != nil {
+		return nil, k, res, fmt.Errorf("%s%s: %w (console: %s)", k.Release, variantSuffix(o.Variant.Name), err, console.Name())
+	}
+	var outcomes []Outcome
+	for i, s := range o.Sets {
+		importPath, _ := goList(ctx, o.ModuleDir, s.Package)
+		name := fmt.Sprintf("%d-%s.test", i, filepath.Base(importPath))
+		oc, err := readOutcomes(filepath.Join(out, name+".json"))
+		if err != nil {
+			return nil, k, res, err
+		}
+		for j := range oc {
+			oc[j].Kernel, oc[j].Variant = k.Release, o.Variant.Name
+		}
+		outcomes = append(outcomes, oc...)
+	}
+	return outcomes, k, res, nil
+}
+
+func variantSuffix(v string) string {
+	if v == "" {
+		return ""
+	}
+	return " (" + v + ")"
+}
+
+// goList is the import path of a package of the module.
+func goList(ctx context.Context, moduleDir, pkg string) (string, error) {
+	c := exec.CommandContext(ctx, "go", "list", pkg)
+	c.Dir = moduleDir
+	out, err := c.Output()
+	if err != nil {
+		return "", fmt.Errorf("go list %s: %w", pkg, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// testEvent is a line of test2json's stream.
+type testEvent struct {
+	Time    time.Time
+	Action  string
+	Package string
+	Test    string
+	Elapsed float64
+	Output  string
+}
+
+// readOutcomes turns a test2json stream into one Outcome per finished test (and one for a package that failed
+// outside its tests, Test empty).
+func readOutcomes(path string) ([]Outcome, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("the guest's test stream: %w", err)
+	}
+	defer f.Close()
+	last := map[string]string{}
+	var out []Outcome
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var ev testEvent
+		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+			continue
+		}
+		switch ev.Action {
+		case "output":
+			if l := strings.TrimSpace(ev.Output); l != "" && !strings.HasPrefix(l, "---") && !strings.HasPrefix(l, "===") {
+				last[ev.Test] = l
+			}
+		case "pass", "fail", "skip":
+			if ev.Test == "" && ev.Action != "fail" {
+				continue
+			}
+			out = append(out, Outcome{Package: ev.Package, Test: ev.Test, Action: ev.Action, Elapsed: ev.Elapsed, Reason: last[ev.Test]})
+		}
+	}
+	return out, sc.Err()
+}

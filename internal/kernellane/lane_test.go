@@ -1,0 +1,52 @@
+package kernellane
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// readOutcomes keeps each finished test with the last line it printed (a skip's or failure's reason), and a
+// package that failed outside its tests; passing packages and output framing are not outcomes.
+func TestReadOutcomes(t *testing.T) {
+	stream := `{"Action":"run","Package":"p","Test":"TestA"}
+{"Action":"output","Package":"p","Test":"TestA","Output":"=== RUN   TestA\n"}
+{"Action":"output","Package":"p","Test":"TestA","Output":"    a_test.go:9: kernel lacks VRF devices\n"}
+{"Action":"output","Package":"p","Test":"TestA","Output":"--- SKIP: TestA (0.10s)\n"}
+{"Action":"skip","Package":"p","Test":"TestA","Elapsed":0.1}
+{"Action":"pass","Package":"p","Test":"TestB","Elapsed":2.5}
+not json: a line the guest printed
+{"Action":"output","Package":"p","Test":"TestC","Output":"    c_test.go:3: want 1, got 2\n"}
+{"Action":"fail","Package":"p","Test":"TestC","Elapsed":0.2}
+{"Action":"fail","Package":"p","Elapsed":3}
+{"Action":"pass","Package":"q","Elapsed":1}
+`
+	path := filepath.Join(t.TempDir(), "s.json")
+	if err := os.WriteFile(path, []byte(stream), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readOutcomes(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Outcome{
+		{Package: "p", Test: "TestA", Action: "skip", Elapsed: 0.1, Reason: "a_test.go:9: kernel lacks VRF devices"},
+		{Package: "p", Test: "TestB", Action: "pass", Elapsed: 2.5},
+		{Package: "p", Test: "TestC", Action: "fail", Elapsed: 0.2, Reason: "c_test.go:3: want 1, got 2"},
+		{Package: "p", Action: "fail", Elapsed: 3},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("outcomes:\n%+v\nwant\n%+v", got, want)
+	}
+	if _, err := readOutcomes(filepath.Join(t.TempDir(), "none.json")); err == nil {
+		t.Error("a missing stream: no error")
+	}
+}
+
+// The initramfs is named after the guest scripts in it: the same scripts, the same name.
+func TestGuestHashIsStable(t *testing.T) {
+	if a, b := guestHash(), guestHash(); a != b || len(a) != 12 {
+		t.Errorf("guestHash %q, %q", a, b)
+	}
+}
