@@ -265,7 +265,7 @@ func TestApplyCreatesOwnedObjectsAndIsIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A restarted agent (new Manager, nothing cached) adopts what exists.
-	restarted := newManager(t, ns, testSettings())
+	restarted := newManager(t, ns, tableOnly(testSettings()))
 	if p := mustPlan(t, restarted, spec); !p.Empty() {
 		t.Fatalf("restarted agent plans changes:\n%s", p)
 	}
