@@ -46,16 +46,6 @@ var Variants = map[string]Variant{
 	"novrf": {Name: "novrf", Append: "modprobe.blacklist=vrf", Modules: []string{"8021q", "ip_gre"}},
 }
 
-// Streams are the test2json streams of the sets, in order, as Run left them in the work directory.
-func Streams(o Options, sets int) []string {
-	var out []string
-	for i := range sets {
-		m, _ := filepath.Glob(filepath.Join(o.WorkDir, "out", fmt.Sprintf("%d-*.test.json", i)))
-		out = append(out, m...)
-	}
-	return out
-}
-
 // Outcome is one test's result in the guest, read from its test2json stream.
 type Outcome struct {
 	Kernel, Variant string
@@ -67,25 +57,35 @@ type Outcome struct {
 	Reason string
 }
 
+// Report is what one guest run of the lane gave.
+type Report struct {
+	Kernel *Kernel
+	Result Result
+	// Outcomes are the tests' results; Streams the sets' test2json streams (in the work directory), in order.
+	Outcomes []Outcome
+	Streams  []string
+}
+
 // Run fetches the suite's kernel, builds the initramfs and the test binaries, boots the guest and runs every set
-// in it; it returns each test's outcome and the guest run.
-func Run(ctx context.Context, o Options) ([]Outcome, *Kernel, Result, error) {
+// in it.
+func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
 	k, err := Fetch(ctx, o.CacheDir, o.Suite, o.Log)
 	if err != nil {
-		return nil, nil, Result{RC: -1}, err
+		return nil, err
 	}
+	rep := &Report{Kernel: k, Result: Result{RC: -1}}
 	initramfs := filepath.Join(k.Dir, "initramfs-"+guestHash()+".cpio.gz")
 	if err := BuildInitramfs(ctx, k, initramfs); err != nil {
-		return nil, k, Result{RC: -1}, err
+		return rep, err
 	}
 	bin := filepath.Join(o.WorkDir, "bin")
 	out := filepath.Join(o.WorkDir, "out")
 	for _, d := range []string{bin, out} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, k, Result{RC: -1}, err
+			return rep, err
 		}
 	}
 	var job strings.Builder
@@ -93,43 +93,42 @@ func Run(ctx context.Context, o Options) ([]Outcome, *Kernel, Result, error) {
 	for i, s := range o.Sets {
 		importPath, err := goList(ctx, o.ModuleDir, s.Package)
 		if err != nil {
-			return nil, k, Result{RC: -1}, err
+			return rep, err
 		}
 		name := fmt.Sprintf("%d-%s.test", i, filepath.Base(importPath))
 		build := exec.CommandContext(ctx, "go", "test", "-c", "-o", filepath.Join(bin, name), s.Package)
 		build.Dir = o.ModuleDir
 		if b, err := build.CombinedOutput(); err != nil {
-			return nil, k, Result{RC: -1}, fmt.Errorf("go test -c %s: %w\n%s", s.Package, err, b)
+			return rep, fmt.Errorf("go test -c %s: %w\n%s", s.Package, err, b)
 		}
+		stream := filepath.Join(out, name+".json")
+		rep.Streams = append(rep.Streams, stream)
 		fmt.Fprintf(&job, "(cd %s && exec go tool test2json -t -p %s %s -test.v=test2json -test.run %s -test.count=1 -test.timeout 20m) >%s || failed=1\n",
 			strconv.Quote(filepath.Join(o.ModuleDir, s.Package)), strconv.Quote(importPath), strconv.Quote(filepath.Join(bin, name)),
-			strconv.Quote(s.Run), strconv.Quote(filepath.Join(out, name+".json")))
+			strconv.Quote(s.Run), strconv.Quote(stream))
 	}
 	job.WriteString("exit $failed\n")
 	console, err := os.Create(filepath.Join(o.WorkDir, "console.log"))
 	if err != nil {
-		return nil, k, Result{RC: -1}, err
+		return rep, err
 	}
 	defer console.Close()
-	res, err := Boot{Kernel: k, Initramfs: initramfs, Out: out, Job: job.String(), Append: o.Variant.Append, Console: console,
+	rep.Result, err = Boot{Kernel: k, Initramfs: initramfs, Out: out, Job: job.String(), Append: o.Variant.Append, Console: console,
 		Env: map[string]string{"NETOP_TEST_PREREQS": "require", "GOFLAGS": "", "HOME": "/root"}}.Run(ctx)
 	if err != nil {
-		return nil, k, res, fmt.Errorf("%s%s: %w (console: %s)", k.Release, variantSuffix(o.Variant.Name), err, console.Name())
+		return rep, fmt.Errorf("%s%s: %w (console: %s)", k.Release, variantSuffix(o.Variant.Name), err, console.Name())
 	}
-	var outcomes []Outcome
-	for i, s := range o.Sets {
-		importPath, _ := goList(ctx, o.ModuleDir, s.Package)
-		name := fmt.Sprintf("%d-%s.test", i, filepath.Base(importPath))
-		oc, err := readOutcomes(filepath.Join(out, name+".json"))
+	for _, stream := range rep.Streams {
+		oc, err := readOutcomes(stream)
 		if err != nil {
-			return nil, k, res, err
+			return rep, err
 		}
 		for j := range oc {
 			oc[j].Kernel, oc[j].Variant = k.Release, o.Variant.Name
 		}
-		outcomes = append(outcomes, oc...)
+		rep.Outcomes = append(rep.Outcomes, oc...)
 	}
-	return outcomes, k, res, nil
+	return rep, nil
 }
 
 func variantSuffix(v string) string {

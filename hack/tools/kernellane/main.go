@@ -86,23 +86,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			start := time.Now()
 			o := kernellane.Options{ModuleDir: moduleDir, CacheDir: *cache, WorkDir: filepath.Join(*work, suite+"-"+vname),
 				Suite: kernellane.Suite{Name: suite}, Sets: sets, Variant: v, Log: stderr}
-			outcomes, k, res, err := kernellane.Run(ctx, o)
+			rep, err := kernellane.Run(ctx, o)
 			if err != nil {
 				fmt.Fprintf(stderr, "kernellane: %s %s: %v\n", suite, vname, err)
 				broken = true
 				continue
 			}
+			k, res := rep.Kernel, rep.Result
 			label := k.Release
 			if vname != "" {
 				label += "-" + vname
 			}
 			if *streams != "" {
-				if err := concat(filepath.Join(*streams, "kernel-"+label+".json"), kernellane.Streams(o, len(sets))); err != nil {
+				if err := concat(filepath.Join(*streams, "kernel-"+label+".json"), rep.Streams); err != nil {
 					fmt.Fprintln(stderr, "kernellane:", err)
 					broken = true
 				}
 			}
-			for _, oc := range outcomes {
+			for _, oc := range rep.Outcomes {
 				line := fmt.Sprintf("%-34s %-4s %-28s %s %.1fs", label, oc.Action, shortPkg(oc.Package), oc.Test, oc.Elapsed)
 				if oc.Action != "pass" {
 					line += "  (" + oc.Reason + ")"
