@@ -101,6 +101,8 @@ type lab struct {
 	// outPeer gives rout an iface_table entry with Peer (a pass-mode entry: nothing arrives on it): the tc
 	// router then hands what the fib routes out of rout to its peer (bpf_redirect_peer).
 	outPeer bool
+	// features pick the router's variant; nil: the running kernel's (bpf.RouterSpec).
+	features *bpf.Features
 }
 
 // requireRoot: the tests create network namespaces and load BPF programs.
@@ -125,10 +127,13 @@ func runInNS(ns netns.NsHandle, fn func() error) error { return netnsrun.Run(ns,
 func newLab(tb testing.TB) *lab { return newLabWith(tb, false) }
 
 // newLabWith is newLab, with rout marked Peer when outPeer.
-func newLabWith(tb testing.TB, outPeer bool) *lab {
+func newLabWith(tb testing.TB, outPeer bool) *lab { return newLabFor(tb, outPeer, nil) }
+
+// newLabFor is newLabWith with the router's variant for kernel features f (nil: the running kernel's).
+func newLabFor(tb testing.TB, outPeer bool, f *bpf.Features) *lab {
 	tb.Helper()
 	requireRoot(tb)
-	l, err := buildLab(outPeer)
+	l, err := buildLab(outPeer, f)
 	if l != nil {
 		tb.Cleanup(func() {
 			if err := l.close(); err != nil {
@@ -145,10 +150,10 @@ func newLabWith(tb testing.TB, outPeer bool) *lab {
 	return l
 }
 
-func buildLab(outPeer bool) (*lab, error) {
+func buildLab(outPeer bool, f *bpf.Features) (*lab, error) {
 	var suffix [4]byte
 	rand.Read(suffix[:])
-	l := &lab{name: "bpft-" + hex.EncodeToString(suffix[:]), outPeer: outPeer}
+	l := &lab{name: "bpft-" + hex.EncodeToString(suffix[:]), outPeer: outPeer, features: f}
 
 	ns, err := namedns.Create(l.name)
 	if err != nil {
@@ -294,7 +299,10 @@ func (l *lab) topology() error {
 }
 
 func (l *lab) load() error {
-	spec, err := bpf.LoadRouter()
+	spec, err := bpf.RouterSpec()
+	if l.features != nil {
+		spec, err = bpf.RouterSpecFor(*l.features)
+	}
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func reasonEnum(t *testing.T, spec *ebpf.CollectionSpec) []btf.EnumValue {
 // 0..REASON_MAX-1, and Go knows each one under the same value, so Go's class (maps.Reason.Action) is the C
 // value's class, which is also what the program's verdict decodes (router.c run()).
 func TestReasonEncoding(t *testing.T) {
-	spec, err := bpf.LoadRouter()
+	spec, err := bpf.RouterSpec()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestReasonEncoding(t *testing.T) {
 // counter reset). One reason more than REASON_SLOTS must not compile.
 func TestCountersLayoutNeutral(t *testing.T) {
 	clang := testreq.Tools(t, "clang")[0]
-	spec, err := bpf.LoadRouter()
+	spec, err := bpf.RouterSpec()
 	if err != nil {
 		t.Fatal(err)
 	}

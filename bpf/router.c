@@ -156,8 +156,32 @@ struct sk_buff___router {
 	__u8 ip_summed : 2;
 } __attribute__((preserve_access_index));
 
-/* A kfunc the verifier turns into a register move (Linux 6.2). */
-extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
+/* A kfunc the verifier turns into a register move (Linux 6.2). Weak: on an
+ * older kernel the loader leaves the call unresolved and clears KF_KERN_CTX, so
+ * the verifier prunes it as dead code. */
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
+
+/*
+ * What the running kernel offers, set at load time (bpf/features.go): one
+ * program object for every kernel, its variant picked by constants the
+ * verifier folds. Every bit defaults to on, so a load that forgets to probe
+ * fails loudly on an old kernel instead of forwarding from the wrong table.
+ */
+#define KF_KERN_CTX (1U << 0) /* bpf_cast_to_kern_ctx (6.2) */
+#define KF_FIB_TBID (1U << 1) /* BPF_FIB_LOOKUP_TBID (6.5) */
+volatile const __u32 kernel_features = KF_KERN_CTX | KF_FIB_TBID;
+
+/*
+ * The lookup flags for a VRF's table: by table id where the kernel takes one;
+ * else the table of fib.ifindex's VRF device (the agent then needs VRF devices
+ * and refuses table-only VRFs and source-based routing, see bpf/features.go).
+ */
+static __always_inline __u32 table_lookup_flags(void)
+{
+	if (kernel_features & KF_FIB_TBID)
+		return BPF_FIB_LOOKUP_DIRECT | BPF_FIB_LOOKUP_TBID;
+	return BPF_FIB_LOOKUP_DIRECT;
+}
 
 #define CHECKSUM_COMPLETE 2
 /* __builtin_preserve_field_info kinds (enum bpf_field_info_kind). */
@@ -202,10 +226,11 @@ static __always_inline void ipv6_dec_hop_limit(void *ctx, const int hook, struct
 	__u32 old = *word;
 
 	ip6->hop_limit--;
-	if (hook == HOOK_TC && skb_csum_complete(ctx)) {
+	if (hook == HOOK_TC && (!(kernel_features & KF_KERN_CTX) || skb_csum_complete(ctx))) {
 		/* Keep a CHECKSUM_COMPLETE skb->csum (covers the IPv6 header)
 		 * valid: add new - old. bpf_csum_update does nothing for the
-		 * other checksum states; testing first saves its call. */
+		 * other checksum states; testing first saves its call where the
+		 * kernel lets us read ip_summed. */
 		__u64 d = (__u64)(__u32)~old + *word;
 
 		d = (d & 0xffffffff) + (d >> 32);
@@ -471,7 +496,7 @@ static __always_inline __u32 fwd_route(void *ctx, const int hook, const struct p
 	}
 	fib.ifindex = rv->lookup_ifindex ? rv->lookup_ifindex : p->ifindex;
 	fib.tbid = rv->table_id;
-	return fwd_fib(ctx, hook, p, l3, data_end, &fib, BPF_FIB_LOOKUP_DIRECT | BPF_FIB_LOOKUP_TBID,
+	return fwd_fib(ctx, hook, p, l3, data_end, &fib, table_lookup_flags(),
 		       rv->flags, slot, stamp, strict, vrf_out, ret);
 }
 
@@ -717,7 +742,7 @@ static __always_inline __u32 fast_path(void *ctx, const int hook, __u32 *vrf_out
 	rv.flags = ce->vrf_flags;
 	fib.ifindex = ce->lookup_ifindex ? ce->lookup_ifindex : p.ifindex;
 	fib.tbid = ce->table_id;
-	return fwd_fib(ctx, hook, &p, l3, data_end, &fib, BPF_FIB_LOOKUP_DIRECT | BPF_FIB_LOOKUP_TBID,
+	return fwd_fib(ctx, hook, &p, l3, data_end, &fib, table_lookup_flags(),
 		       rv.flags, slot, stamp, ce->flags & IFACE_F_STRICT, vrf_out, ret);
 }
 

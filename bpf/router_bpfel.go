@@ -173,15 +173,16 @@ type RouterVrfValue struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	RouterMapIfaceCache    = "iface_cache"
-	RouterMapIfaceTable    = "iface_table"
-	RouterMapRedirectTable = "redirect_table"
-	RouterMapSbrTable      = "sbr_table"
-	RouterMapVersion       = "version"
-	RouterMapVrfCounters   = "vrf_counters"
-	RouterMapVrfTable      = "vrf_table"
-	RouterProgTcRouter     = "tc_router"
-	RouterProgXdpRouter    = "xdp_router"
+	RouterMapIfaceCache     = "iface_cache"
+	RouterMapIfaceTable     = "iface_table"
+	RouterMapRedirectTable  = "redirect_table"
+	RouterMapSbrTable       = "sbr_table"
+	RouterMapVersion        = "version"
+	RouterMapVrfCounters    = "vrf_counters"
+	RouterMapVrfTable       = "vrf_table"
+	RouterProgTcRouter      = "tc_router"
+	RouterProgXdpRouter     = "xdp_router"
+	RouterVarKernelFeatures = "kernel_features"
 )
 
 // LoadRouter returns the embedded CollectionSpec for Router.
@@ -247,6 +248,7 @@ type RouterMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type RouterVariableSpecs struct {
+	KernelFeatures *ebpf.VariableSpec `ebpf:"kernel_features"`
 }
 
 // RouterObjects contains all objects after they have been loaded into the kernel.
@@ -294,6 +296,7 @@ func (m *RouterMaps) Close() error {
 //
 // It can be passed to LoadRouterObjects or ebpf.CollectionSpec.LoadAndAssign.
 type RouterVariables struct {
+	KernelFeatures *ebpf.Variable `ebpf:"kernel_features"`
 }
 
 // RouterPrograms contains all programs after they have been loaded into the kernel.

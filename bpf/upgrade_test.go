@@ -42,7 +42,7 @@ func TestOldCountersLayoutMigrates(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	spec, err := bpf.LoadRouter()
+	spec, err := bpf.RouterSpec()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestAdoptPinsWithoutSBRTable(t *testing.T) {
 	tables := maps.Tables{VRFs: []maps.VRF{{ID: 1, TableID: 100}, {ID: 2, TableID: limits.MainTableID}}}
 	load := func() *loader.Loader {
 		t.Helper()
-		spec, err := bpf.LoadRouter()
+		spec, err := bpf.RouterSpec()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +202,7 @@ func TestAdoptPinsWithoutIfaceCache(t *testing.T) {
 	}
 	load := func() *loader.Loader {
 		t.Helper()
-		spec, err := bpf.LoadRouter()
+		spec, err := bpf.RouterSpec()
 		if err != nil {
 			t.Fatal(err)
 		}

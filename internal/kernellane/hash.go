@@ -5,9 +5,12 @@ import (
 	"encoding/hex"
 )
 
-// guestHash names an initramfs after the guest scripts in it: a changed init or stage2 builds a new one.
+// guestHash names an initramfs after what goes into it: a changed init, stage2 or module list builds a new one.
 func guestHash() string {
 	h := sha256.New()
+	for _, m := range initModules {
+		h.Write([]byte(m + "\n"))
+	}
 	for _, f := range []string{"guest/init", "guest/stage2"} {
 		data, _ := guest.ReadFile(f)
 		h.Write(data)

@@ -20,9 +20,10 @@ var guest embed.FS
 // Busybox is the statically linked busybox the initramfs runs (Debian's busybox-static).
 const Busybox = "/bin/busybox"
 
-// initModules are what stage 1 needs before the host's root is there: 9p over virtio, overlayfs, and an entropy
-// source; modprobe adds their dependencies in load order.
-var initModules = []string{"9p", "9pnet_virtio", "overlay", "virtio_rng"}
+// initModules are what stage 1 needs before the host's root is there: the virtio PCI transport (a module in
+// Debian 12's 6.1, built in from 6.12 on), 9p over virtio, overlayfs, and an entropy source; modprobe adds their
+// dependencies in load order and skips what is built in.
+var initModules = []string{"virtio_pci", "9p", "9pnet_virtio", "overlay", "virtio_rng"}
 
 // BuildInitramfs writes k's initramfs (a gzipped newc cpio: busybox, the modules of initModules decompressed, the
 // guest's init and stage2) to path, unless it is there already.

@@ -224,7 +224,7 @@ func TestForeignXDPProgram(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Attach: %v", err)
 		}
-		if a.Mode != ModeTCX || !strings.Contains(a.Reason, "foreign XDP program") {
+		if wantMode, _ := tcMode(t, ns); a.Mode != wantMode || !strings.Contains(a.Reason, "foreign XDP program") {
 			t.Fatalf("fallback: mode %q reason %q", a.Mode, a.Reason)
 		}
 		assertRunning(t, ns, a)

@@ -102,7 +102,7 @@ type testHooks struct {
 
 func (o Options) withDefaults() (Options, error) {
 	if o.Spec == nil {
-		spec, err := bpf.LoadRouter()
+		spec, err := bpf.RouterSpec()
 		if err != nil {
 			return o, fmt.Errorf("Options.Spec: load embedded router: %w", err)
 		}

@@ -95,6 +95,7 @@ func TestRouterAttachModes(t *testing.T) {
 	if _, err := set.Apply(ctx, passTables(t, ns, recv), "attach-modes"); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
+	attached := 0
 	for i, mode := range modes {
 		t.Run(string(mode), func(t *testing.T) {
 			a, err := l.Attach(ctx, recv[i], mode)
@@ -102,14 +103,15 @@ func TestRouterAttachModes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Attach(%s, %s): %v", recv[i], mode, err)
 			}
+			attached++
 			assertRunning(t, ns, a)
 			expectRouterCounted(t, ns, set, send[i], uint32(i+1), 5)
 		})
 	}
-	// A restart with the same router adopts all four without touching them.
+	// A restart with the same router adopts every attachment (all four where the kernel has tcx) untouched.
 	l.Close()
 	l = mustLoad(t, Options{PinDir: l.PinDir(), NetNS: ns})
-	if r := l.Report(); r.Adopted != len(modes) || r.Updated != 0 || len(r.ProgramsReplaced) != 0 || len(r.Created) != 0 {
+	if r := l.Report(); r.Adopted != attached || attached < len(modes)-1 || r.Updated != 0 || len(r.ProgramsReplaced) != 0 || len(r.Created) != 0 {
 		t.Fatalf("restart report: %+v", r)
 	}
 	if err := l.Remove(ctx); err != nil {

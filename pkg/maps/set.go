@@ -134,7 +134,7 @@ func (s *Set) init() error {
 // checkMaps compares type, key and value size of every map with the embedded
 // program's spec. max_entries of the tables may differ (tests shrink them).
 func checkMaps(m *bpf.RouterMaps) error {
-	spec, err := bpf.LoadRouter()
+	spec, err := bpf.LoadRouter() // the layout only: no kernel probe
 	if err != nil {
 		return err
 	}

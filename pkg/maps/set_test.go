@@ -31,7 +31,7 @@ func requireBPF(t testing.TB) {
 func newMaps(t testing.TB, pinDir string, mutate func(map[string]*ebpf.MapSpec)) *bpf.RouterMaps {
 	t.Helper()
 	requireBPF(t)
-	spec, err := bpf.LoadRouter()
+	spec, err := bpf.RouterSpec()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -327,7 +327,7 @@ func TestReasonNames(t *testing.T) {
 // The limits Validate enforces are the compiled program's: every VRF id has a counter, and two generations of a
 // full table fit its map.
 func TestLimitsFitTheProgram(t *testing.T) {
-	spec, err := bpf.LoadRouter()
+	spec, err := bpf.RouterSpec()
 	if err != nil {
 		t.Fatal(err)
 	}

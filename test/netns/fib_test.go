@@ -30,7 +30,7 @@ func TestModeFIB(t *testing.T) {
 	a, r := l.NS("a"), l.NS("r")
 
 	rt := loadRouter(t, r, l.MustPinDir(), loader.Options{})
-	rt.attach(t, loader.ModeTCX, "ra", "rb")
+	rt.attach(t, tcHook(t, r), "ra", "rb")
 	var tb maps.Tables
 	for _, dev := range []string{"ra", "rb"} {
 		idx, err := r.Ifindex(dev)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
 
 	"github.com/network-operator/network-operator/bpf"
 	"github.com/network-operator/network-operator/internal/lab"
@@ -161,7 +163,7 @@ type router struct {
 
 func routerSpec(t testing.TB) *ebpf.CollectionSpec {
 	t.Helper()
-	spec, err := bpf.LoadRouter()
+	spec, err := bpf.RouterSpec()
 	if err != nil {
 		t.Fatalf("load router spec: %v", err)
 	}
@@ -198,6 +200,24 @@ func loadRouter(t testing.TB, ns *lab.Netns, pinDir string, opts loader.Options)
 		}
 	})
 	return r
+}
+
+// tcHook is the tc hook the router takes in ns: tcx, or legacy tc (clsact) on a kernel before 6.6, which answers
+// EINVAL for the tcx attach type.
+func tcHook(t testing.TB, ns *lab.Netns) loader.Mode {
+	t.Helper()
+	mode := loader.ModeTCX
+	err := ns.Do(func() error {
+		_, err := link.QueryPrograms(link.QueryOptions{Target: 1, Attach: ebpf.AttachTCXIngress})
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, link.ErrNotSupported) {
+			mode, err = loader.ModeTC, nil
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("query tcx in %s: %v", ns.Name, err)
+	}
+	return mode
 }
 
 // attach attaches the router to the interfaces, skipping the test when the kernel lacks the mode.

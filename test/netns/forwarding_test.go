@@ -15,7 +15,7 @@ import (
 // forwarding is off and the kernel's forwarding counters stay still), the VRF counters match the traffic, and
 // with the program detached the same ping fails.
 func TestForwardingOnlyThroughEBPF(t *testing.T) {
-	checkForwarding(t, forwardingCase{mode: loader.ModeAuto, wantMode: loader.ModeTCX})
+	checkForwarding(t, forwardingCase{mode: loader.ModeAuto, wantTCHook: true})
 }
 
 // TestAttachModes forces each hook in turn and runs the forwarding check on it.
@@ -38,6 +38,7 @@ func TestAttachModes(t *testing.T) {
 
 type forwardingCase struct {
 	mode, wantMode loader.Mode
+	wantTCHook     bool            // wantMode: the kernel's tc hook (tcHook)
 	peerXDP        bool            // XDP_PASS (native) on the end hosts' veths
 	hostOffloads   map[string]bool // ethtool features of the end hosts' veths
 }
@@ -62,6 +63,9 @@ func checkForwarding(t *testing.T, tc forwardingCase) {
 		}
 	}
 
+	if tc.wantTCHook {
+		tc.wantMode = tcHook(t, r)
+	}
 	rt := loadRouter(t, r, l.MustPinDir(), loader.Options{})
 	for _, att := range rt.attach(t, tc.mode, "ra", "rb") {
 		if att.Mode != tc.wantMode {

@@ -65,7 +65,7 @@ func runHelper(raw string) error {
 		return fmt.Errorf("open netns %s: %w", cfg.Netns, err)
 	}
 	defer ns.Close()
-	spec, err := bpf.LoadRouter()
+	spec, err := bpf.RouterSpec()
 	if err != nil {
 		return err
 	}

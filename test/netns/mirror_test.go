@@ -35,7 +35,7 @@ func TestMirrorSeesRoutedIngress(t *testing.T) {
 	a, r, b, col := l.NS("a"), l.NS("r"), l.NS("b"), l.NS("col")
 
 	rt := loadRouter(t, r, l.MustPinDir(), loader.Options{})
-	rt.attach(t, loader.ModeTCX, "ra", "rb")
+	rt.attach(t, loader.ModeTCX, "ra", "rb") // the first phase is tcx before the mirror's filters
 	rt.apply(t, lineTables(t, r, tableMain, "ra", "rb"), "mirror-1")
 
 	// The mirror: UDP to port 5001 arriving on ra.

@@ -2,12 +2,14 @@ package netnstest
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/cilium/ebpf/link"
 
 	"github.com/network-operator/network-operator/internal/lab"
+	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
@@ -21,6 +23,9 @@ func TestProcessRestartKeepsForwarding(t *testing.T) {
 	l := lab.New(t)
 	l.MustBuild(ctx, lineTopology(lineOptions{}))
 	a, r, b := l.NS("a"), l.NS("r"), l.NS("b")
+	if tcHook(t, r) != loader.ModeTCX {
+		testreq.KernelLacks(t, "tcx (6.6): the test follows pinned tcx links across processes", errors.New("no tcx attach type"))
+	}
 	assertKernelForwardingOff(t, r, "ra", "rb")
 	pinDir := l.MustPinDir()
 	cfg := helperConfig{

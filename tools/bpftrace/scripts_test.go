@@ -75,7 +75,7 @@ func routedLab(t *testing.T) routed {
 		},
 	})
 	r := l.NS("r")
-	spec, err := bpf.LoadRouter()
+	spec, err := bpf.RouterSpec()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,11 @@
 // Command kernellane boots Debian's own kernels under QEMU and runs the kernel-dependent tests inside them
 // (`make test-kernel`; internal/kernellane):
 //
-//	kernellane [-suites trixie] [-variants ,novrf] [-tests hack/kernel-lane-tests.txt] [-streams DIR] [-cache DIR] [-work DIR]
+//	kernellane [-tests hack/kernel-lane-tests.txt] [-suites bookworm,trixie] [-variants ,novrf] [-streams DIR] [-cache DIR] [-work DIR]
 //
-// It prints one line per test, kernel and variant; with -streams it also writes each guest's test2json stream as
+// The tests file names, per line, the lanes a package's tests run in (a Debian suite's kernel, booted as it is or
+// as a variant: "trixie,trixie/novrf"); one guest boots per lane, in the order the file first names them.
+// -suites and -variants only narrow that down. It prints one line per test, kernel and variant; with -streams it also writes each guest's test2json stream as
 // DIR/kernel-<release>[-<variant>].json for make test's summary. Exit status: 0 every test passed, 1 a test
 // failed in a guest, 2 the lane itself failed (a kernel not fetched, a guest that did not finish).
 package main
@@ -17,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -34,9 +37,9 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("kernellane", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	suites := fs.String("suites", "trixie", "Debian suites whose current generic kernel to boot, comma-separated")
-	tests := fs.String("tests", "hack/kernel-lane-tests.txt", `"PACKAGE RUN-PATTERN" lines`)
-	variants := fs.String("variants", ",novrf", `ways to boot each kernel, comma-separated: "" as it is, "novrf" without VRF devices`)
+	suites := fs.String("suites", "", "only these Debian suites of the tests file, comma-separated (default: all)")
+	tests := fs.String("tests", "hack/kernel-lane-tests.txt", `"LANES PACKAGE RUN-PATTERN" lines`)
+	variants := fs.String("variants", "", `only these ways to boot, comma-separated ("-" as it is, "novrf" without VRF devices; default: all)`)
 	streams := fs.String("streams", "", "write each guest's test2json stream to DIR/kernel-<release>[-<variant>].json")
 	cache := fs.String("cache", "", "kernel cache (default: the user cache directory, /network-operator/kernels)")
 	work := fs.String("work", "", "test binaries and the guests' output (default: a new directory under the cache; removed after)")
@@ -51,9 +54,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		*cache = filepath.Join(base, "network-operator", "kernels")
 	}
-	sets, err := readSets(*tests)
+	lanes, err := readLanes(*tests)
 	if err != nil {
 		fmt.Fprintln(stderr, "kernellane:", err)
+		return 2
+	}
+	lanes = narrow(lanes, *suites, *variants)
+	if len(lanes) == 0 {
+		fmt.Fprintf(stderr, "kernellane: no lane of %s left by -suites %q -variants %q\n", *tests, *suites, *variants)
 		return 2
 	}
 	moduleDir, err := os.Getwd()
@@ -76,45 +84,40 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		*work = dir
 	}
 	failed, broken := false, false
-	for _, suite := range strings.Split(*suites, ",") {
-		for _, vname := range strings.Split(*variants, ",") {
-			v, ok := kernellane.Variants[vname]
-			if !ok {
-				fmt.Fprintf(stderr, "kernellane: unknown variant %q\n", vname)
-				return 2
-			}
-			start := time.Now()
-			o := kernellane.Options{ModuleDir: moduleDir, CacheDir: *cache, WorkDir: filepath.Join(*work, suite+"-"+vname),
-				Suite: kernellane.Suite{Name: suite}, Sets: sets, Variant: v, Log: stderr}
-			rep, err := kernellane.Run(ctx, o)
-			if err != nil {
-				fmt.Fprintf(stderr, "kernellane: %s %s: %v\n", suite, vname, err)
-				broken = true
-				continue
-			}
-			k, res := rep.Kernel, rep.Result
-			label := k.Release
-			if vname != "" {
-				label += "-" + vname
-			}
-			if *streams != "" {
-				if err := concat(filepath.Join(*streams, "kernel-"+label+".json"), rep.Streams); err != nil {
-					fmt.Fprintln(stderr, "kernellane:", err)
-					broken = true
-				}
-			}
-			for _, oc := range rep.Outcomes {
-				line := fmt.Sprintf("%-34s %-4s %-28s %s %.1fs", label, oc.Action, shortPkg(oc.Package), oc.Test, oc.Elapsed)
-				if oc.Action != "pass" {
-					line += "  (" + oc.Reason + ")"
-					failed = failed || oc.Action == "fail"
-				}
-				fmt.Fprintln(stdout, line)
-			}
-			fmt.Fprintf(stdout, "%s: guest job rc %d, %.1fs in the guest, %.1fs with the build\n", label, res.RC,
-				res.Duration.Seconds(), time.Since(start).Seconds())
-			failed = failed || res.RC != 0
+	for _, ln := range lanes {
+		suite, v := ln.suite, ln.variant
+		vname := v.Name
+		start := time.Now()
+		o := kernellane.Options{ModuleDir: moduleDir, CacheDir: *cache, WorkDir: filepath.Join(*work, suite+"-"+vname),
+			Suite: kernellane.Suite{Name: suite}, Sets: ln.sets, Variant: v, Log: stderr}
+		rep, err := kernellane.Run(ctx, o)
+		if err != nil {
+			fmt.Fprintf(stderr, "kernellane: %s %s: %v\n", suite, vname, err)
+			broken = true
+			continue
 		}
+		k, res := rep.Kernel, rep.Result
+		label := k.Release
+		if vname != "" {
+			label += "-" + vname
+		}
+		if *streams != "" {
+			if err := concat(filepath.Join(*streams, "kernel-"+label+".json"), rep.Streams); err != nil {
+				fmt.Fprintln(stderr, "kernellane:", err)
+				broken = true
+			}
+		}
+		for _, oc := range rep.Outcomes {
+			line := fmt.Sprintf("%-34s %-4s %-28s %s %.1fs", label, oc.Action, shortPkg(oc.Package), oc.Test, oc.Elapsed)
+			if oc.Action != "pass" {
+				line += "  (" + oc.Reason + ")"
+				failed = failed || oc.Action == "fail"
+			}
+			fmt.Fprintln(stdout, line)
+		}
+		fmt.Fprintf(stdout, "%s: guest job rc %d, %.1fs in the guest, %.1fs with the build\n", label, res.RC,
+			res.Duration.Seconds(), time.Since(start).Seconds())
+		failed = failed || res.RC != 0
 	}
 	if broken {
 		return 2
@@ -145,24 +148,67 @@ func shortPkg(p string) string {
 	return strings.TrimPrefix(p, "github.com/network-operator/network-operator/")
 }
 
-func readSets(path string) ([]kernellane.TestSet, error) {
+// lane is one guest: a suite's kernel booted as a variant, and the tests it runs.
+type lane struct {
+	suite   string
+	variant kernellane.Variant
+	sets    []kernellane.TestSet
+}
+
+// readLanes reads "LANES PACKAGE RUN-PATTERN" lines (LANES: suite[/variant],...) into lanes, in the order the file
+// first names them.
+func readLanes(path string) ([]lane, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var sets []kernellane.TestSet
+	var lanes []lane
+	at := map[string]int{}
 	sc := bufio.NewScanner(f)
-	for sc.Scan() {
+	for n := 1; sc.Scan(); n++ {
 		l := strings.TrimSpace(sc.Text())
 		if l == "" || strings.HasPrefix(l, "#") {
 			continue
 		}
 		fields := strings.Fields(l)
-		if len(fields) != 2 {
-			return nil, fmt.Errorf("%s: %q: want PACKAGE RUN-PATTERN", path, l)
+		if len(fields) != 3 {
+			return nil, fmt.Errorf("%s:%d: %q: want LANES PACKAGE RUN-PATTERN", path, n, l)
 		}
-		sets = append(sets, kernellane.TestSet{Package: fields[0], Run: fields[1]})
+		for _, name := range strings.Split(fields[0], ",") {
+			suite, vname, _ := strings.Cut(name, "/")
+			v, ok := kernellane.Variants[vname]
+			if suite == "" || !ok {
+				return nil, fmt.Errorf("%s:%d: lane %q: want SUITE or SUITE/VARIANT (variants: novrf)", path, n, name)
+			}
+			i, seen := at[name]
+			if !seen {
+				i = len(lanes)
+				at[name] = i
+				lanes = append(lanes, lane{suite: suite, variant: v})
+			}
+			lanes[i].sets = append(lanes[i].sets, kernellane.TestSet{Package: fields[1], Run: fields[2]})
+		}
 	}
-	return sets, sc.Err()
+	return lanes, sc.Err()
+}
+
+// narrow keeps the lanes of the named suites and variants ("" keeps all; variant "-" is the kernel as it is).
+func narrow(lanes []lane, suites, variants string) []lane {
+	keep := func(list, v string) bool {
+		if list == "" {
+			return true
+		}
+		if v == "" {
+			v = "-"
+		}
+		return slices.Contains(strings.Split(list, ","), v)
+	}
+	var out []lane
+	for _, ln := range lanes {
+		if keep(suites, ln.suite) && keep(variants, ln.variant.Name) {
+			out = append(out, ln)
+		}
+	}
+	return out
 }

@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/bpf"
 	"github.com/network-operator/network-operator/internal/agent/cri"
 	"github.com/network-operator/network-operator/internal/agent/dataplane"
 	"github.com/network-operator/network-operator/internal/agent/dpctl"
@@ -338,10 +339,27 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 	if f.vethVRFs != "" {
 		settings.VethVRFs = strings.Split(f.vethVRFs, ",")
 	}
+	// The router's variant for this kernel (bpf.RouterSpec probes the same); a kernel that cannot serve the VRF
+	// mode stops the agent here, naming the feature, rather than failing every revision on the node.
+	router, err := bpf.ProbeFeatures()
+	if err != nil {
+		return fmt.Errorf("probe the kernel's BPF features: %w", err)
+	}
+	if !router.FIBTableID {
+		settings.NoTableLookup = "this kernel's bpf_fib_lookup takes no table id: " + bpf.FeatureFIBTableID + " missing"
+	}
 	nc, err := netconf.New(links, settings)
 	if err != nil {
 		return err
 	}
+	kernel, err := nc.Features(ctx)
+	if err != nil {
+		return fmt.Errorf("probe the kernel's link kinds: %w", err)
+	}
+	if err := netconf.CheckKernel(settings, kernel); err != nil {
+		return fmt.Errorf("this kernel cannot serve the agent's settings: %w", err)
+	}
+	logger.Info("kernel features", "router", router.String(), "vrfDevices", kernel.VRF, "vlanDevices", kernel.VLAN)
 	store := laststate.New(f.stateFile)
 	var passwords frrconfig.PasswordFunc
 	if f.passwordDir != "" {

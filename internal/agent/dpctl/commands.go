@@ -221,7 +221,7 @@ func (c *cli) uninstall(ctx context.Context, args []string) error {
 
 // load loads the router collection into pinDir, adopting what an earlier run left there.
 func load(ctx context.Context, pinDir string, rebuild func(context.Context, *ebpf.Collection) error) (*loader.Loader, error) {
-	spec, err := bpf.LoadRouter()
+	spec, err := bpf.RouterSpec()
 	if err != nil {
 		return nil, fmt.Errorf("router program: %w", err)
 	}

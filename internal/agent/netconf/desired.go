@@ -22,6 +22,39 @@ import (
 const maxIfName = v1alpha1.MaxInterfaceNameLen
 
 // Reserved kernel tables a VRF must not use.
+// tableOnly decides whether the VRFs are table-only: forced, or in auto mode on a kernel without VRF devices. A
+// mode the kernel cannot serve is refused: devices without VRF devices, tables without lookups by table id.
+func tableOnly(s Settings, f Features) (bool, error) {
+	var only bool
+	switch {
+	case s.VRFMode == VRFModeDevice && !f.VRF:
+		return false, fmt.Errorf("settings vrfMode %s: %w (%s)", s.VRFMode, ErrVRFNotSupported, f.VRFReason)
+	case s.VRFMode == VRFModeTableOnly:
+		only = true
+	case s.VRFMode == VRFModeAuto && !f.VRF:
+		only = true
+	}
+	if only && s.NoTableLookup != "" {
+		if s.VRFMode == VRFModeAuto {
+			return false, fmt.Errorf("settings vrfMode %s: table-only VRFs (no VRF devices: %s): %w (%s)", s.VRFMode,
+				f.VRFReason, ErrTableLookupNotSupported, s.NoTableLookup)
+		}
+		return false, fmt.Errorf("settings vrfMode %s: %w (%s)", s.VRFMode, ErrTableLookupNotSupported, s.NoTableLookup)
+	}
+	return only, nil
+}
+
+// CheckKernel refuses settings the kernel cannot serve whatever the spec (the VRF mode), so the agent stops at
+// start instead of failing every revision.
+func CheckKernel(settings Settings, f Features) error {
+	s, err := settings.withDefaults()
+	if err != nil {
+		return err
+	}
+	_, err = tableOnly(s, f)
+	return err
+}
+
 var reservedTables = map[int32]string{
 	unix.RT_TABLE_DEFAULT: "default",
 	unix.RT_TABLE_MAIN:    "main",
@@ -45,13 +78,8 @@ func BuildDesired(spec *v1alpha1.NodeNetworkConfigSpec, settings Settings, f Fea
 		vrfs: map[string]*VRFState{}, names: map[string]string{}, vnis: map[int32]string{},
 		tables: map[uint32]string{}, mtus: map[string]int{},
 	}
-	switch {
-	case s.VRFMode == VRFModeDevice && !f.VRF:
-		return nil, fmt.Errorf("settings vrfMode %s: %w (%s)", s.VRFMode, ErrVRFNotSupported, f.VRFReason)
-	case s.VRFMode == VRFModeTableOnly:
-		b.tableOnly = true
-	case s.VRFMode == VRFModeAuto && !f.VRF:
-		b.tableOnly = true
+	if b.tableOnly, err = tableOnly(s, f); err != nil {
+		return nil, err
 	}
 	if err := b.vtep(spec); err != nil {
 		return nil, err
@@ -245,6 +273,11 @@ func (b *builder) addVRF(v v1alpha1.NodeVRF) error {
 	st := &VRFState{Name: v.Name, Table: table, Mode: VRFModeDevice}
 	if st.SBR, err = b.sbrPrefixes(v.SBRPrefixes, owner.Child("sbrPrefixes")); err != nil {
 		return err
+	}
+	if len(st.SBR) > 0 && b.s.NoTableLookup != "" {
+		return fmt.Errorf("%s: %w", field.Forbidden(owner.Child("sbrPrefixes"), fmt.Sprintf(
+			"source-based routing %v needs lookups by table id in the eBPF router (%s)", st.SBR, b.s.NoTableLookup)),
+			ErrTableLookupNotSupported)
 	}
 	if b.tableOnly {
 		st.Mode = VRFModeTableOnly

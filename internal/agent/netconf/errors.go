@@ -12,6 +12,9 @@ var (
 	ErrVRFNotSupported = fmt.Errorf("vrf devices: %w", ErrNotSupported)
 	// ErrVLANNotSupported: the kernel cannot create 802.1Q VLAN devices.
 	ErrVLANNotSupported = fmt.Errorf("802.1Q vlan devices: %w", ErrNotSupported)
+	// ErrTableLookupNotSupported: the data path cannot look up a routing table by id (Settings.NoTableLookup), so
+	// VRFs need devices and source-based routing is refused.
+	ErrTableLookupNotSupported = fmt.Errorf("routing table lookups by id in the data path: %w", ErrNotSupported)
 	// ErrDummyNotSupported: the kernel cannot create dummy devices (loopbacks get an empty bridge instead).
 	ErrDummyNotSupported = fmt.Errorf("dummy devices: %w", ErrNotSupported)
 	// ErrConflict: a link that is not netconf's holds a name netconf needs.

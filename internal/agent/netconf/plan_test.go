@@ -351,6 +351,17 @@ func TestBuildDesiredErrors(t *testing.T) {
 			noVRFKernel, fielderr.ErrInvalid, "vrfs[blue].mtu: Invalid value: 70000: must be within 68..65535"},
 		{"vrf devices forced without kernel support", func(_ *v1alpha1.NodeNetworkConfigSpec, st *netconf.Settings) { st.VRFMode = netconf.VRFModeDevice },
 			noVRFKernel, netconf.ErrVRFNotSupported, "vrfMode device"},
+		// Debian 12's 6.1: no BPF_FIB_LOOKUP_TBID, so the router reaches a VRF's table only through its device.
+		{"table-only forced without table lookups", func(_ *v1alpha1.NodeNetworkConfigSpec, st *netconf.Settings) {
+			st.VRFMode, st.NoTableLookup = netconf.VRFModeTableOnly, "TBID missing"
+		}, fullKernel, netconf.ErrTableLookupNotSupported, "vrfMode table-only"},
+		{"auto without vrf devices nor table lookups", func(_ *v1alpha1.NodeNetworkConfigSpec, st *netconf.Settings) {
+			st.NoTableLookup = "TBID missing"
+		}, noVRFKernel, netconf.ErrTableLookupNotSupported, "TBID missing"},
+		{"source-based routing without table lookups", func(s *v1alpha1.NodeNetworkConfigSpec, st *netconf.Settings) {
+			st.NoTableLookup = "TBID missing"
+			s.VRFs[1].SBRPrefixes = []string{"10.9.0.0/16"}
+		}, fullKernel, netconf.ErrTableLookupNotSupported, "vrfs[red].sbrPrefixes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec, st := twoVRFsOneL2(), testSettings()
@@ -363,6 +374,30 @@ func TestBuildDesiredErrors(t *testing.T) {
 				t.Errorf("error %q does not name %q", err, tc.mention)
 			}
 		})
+	}
+}
+
+// TestCheckKernel: the agent's start-up refusal is BuildDesired's own decision, for any spec.
+func TestCheckKernel(t *testing.T) {
+	for _, tc := range []struct {
+		mode     netconf.VRFMode
+		noLookup string
+		kernel   netconf.Features
+		want     error
+	}{
+		{netconf.VRFModeAuto, "", noVRFKernel, nil},
+		{netconf.VRFModeAuto, "TBID missing", fullKernel, nil},
+		{netconf.VRFModeAuto, "TBID missing", noVRFKernel, netconf.ErrTableLookupNotSupported},
+		{netconf.VRFModeDevice, "TBID missing", fullKernel, nil},
+		{netconf.VRFModeDevice, "", noVRFKernel, netconf.ErrVRFNotSupported},
+		{netconf.VRFModeTableOnly, "", noVRFKernel, nil},
+		{netconf.VRFModeTableOnly, "TBID missing", fullKernel, netconf.ErrTableLookupNotSupported},
+	} {
+		st := testSettings()
+		st.VRFMode, st.NoTableLookup = tc.mode, tc.noLookup
+		if err := netconf.CheckKernel(st, tc.kernel); !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+			t.Errorf("CheckKernel(%s, no lookups %q, vrf devices %t) = %v, want %v", tc.mode, tc.noLookup, tc.kernel.VRF, err, tc.want)
+		}
 	}
 }
 

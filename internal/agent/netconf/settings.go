@@ -93,6 +93,10 @@ type Settings struct {
 	RulePriority int
 	// VRFMode forces device or table-only VRFs; "" or auto: detect.
 	VRFMode VRFMode
+	// NoTableLookup says why the eBPF router cannot look up a routing table by its id on this kernel ("": it
+	// can). Without such lookups it reaches a VRF's table through the VRF's device, so table-only VRFs and
+	// source-based routing are refused (ErrTableLookupNotSupported) instead of forwarding from the wrong table.
+	NoTableLookup string
 	// NetNS is the namespace of the netlink handle, for the ethtool ioctls of segmentation offload (netlink has
 	// no such call); 0: the agent's own. netconf checks the ifindex before it touches a link through it.
 	NetNS netns.NsHandle

@@ -77,7 +77,7 @@ func Measure(ctx context.Context, p topo.Paths, o Options) []report.Row {
 
 // measureHere runs on a thread inside the router namespace: BPF_PROG_TEST_RUN resolves ifindexes there.
 func measureHere(ctx context.Context, p topo.Paths, o Options) ([]report.Row, error) {
-	spec, err := bpf.LoadRouter()
+	spec, err := bpf.RouterSpec()
 	if err != nil {
 		return nil, err
 	}

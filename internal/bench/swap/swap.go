@@ -57,7 +57,7 @@ func Tables(n, variant int) (maps.Tables, error) {
 
 // Measure loads a private (unpinned) copy of the router's maps and times Apply for every size.
 func Measure(ctx context.Context, o Options) []report.Row {
-	spec, err := bpf.LoadRouter()
+	spec, err := bpf.RouterSpec()
 	if err != nil {
 		return []report.Row{{Section: Section, Name: "all sizes", Err: err}}
 	}

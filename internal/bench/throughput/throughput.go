@@ -232,7 +232,7 @@ func loadRouter(ctx context.Context, l *lab.Lab, p topo.Paths) (*maps.Set, *load
 	if err != nil {
 		return nil, nil, err
 	}
-	spec, err := bpf.LoadRouter()
+	spec, err := bpf.RouterSpec()
 	if err != nil {
 		return nil, nil, err
 	}
