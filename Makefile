@@ -79,11 +79,18 @@ test: deps check-generated lint envtest k8s-binaries chart-tools
 ## test-kernel: the kernel lane alone (make test runs it too): the tests that need VRF devices, 802.1Q or GRE, in
 ## Debian's own kernels under QEMU, with and without VRF devices, and the data path on Debian 12's and 13's
 ## kernels (hack/kernel-lane-tests.txt, internal/kernellane; kernels cached by version). KERNEL_SUITES=trixie
-## narrows it to one suite.
+## narrows it to one suite. The real-node harness's cgroup v2 test needs the cached API-server and node binaries
+## (the guest sees the host's caches).
 KERNEL_SUITES ?=
-test-kernel: deps
+test-kernel: deps envtest k8s-binaries
 	$(GO) build -o bin/tools/ ./hack/tools/kernellane
 	bin/tools/kernellane -suites "$(KERNEL_SUITES)"
+
+## kernel-table: boot every lane kernel and rewrite docs/install.md's kernel x feature table from what each one
+## reports (make test checks it).
+kernel-table: deps
+	$(GO) build -o bin/tools/ ./hack/tools/kernellane
+	bin/tools/kernellane -only ./internal/kernellane -variants - -features-doc docs/install.md -update-doc
 
 ## test-unit: for a laptop without root: a test whose prerequisite is missing skips with the reason.
 test-unit:

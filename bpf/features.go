@@ -7,6 +7,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 )
 
@@ -46,8 +47,14 @@ func (f Features) String() string {
 
 // ProbeFeatures asks the running kernel: its BTF for the kfunc (as the loader resolves it), and a test run of a
 // three-instruction tc program for the lookup flag (a kernel that does not know it answers -EINVAL).
+//
+// It first lifts the process's RLIMIT_MEMLOCK where the kernel charges BPF memory to it (before 5.11, e.g.
+// Debian 11's 5.10; a no-op after): every load of the router goes through here (RouterSpec, the agent's start).
 func ProbeFeatures() (Features, error) {
 	var f Features
+	if err := rlimit.RemoveMemlock(); err != nil {
+		return f, fmt.Errorf("lift RLIMIT_MEMLOCK for BPF maps: %w", err)
+	}
 	kernel, err := btf.LoadKernelSpec()
 	if err != nil {
 		return f, fmt.Errorf("kernel BTF: %w", err)

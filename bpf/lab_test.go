@@ -133,6 +133,18 @@ func newLabWith(tb testing.TB, outPeer bool) *lab { return newLabFor(tb, outPeer
 func newLabFor(tb testing.TB, outPeer bool, f *bpf.Features) *lab {
 	tb.Helper()
 	requireRoot(tb)
+	// The lab's VRFs are tables without devices: a variant that looks up by table id routes only where the
+	// kernel's lookups take one.
+	kernel, err := bpf.ProbeFeatures()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if f == nil || f.FIBTableID {
+		if !kernel.FIBTableID {
+			testreq.KernelLacks(tb, bpf.FeatureFIBTableID+" (the lab routes by table id, without VRF devices)",
+				errors.New("bpf_fib_lookup answers EINVAL to BPF_FIB_LOOKUP_TBID"))
+		}
+	}
 	l, err := buildLab(outPeer, f)
 	if l != nil {
 		tb.Cleanup(func() {

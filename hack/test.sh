@@ -48,7 +48,7 @@ if [[ ${KERNEL_LANE:-1} == 1 ]]; then
   go build -o bin/tools/ ./hack/tools/kernellane
   lane_start=$SECONDS
   lane_rc=0
-  bin/tools/kernellane -suites "${KERNEL_SUITES:-}" -streams "$out" || lane_rc=$?
+  bin/tools/kernellane -suites "${KERNEL_SUITES:-}" -streams "$out" -features-doc docs/install.md || lane_rc=$?
   echo "== the kernel lane took $((SECONDS - lane_start)) s"
   for f in "$out"/kernel-*.json; do
     [[ -e $f ]] && lane+=("$(basename "$f" .json):kernel:$f")
@@ -62,5 +62,5 @@ echo "== what is left on the host"
 bin/tools/leftovers check -o "$out/leftovers.txt" "$out/host-before.json" || true
 
 echo "== summary"
-exec bin/tools/testsummary report -leftovers "$out/leftovers.txt" "${lane_failure[@]}" \
+exec bin/tools/testsummary report -leftovers "$out/leftovers.txt" -standins hack/kernel-lane-standins.txt "${lane_failure[@]}" \
   "main:strict:$out/main.json" "fuzz:strict:$out/fuzz.json" "race:strict:$out/race.json" "${lane[@]}"

@@ -76,6 +76,9 @@ type Options struct {
 	Nodes       []NodeSpec
 	// Out receives progress lines (nil: discarded).
 	Out io.Writer
+	// Slowness multiplies the deadlines of the start's waits (0: 1), for a machine far slower than a usual host:
+	// in a guest under QEMU's emulation (TCG) a process starts 25-50 times slower.
+	Slowness int
 }
 
 // Node is a running node.
@@ -95,8 +98,10 @@ type Node struct {
 	hostVeth string
 	holder   *proc
 	cgroup   string
-	sock     string
-	daemons  []*proc
+	// cgroupDirs are the node's cgroup in each hierarchy (one on cgroup v2).
+	cgroupDirs []string
+	sock       string
+	daemons    []*proc
 }
 
 // CRISocket is the node's containerd socket (the kubelet's container runtime endpoint), a path on the host.
@@ -148,6 +153,9 @@ func (o *Options) validate() error {
 	if len(o.Nodes) == 0 || len(o.Nodes) > 14 {
 		errs = append(errs, fmt.Errorf("nodes: %d, want 1..14", len(o.Nodes)))
 	}
+	if o.Slowness < 0 {
+		errs = append(errs, fmt.Errorf("slowness %d: want 0 or more", o.Slowness))
+	}
 	if o.WorkDir == "" {
 		errs = append(errs, errors.New("work directory: empty"))
 	}
@@ -177,6 +185,11 @@ func (o *Options) validate() error {
 
 // ErrMissing is returned when a binary or package the cluster needs is not there.
 var ErrMissing = errors.New("prerequisite missing")
+
+// deadline is a wait's deadline on this machine (Options.Slowness).
+func (c *Cluster) deadline(d time.Duration) time.Duration {
+	return d * time.Duration(max(1, c.opts.Slowness))
+}
 
 func (c *Cluster) logf(format string, args ...any) { fmt.Fprintf(c.opts.Out, format+"\n", args...) }
 
@@ -288,7 +301,7 @@ func (c *Cluster) WaitNodesReady(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return wait.Poll(ctx, pollInterval, 3*time.Minute, "nodes Ready", func(ctx context.Context) (bool, string, error) {
+	return wait.Poll(ctx, pollInterval, c.deadline(3*time.Minute), "nodes Ready", func(ctx context.Context) (bool, string, error) {
 		for _, n := range c.nodes {
 			if err := n.running(); err != nil {
 				return false, "", err
@@ -320,7 +333,7 @@ func (c *Cluster) waitNodeAddresses(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return wait.Poll(ctx, pollInterval, 2*time.Minute, "nodes registered with their addresses", func(ctx context.Context) (bool, string, error) {
+	return wait.Poll(ctx, pollInterval, c.deadline(2*time.Minute), "nodes registered with their addresses", func(ctx context.Context) (bool, string, error) {
 		for _, n := range c.nodes {
 			if err := n.running(); err != nil {
 				return false, "", err
@@ -473,7 +486,7 @@ func (c *Cluster) apiServerReady(ctx context.Context, apiserver *proc) error {
 	if err != nil {
 		return err
 	}
-	return wait.Poll(ctx, pollInterval, 90*time.Second, "kube-apiserver ready", func(ctx context.Context) (bool, string, error) {
+	return wait.Poll(ctx, pollInterval, c.deadline(90*time.Second), "kube-apiserver ready", func(ctx context.Context) (bool, string, error) {
 		if err := apiserver.running(); err != nil {
 			return false, "", err
 		}

@@ -40,9 +40,9 @@ func prerequisites(t *testing.T, ctx context.Context) (assets, nodeBins string, 
 	testreq.Commands(t, "containerd", "runc", "ctr", "unshare", "nsenter")
 	assets, err := testenv.AssetsDir()
 	testreq.Need(t, "API-server binaries (kube-apiserver, etcd; make envtest builds them)", err)
-	nodeBins = os.Getenv("NETOP_K8S_BINARIES")
+	nodeBins = nodeBinaries()
 	_, err = os.Stat(filepath.Join(nodeBins, "kubelet"))
-	testreq.Need(t, "node binaries (make k8s-binaries; NETOP_K8S_BINARIES names their directory)", err)
+	testreq.Need(t, "node binaries (make k8s-binaries; NETOP_K8S_BINARIES names their directory, else its cache)", err)
 	for _, p := range []string{"/usr/lib/cni/bridge", "/usr/lib/cni/host-local"} {
 		_, err := os.Stat(p)
 		testreq.Need(t, "CNI plugins (make deps installs containernetworking-plugins)", err)
@@ -55,6 +55,28 @@ func prerequisites(t *testing.T, ctx context.Context) (assets, nodeBins string, 
 		Tag: "t", Meta: images.Meta{Version: "t", Created: time.Unix(0, 0)}}, "pause")
 	testreq.Need(t, "the pause image (internal/images builds it with go)", err)
 	return assets, nodeBins, kubenodes.ImageRef{Archive: built[0].Path, Name: "localhost/kubenodes-test/pause:t"}
+}
+
+// nodeBinaries is the directory of kubelet and the other node binaries: $NETOP_K8S_BINARIES, else where
+// hack/k8s-binaries.sh caches the default version's (the kernel lane's guest gets no such variable, and sees
+// the host's cache).
+func nodeBinaries() string {
+	if dir := os.Getenv("NETOP_K8S_BINARIES"); dir != "" {
+		return dir
+	}
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		cache = filepath.Join(home, ".cache")
+	}
+	version := os.Getenv("ENVTEST_K8S_VERSION")
+	if version == "" {
+		version = testenv.DefaultK8sVersion
+	}
+	return filepath.Join(cache, "network-operator", "k8s", version)
 }
 
 func TestTwoNodes(t *testing.T) {
@@ -172,6 +194,68 @@ func TestTwoNodes(t *testing.T) {
 	}
 	deleteCallerNS() // the caller's namespace is the caller's to delete
 	// Only what is ours counts: other tests may run in parallel on the host.
+	checkLeftovers(t, before, id, work)
+}
+
+// TestOneNodeReadyOnCgroupV2: on a host with cgroup v2 only (any current systemd distribution; the kernel lane's
+// Debian 13 guest, without systemd), one node comes Ready: its cgroup, kubelet's cgroupRoot, has the controllers
+// kubelet needs and kubelet's QoS cgroups below it, and Close removes it. Elsewhere it skips naming the layout.
+func TestOneNodeReadyOnCgroupV2(t *testing.T) {
+	layout, unified, err := kubenodes.CgroupLayout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !unified {
+		testreq.KernelLacks(t, "cgroup v2 alone (the kernel lane runs this in Debian 13)", fmt.Errorf("/sys/fs/cgroup is %s", layout))
+	}
+	before := takeHost(t)
+	// Generous: under QEMU's emulation a process starts 25-50 times slower than on a host.
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	assets, nodeBins, pause := prerequisites(t, ctx)
+	id := fmt.Sprintf("kv%d-", os.Getpid()%100000)
+	work := t.TempDir()
+	start := time.Now()
+	c, err := kubenodes.Start(ctx, kubenodes.Options{Prefix: id, WorkDir: filepath.Join(work, "cluster"), APIServerBinDir: assets,
+		NodeBinDir: nodeBins, PauseImage: pause, Out: testWriter{t}, Slowness: 10, Nodes: []kubenodes.NodeSpec{{Name: "node-v2"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			if err := c.Close(); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	t.Logf("1 node Ready on %s in %.1fs", layout, time.Since(start).Seconds())
+
+	cgroup := filepath.Join("/sys/fs/cgroup", id+"k1") // the cluster's first node
+	root, err := os.ReadFile("/sys/fs/cgroup/cgroup.controllers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	have, err := os.ReadFile(filepath.Join(cgroup, "cgroup.controllers"))
+	if err != nil {
+		t.Fatalf("the node's cgroup: %v", err)
+	}
+	for _, ctrl := range []string{"cpu", "cpuset", "memory", "hugetlb", "pids"} { // kubelet's
+		if slices.Contains(strings.Fields(string(root)), ctrl) && !slices.Contains(strings.Fields(string(have)), ctrl) {
+			t.Errorf("controllers of %s: %q, want %s (the root has it)", cgroup, have, ctrl)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cgroup, "kubepods", "besteffort")); err != nil {
+		t.Errorf("kubelet's QoS cgroups below the node's: %v", err)
+	}
+
+	closed = true
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(cgroup); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the node's cgroup after Close: %v, want it gone", err)
+	}
 	checkLeftovers(t, before, id, work)
 }
 

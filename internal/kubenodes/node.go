@@ -44,7 +44,7 @@ func (c *Cluster) startNode(ctx context.Context, i int, spec NodeSpec) error {
 	if err := c.nodeMounts(ctx, n); err != nil {
 		return err
 	}
-	if err := c.nodeCgroup(n); err != nil {
+	if err := c.nodeCgroup(ctx, n); err != nil {
 		return err
 	}
 	if err := c.startContainerd(ctx, n); err != nil {
@@ -200,7 +200,7 @@ func (c *Cluster) nodeMounts(ctx context.Context, n *Node) error {
 	// as a bpffs stacked on it is not seen as shared.
 	script.WriteString("while mountpoint -q /sys/fs/bpf; do umount -l /sys/fs/bpf; done\n")
 	script.WriteString("mount -t bpf bpf /sys/fs/bpf\nmount --make-shared /sys/fs/bpf\n")
-	err = wait.Poll(ctx, pollInterval, 10*time.Second, "mount namespace of "+n.Name, func(context.Context) (bool, string, error) {
+	err = wait.Poll(ctx, pollInterval, c.deadline(10*time.Second), "mount namespace of "+n.Name, func(context.Context) (bool, string, error) {
 		if err := holder.running(); err != nil {
 			return false, "", err
 		}
@@ -215,96 +215,6 @@ func (c *Cluster) nodeMounts(ctx context.Context, n *Node) error {
 		return fmt.Errorf("mounts of %s: %w", n.Name, err)
 	}
 	return nil
-}
-
-// nodeCgroup makes the node's cgroup root in every v1 hierarchy (kubelet's cgroupRoot) and removes it, with
-// what the kubelet made below, at the end.
-func (c *Cluster) nodeCgroup(n *Node) error {
-	n.cgroup = fmt.Sprintf("%sk%d", c.opts.Prefix, n.index)
-	hierarchies, err := cgroupHierarchies()
-	if err != nil {
-		return err
-	}
-	c.onClose(func() error { return removeCgroups(hierarchies, n.cgroup) })
-	for _, h := range hierarchies {
-		dir := filepath.Join(h, n.cgroup)
-		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("cgroup %s: %w", dir, err)
-		}
-		if filepath.Base(h) == "cpuset" {
-			for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
-				v, err := os.ReadFile(filepath.Join(h, f))
-				if err != nil {
-					return err
-				}
-				if err := os.WriteFile(filepath.Join(dir, f), v, 0o644); err != nil {
-					return fmt.Errorf("%s: %w", filepath.Join(dir, f), err)
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// cgroupHierarchies are the mounted cgroup hierarchies (v1 controllers and the unified one).
-func cgroupHierarchies() ([]string, error) {
-	entries, err := os.ReadDir("/sys/fs/cgroup")
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range entries {
-		p := filepath.Join("/sys/fs/cgroup", e.Name())
-		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
-			continue // cpu -> cpu,cpuacct links
-		}
-		if _, err := os.Stat(filepath.Join(p, "cgroup.procs")); err == nil {
-			out = append(out, p)
-		}
-	}
-	return out, nil
-}
-
-// removeCgroups kills what still runs below name in every hierarchy and removes the cgroups, deepest first.
-func removeCgroups(hierarchies []string, name string) error {
-	var errs []error
-	for _, h := range hierarchies {
-		root := filepath.Join(h, name)
-		var dirs []string
-		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				dirs = append(dirs, p)
-			}
-			return nil
-		})
-		for _, d := range slices.Backward(dirs) {
-			if err := killCgroup(d); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			if err := syscall.Rmdir(d); err != nil && !errors.Is(err, os.ErrNotExist) {
-				errs = append(errs, fmt.Errorf("remove cgroup %s: %w", d, err))
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// killCgroup SIGKILLs every process of a cgroup and waits until it is empty.
-func killCgroup(dir string) error {
-	return wait.Poll(context.Background(), pollInterval, 10*time.Second, "processes of "+dir+" gone", func(context.Context) (bool, string, error) {
-		data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-		if err != nil {
-			return true, "", nil
-		}
-		pids := strings.Fields(string(data))
-		for _, p := range pids {
-			if pid, err := strconv.Atoi(p); err == nil {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-		return len(pids) == 0, fmt.Sprintf("%d processes", len(pids)), nil
-	})
 }
 
 // startContainerd writes the node's containerd configuration, starts it and imports the pause image.
@@ -336,6 +246,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         # runc's state in the node's directory (its default is the host's shared /run/containerd/runc).
         Root = %q
+        # cgroupfs, as kubelet's cgroupDriver: runc places containers below the cgroupRoot it is given.
+        SystemdCgroup = false
 `, filepath.Join(dir, "root"), filepath.Join(dir, "state"), n.sock, n.sock+".ttrpc", c.opts.PauseImage.Name, filepath.Join(dir, "runc"))
 	confPath := filepath.Join(dir, "config.toml")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
@@ -358,7 +270,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 	c.onClose(func() error { return p.stop(10 * time.Second) })
 	// Before containerd stops: the pods' processes (kubelet is stopped by then) and the shims, which outlive it.
 	c.onClose(func() error { return c.killContainers(n) })
-	err = wait.Poll(ctx, pollInterval, 30*time.Second, "containerd of "+n.Name, func(ctx context.Context) (bool, string, error) {
+	err = wait.Poll(ctx, pollInterval, c.deadline(30*time.Second), "containerd of "+n.Name, func(ctx context.Context) (bool, string, error) {
 		if err := p.running(); err != nil {
 			return false, "", err
 		}
@@ -380,19 +292,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 // killContainers stops every pod process of the node (they live below its cgroup root) and the containerd
 // shims serving it.
 func (c *Cluster) killContainers(n *Node) error {
-	hierarchies, err := cgroupHierarchies()
-	if err != nil {
-		return err
-	}
 	var errs []error
-	for _, h := range hierarchies {
-		root := filepath.Join(h, n.cgroup)
-		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				errs = append(errs, killCgroup(p))
-			}
-			return nil
-		})
+	for _, root := range n.cgroupDirs {
+		// Teardown runs also after the caller's context ended: its own deadlines bound it.
+		errs = append(errs, killTree(context.Background(), root))
 	}
 	// A killed shim leaves its socket in the host's runtime directory: noted before the kill, removed at the end.
 	sockets := hostShared.shimSockets(n.sock)

@@ -24,13 +24,15 @@ func readAll[K, V any](m *ebpf.Map) ([]K, []V, error) {
 	)
 	for {
 		n, err := m.BatchLookup(&cursor, kbuf, vbuf, nil)
+		if errors.Is(err, ebpf.ErrNotSupported) && len(keys) == 0 {
+			// Nothing was read, whatever the count says (see deleteAll).
+			return iterateAll[K, V](m)
+		}
 		keys = append(keys, kbuf[:n]...)
 		vals = append(vals, vbuf[:n]...)
 		switch {
 		case errors.Is(err, ebpf.ErrKeyNotExist):
 			return keys, vals, nil
-		case errors.Is(err, ebpf.ErrNotSupported) && len(keys) == 0:
-			return iterateAll[K, V](m)
 		case err != nil:
 			return nil, nil, err
 		}
@@ -66,6 +68,9 @@ func readPerCPU[V any](m *ebpf.Map, ncpu int) ([]uint32, [][]V, error) {
 	)
 	for {
 		n, err := m.BatchLookup(&cursor, kbuf, vbuf, nil)
+		if errors.Is(err, ebpf.ErrNotSupported) && len(keys) == 0 {
+			return iteratePerCPU[V](m)
+		}
 		for i := range n {
 			keys = append(keys, kbuf[i])
 			vals = append(vals, append([]V(nil), vbuf[i*ncpu:(i+1)*ncpu]...))
@@ -73,8 +78,6 @@ func readPerCPU[V any](m *ebpf.Map, ncpu int) ([]uint32, [][]V, error) {
 		switch {
 		case errors.Is(err, ebpf.ErrKeyNotExist):
 			return keys, vals, nil
-		case errors.Is(err, ebpf.ErrNotSupported) && len(keys) == 0:
-			return iteratePerCPU[V](m)
 		case err != nil:
 			return nil, nil, err
 		}
@@ -135,6 +138,11 @@ func deleteAll[K any](m *ebpf.Map, keys []K) error {
 		}
 		if !errors.Is(err, ebpf.ErrKeyNotExist) && !errors.Is(err, ebpf.ErrNotSupported) {
 			return err
+		}
+		if errors.Is(err, ebpf.ErrNotSupported) {
+			// A map type without batch ops (an LPM trie before 6.x) deletes nothing, and the kernel leaves the
+			// count as passed in: on Debian 11's 5.10 trusting it left every sbr_table entry behind.
+			n = 0
 		}
 		// A missing key stops the batch: finish one by one.
 		for i := start + n; i < end; i++ {

@@ -175,6 +175,14 @@ func routerSpec(t testing.TB) *ebpf.CollectionSpec {
 func loadRouter(t testing.TB, ns *lab.Netns, pinDir string, opts loader.Options) *router {
 	t.Helper()
 	ctx := context.Background()
+	// The labs' VRFs are tables without devices (this machine has none): they route only where the kernel's
+	// bpf_fib_lookup takes a table id; bpf's TestRouterThroughVRFDevice covers the others.
+	if f, err := bpf.ProbeFeatures(); err != nil {
+		t.Fatal(err)
+	} else if !f.FIBTableID {
+		testreq.KernelLacks(t, bpf.FeatureFIBTableID+" (the namespace tests route by table id)",
+			errors.New("bpf_fib_lookup answers EINVAL to BPF_FIB_LOOKUP_TBID"))
+	}
 	if opts.Spec == nil {
 		opts.Spec = routerSpec(t)
 	}

@@ -13,6 +13,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -40,6 +41,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	suites := fs.String("suites", "", "only these Debian suites of the tests file, comma-separated (default: all)")
 	tests := fs.String("tests", "hack/kernel-lane-tests.txt", `"LANES PACKAGE RUN-PATTERN" lines`)
 	variants := fs.String("variants", "", `only these ways to boot, comma-separated ("-" as it is, "novrf" without VRF devices; default: all)`)
+	only := fs.String("only", "", "only this package's line(s) of the tests file (e.g. ./internal/kernellane)")
+	featuresDoc := fs.String("features-doc", "", "check the kernel table in FILE against the kernels' feature reports (TestKernelFeatureReport)")
+	updateDoc := fs.Bool("update-doc", false, "with -features-doc: rewrite the table instead of checking it")
 	streams := fs.String("streams", "", "write each guest's test2json stream to DIR/kernel-<release>[-<variant>].json")
 	cache := fs.String("cache", "", "kernel cache (default: the user cache directory, /network-operator/kernels)")
 	work := fs.String("work", "", "test binaries and the guests' output (default: a new directory under the cache; removed after)")
@@ -59,7 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "kernellane:", err)
 		return 2
 	}
-	lanes = narrow(lanes, *suites, *variants)
+	lanes = narrow(lanes, *suites, *variants, *only)
 	if len(lanes) == 0 {
 		fmt.Fprintf(stderr, "kernellane: no lane of %s left by -suites %q -variants %q\n", *tests, *suites, *variants)
 		return 2
@@ -84,6 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		*work = dir
 	}
 	failed, broken := false, false
+	var streamsRead [][]byte
 	for _, ln := range lanes {
 		suite, v := ln.suite, ln.variant
 		vname := v.Name
@@ -107,6 +112,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				broken = true
 			}
 		}
+		for _, f := range rep.Streams {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				fmt.Fprintln(stderr, "kernellane:", err)
+				broken = true
+			}
+			streamsRead = append(streamsRead, data)
+		}
 		for _, oc := range rep.Outcomes {
 			line := fmt.Sprintf("%-34s %-4s %-28s %s %.1fs", label, oc.Action, shortPkg(oc.Package), oc.Test, oc.Elapsed)
 			if oc.Action != "pass" {
@@ -118,6 +131,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s: guest job rc %d, %.1fs in the guest, %.1fs with the build\n", label, res.RC,
 			res.Duration.Seconds(), time.Since(start).Seconds())
 		failed = failed || res.RC != 0
+	}
+	if *featuresDoc != "" && !broken {
+		if err := kernelTable(*featuresDoc, *updateDoc, streamsRead, stdout); err != nil {
+			fmt.Fprintf(stderr, "kernellane: %s: %v\n", *featuresDoc, err)
+			failed = true
+		}
 	}
 	if broken {
 		return 2
@@ -193,8 +212,38 @@ func readLanes(path string) ([]lane, error) {
 	return lanes, sc.Err()
 }
 
-// narrow keeps the lanes of the named suites and variants ("" keeps all; variant "-" is the kernel as it is).
-func narrow(lanes []lane, suites, variants string) []lane {
+// kernelTable checks (or rewrites) doc's kernel table against the feature reports in the guests' streams.
+func kernelTable(doc string, update bool, streams [][]byte, stdout io.Writer) error {
+	reports, err := kernellane.ReadFeatureReports(streams...)
+	if err != nil {
+		return err
+	}
+	if len(reports) == 0 {
+		return errors.New("no kernel feature report in the guests' streams (TestKernelFeatureReport did not run)")
+	}
+	data, err := os.ReadFile(doc)
+	if err != nil {
+		return err
+	}
+	table := kernellane.FeatureTable(reports)
+	out, err := kernellane.SpliceTable(data, table, update)
+	if err != nil {
+		if errors.Is(err, kernellane.ErrStaleTable) {
+			return fmt.Errorf("%w (make kernel-table rewrites it)", err)
+		}
+		return err
+	}
+	if update {
+		fmt.Fprintf(stdout, "kernel table (%d kernel reports) written to %s\n", len(reports), doc)
+		return os.WriteFile(doc, out, 0o644)
+	}
+	fmt.Fprintf(stdout, "kernel table (%d kernel reports) in %s: up to date\n", len(reports), doc)
+	return nil
+}
+
+// narrow keeps the lanes of the named suites and variants ("" keeps all; variant "-" is the kernel as it is) and,
+// with only, that package's sets.
+func narrow(lanes []lane, suites, variants, only string) []lane {
 	keep := func(list, v string) bool {
 		if list == "" {
 			return true
@@ -206,9 +255,16 @@ func narrow(lanes []lane, suites, variants string) []lane {
 	}
 	var out []lane
 	for _, ln := range lanes {
-		if keep(suites, ln.suite) && keep(variants, ln.variant.Name) {
-			out = append(out, ln)
+		if !keep(suites, ln.suite) || !keep(variants, ln.variant.Name) {
+			continue
 		}
+		if only != "" {
+			ln.sets = slices.DeleteFunc(slices.Clone(ln.sets), func(s kernellane.TestSet) bool { return s.Package != only })
+			if len(ln.sets) == 0 {
+				continue
+			}
+		}
+		out = append(out, ln)
 	}
 	return out
 }

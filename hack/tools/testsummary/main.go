@@ -72,6 +72,7 @@ func report(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	leftovers := fs.String("leftovers", "", "file listing objects left behind, one per line")
+	standinsFile := fs.String("standins", "", `file of "PKG TEST = PKG TEST" lines: a kernel skip the lane cannot run, and the lane tests that stand in for it`)
 	var failures []string
 	fs.Func("failure", "a failure outside the runs (e.g. a kernel lane that did not finish); repeatable", func(s string) error {
 		failures = append(failures, s)
@@ -120,7 +121,21 @@ func report(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "testsummary report: no runs given")
 		return 2
 	}
-	if t := testsummary.Summarize(stdout, runs, extra); t.Failed > 0 || t.Passed == 0 {
+	var standins testsummary.Standins
+	if *standinsFile != "" {
+		f, err := os.Open(*standinsFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "testsummary: %v\n", err)
+			return 1
+		}
+		standins, err = testsummary.ParseStandins(f)
+		f.Close()
+		if err != nil {
+			fmt.Fprintf(stderr, "testsummary: %s: %v\n", *standinsFile, err)
+			return 1
+		}
+	}
+	if t := testsummary.Summarize(stdout, runs, extra, standins); t.Failed > 0 || t.Passed == 0 {
 		return 1
 	}
 	return 0

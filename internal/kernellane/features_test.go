@@ -1,0 +1,73 @@
+package kernellane
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/network-operator/network-operator/bpf"
+	"github.com/network-operator/network-operator/internal/testreq"
+)
+
+// TestKernelFeatureReport measures the running kernel and logs the report the lane turns into docs/install.md's
+// kernel table (hack/tools/kernellane -features-doc).
+func TestKernelFeatureReport(t *testing.T) {
+	testreq.Root(t)
+	r, err := ProbeFeatures(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Series == "" || !strings.HasPrefix(r.Kernel, r.Series) {
+		t.Errorf("kernel %q: series %q", r.Kernel, r.Series)
+	}
+	js, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(FeatureReportPrefix + string(js))
+}
+
+func TestFeatureTable(t *testing.T) {
+	old := FeatureReport{Kernel: "6.1.0-50-amd64", Series: "6.1", Router: bpf.Features{FIBTableID: true}, VRF: true, VLAN: true, GRE: true}
+	oldest := FeatureReport{Kernel: "5.10.0-32-amd64", Series: "5.10", VRF: true}
+	cur := FeatureReport{Kernel: "6.12.117+deb13-amd64", Series: "6.12", Router: bpf.AllFeatures(), TCX: true, VRF: true}
+	line := func(r FeatureReport) string {
+		js, _ := json.Marshal(r)
+		ev, _ := json.Marshal(map[string]string{"Action": "output", "Test": "TestKernelFeatureReport",
+			"Output": "    features_test.go:30: " + FeatureReportPrefix + string(js) + "\n"})
+		return string(ev)
+	}
+	stream := strings.Join([]string{line(cur), `{"Action":"pass","Test":"TestX"}`, line(old), line(oldest)}, "\n")
+	reports, err := ReadFeatureReports([]byte(stream))
+	if err != nil || len(reports) != 3 || reports[0] != cur {
+		t.Fatalf("ReadFeatureReports = %+v, %v", reports, err)
+	}
+	table := FeatureTable(reports)
+	rows := strings.Split(strings.TrimSpace(table), "\n")
+	want := []string{
+		"| Debian 11 (bullseye) 5.10 | no | no | no | yes | no | no | attaches with clsact + cls_bpf; IPv6 forwarding updates skb->csum without reading ip_summed; VRFs only as devices (table-only VRFs and sbrPrefixes refused at start or apply) |",
+		"| Debian 12 (bookworm) 6.1 | no | no | yes | yes | yes | yes | attaches with clsact + cls_bpf; IPv6 forwarding updates skb->csum without reading ip_summed; VRFs as devices or table-only |",
+		"| Debian 13 (trixie) 6.12 | yes | yes | yes | yes | no | no | attaches with tcx; VRFs as devices or table-only |",
+	}
+	if len(rows) != 5 || fmt.Sprint(rows[2:]) != fmt.Sprint(want) {
+		t.Errorf("table:\n%s\nwant rows:\n%s", table, strings.Join(want, "\n"))
+	}
+
+	doc := []byte("# Install\n\n" + TableBegin + "\nold table\n" + TableEnd + "\nmore\n")
+	if _, err := SpliceTable(doc, table, false); !errors.Is(err, ErrStaleTable) {
+		t.Errorf("check of a stale table = %v, want ErrStaleTable", err)
+	}
+	updated, err := SpliceTable(doc, table, true)
+	if err != nil || !strings.Contains(string(updated), TableBegin+"\n"+table+TableEnd+"\nmore\n") {
+		t.Fatalf("update = %q, %v", updated, err)
+	}
+	if again, err := SpliceTable(updated, table, false); err != nil || string(again) != string(updated) {
+		t.Errorf("check of the updated table = %v", err)
+	}
+	if _, err := SpliceTable([]byte("no markers"), table, true); err == nil {
+		t.Error("SpliceTable accepted a document without markers")
+	}
+}
