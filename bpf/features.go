@@ -31,9 +31,6 @@ const (
 	kfFIBTableID = 1 << 1
 )
 
-// AllFeatures is what a current kernel (6.5 and later) offers.
-func AllFeatures() Features { return Features{KernCtx: true, FIBTableID: true} }
-
 // Feature names and the first Linux release that has each, for errors and docs.
 const (
 	FeatureKernCtx    = "kfunc bpf_cast_to_kern_ctx (Linux 6.2)"

@@ -27,7 +27,7 @@ func TestProbeFeatures(t *testing.T) {
 	}
 	t.Logf("Linux %s: %s", unix.ByteSliceToString(u.Release[:]), f)
 
-	full, err := bpf.RouterSpecFor(bpf.AllFeatures())
+	full, err := bpf.RouterSpecFor(bpf.Features{KernCtx: true, FIBTableID: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestRouterSpecDefaultsToAllFeatures(t *testing.T) {
 	if err := none.Variables["kernel_features"].Get(&noBits); err != nil {
 		t.Fatal(err)
 	}
-	all, err := bpf.RouterSpecFor(bpf.AllFeatures())
+	all, err := bpf.RouterSpecFor(bpf.Features{KernCtx: true, FIBTableID: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,23 +2,13 @@ package kernellane
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"regexp"
 	"sort"
 	"strings"
 
-	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/link"
-	"github.com/vishvananda/netlink"
-	"golang.org/x/sys/unix"
-
 	"github.com/network-operator/network-operator/bpf"
-	"github.com/network-operator/network-operator/internal/agent/netconf"
-	"github.com/network-operator/network-operator/internal/namedns"
 )
 
 // FeatureReport is what a kernel offers the agent and its router, as the lane measures it on each kernel it
@@ -34,63 +24,9 @@ type FeatureReport struct {
 	VRF, VLAN, GRE bool
 }
 
-// FeatureReportPrefix starts the test log line that carries a FeatureReport as JSON.
+// FeatureReportPrefix starts the test log line that carries a FeatureReport as JSON (TestKernelFeatureReport
+// measures it).
 const FeatureReportPrefix = "kernel-features: "
-
-// ProbeFeatures measures the running kernel without creating anything (each link kind asked with an argument
-// its driver refuses, as netconf probes).
-func ProbeFeatures(ctx context.Context) (FeatureReport, error) {
-	var r FeatureReport
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		return r, err
-	}
-	r.Kernel = unix.ByteSliceToString(u.Release[:])
-	if m := regexp.MustCompile(`^(\d+\.\d+)`).FindString(r.Kernel); m != "" {
-		r.Series = m
-	}
-	var err error
-	if r.Router, err = bpf.ProbeFeatures(); err != nil {
-		return r, err
-	}
-	_, err = link.QueryPrograms(link.QueryOptions{Target: 1, Attach: ebpf.AttachTCXIngress})
-	switch {
-	case err == nil:
-		r.TCX = true
-	case errors.Is(err, unix.EINVAL), errors.Is(err, link.ErrNotSupported): // the attach type is unknown before 6.6
-	default:
-		return r, fmt.Errorf("query tcx: %w", err)
-	}
-	// The link probes run in a namespace of their own: a gretap probe that succeeds makes a device.
-	name := fmt.Sprintf("klprobe-%d", os.Getpid())
-	ns, err := namedns.Create(name)
-	if err != nil {
-		return r, err
-	}
-	defer func() {
-		ns.Close()
-		_ = namedns.Delete(name)
-	}()
-	h, err := netlink.NewHandleAt(ns)
-	if err != nil {
-		return r, err
-	}
-	defer h.Close()
-	nf, err := netconf.Probe(ctx, h)
-	if err != nil {
-		return r, err
-	}
-	r.VRF, r.VLAN = nf.VRF, nf.VLAN
-	// A kernel without ip_gre answers EOPNOTSUPP ("Unknown device type").
-	switch err := h.LinkAdd(&netlink.Gretap{LinkAttrs: netlink.LinkAttrs{Name: "probe-gre"}}); {
-	case err == nil:
-		r.GRE = true
-	case errors.Is(err, unix.EOPNOTSUPP):
-	default:
-		return r, fmt.Errorf("probe gretap: %w", err)
-	}
-	return r, nil
-}
 
 // ReadFeatureReports finds the reports in test2json streams.
 func ReadFeatureReports(streams ...[]byte) ([]FeatureReport, error) {
