@@ -370,6 +370,7 @@ func (p *planner) ensureLink(want *LinkSpec, steps linkSteps) LinkState {
 			state := *have
 			state.Peer = peerName
 			if p.gone[state.Master] {
+				p.cycledBy(&state, state.Master)
 				state.Master, state.Port = "", nil // released when its master was deleted
 			}
 			return state
@@ -406,6 +407,8 @@ func (p *planner) planAttrs(want *LinkSpec, state *LinkState, update step) {
 	}
 	if state.Master != want.Master {
 		p.add(update, &setMaster{Name: want.Name, From: state.Master, To: want.Master})
+		p.cycledBy(state, state.Master)
+		p.cycledBy(state, want.Master)
 		state.Port = nil // a new bridge port starts with the kernel's defaults
 	}
 	if want.Port != nil && want.Master != "" {
@@ -417,6 +420,25 @@ func (p *planner) planAttrs(want *LinkSpec, state *LinkState, update step) {
 			p.add(stepPortFlags, &setPortFlags{Name: want.Name, From: have, To: *want.Port})
 		}
 	}
+}
+
+// cycledBy updates the state of a running link that master takes or releases. A VRF device cycles its port
+// down and up then (to move the port's routes to the other table), and going down removes the port's IPv6
+// addresses (keep_addr_on_down is off by default): they must be added again after the enslaving.
+func (p *planner) cycledBy(state *LinkState, master string) {
+	if !state.Up || !p.isVRF(master) {
+		return
+	}
+	state.Addrs = slices.DeleteFunc(slices.Clone(state.Addrs), func(a Address) bool { return a.Prefix.Addr().Is6() })
+}
+
+// isVRF reports whether the link called name is a VRF device, as observed or as desired.
+func (p *planner) isVRF(name string) bool {
+	if l, ok := p.obs[name]; ok && l.Kind == KindVRF {
+		return true
+	}
+	w, ok := p.desiredBy[name]
+	return ok && w.Kind == KindVRF
 }
 
 // planFlood adds the flood entries of a static-flooding VXLAN it lacks and deletes those to peers no longer

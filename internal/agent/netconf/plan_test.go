@@ -182,6 +182,74 @@ func TestComputePlan(t *testing.T) {
 			},
 		},
 		{
+			// Deleting vr.blue releases its running ports and enslaving them again cycles them down and up: the
+			// kernel drops their IPv6 addresses each time, so l2br.100's gateway is added after the enslaving.
+			name: "vrf table change re-adds the ipv6 addresses of running ports", features: fullKernel,
+			spec: func() *v1alpha1.NodeNetworkConfigSpec {
+				s := twoVRFsOneL2()
+				s.VRFs[0].TableID = 101
+				return s
+			}(),
+			observed: base(fullKernel),
+			want: []string{
+				"vrfs: delete vrf vr.blue (recreate: table 100 -> 101)",
+				"vrfs: create vrf vr.blue (table 101)",
+				"vrfs: set vr.blue up",
+				"vrfs: add route unreachable default table 101 metric 4278198272",
+				"vrfs: add route unreachable default (ipv6) table 101 metric 4278198272",
+				"interfaces: set master of br.blue none -> vr.blue",
+				"interfaces: set master of vf.blue none -> vr.blue",
+				"interfaces: set master of l2br.100 none -> vr.blue",
+				"interfaces: add address fd00:100::1/64 to l2br.100",
+				"removals: delete route unreachable default (ipv6) table 100 metric 4278198272 (no longer desired)",
+				"removals: delete route unreachable default table 100 metric 4278198272 (no longer desired)",
+			},
+		},
+		{
+			// A port that is down is not cycled: it keeps its addresses.
+			name: "vrf table change keeps the addresses of ports that are down", features: fullKernel,
+			spec: func() *v1alpha1.NodeNetworkConfigSpec {
+				s := twoVRFsOneL2()
+				s.VRFs[0].TableID = 101
+				return s
+			}(),
+			observed: func() *netconf.Observed {
+				o := base(fullKernel)
+				for i := range o.Links {
+					if o.Links[i].Name == "l2br.100" {
+						o.Links[i].Up = false
+					}
+				}
+				return o
+			}(),
+			want: []string{
+				"vrfs: delete vrf vr.blue (recreate: table 100 -> 101)",
+				"vrfs: create vrf vr.blue (table 101)",
+				"vrfs: set vr.blue up",
+				"vrfs: add route unreachable default table 101 metric 4278198272",
+				"vrfs: add route unreachable default (ipv6) table 101 metric 4278198272",
+				"interfaces: set master of br.blue none -> vr.blue",
+				"interfaces: set master of vf.blue none -> vr.blue",
+				"interfaces: set master of l2br.100 none -> vr.blue",
+				"interfaces: set l2br.100 up",
+				"removals: delete route unreachable default (ipv6) table 100 metric 4278198272 (no longer desired)",
+				"removals: delete route unreachable default table 100 metric 4278198272 (no longer desired)",
+			},
+		},
+		{
+			name: "layer2 moved to another vrf re-adds its ipv6 gateway", features: fullKernel,
+			spec: func() *v1alpha1.NodeNetworkConfigSpec {
+				s := twoVRFsOneL2()
+				s.Layer2s[0].VRF = "red"
+				return s
+			}(),
+			observed: base(fullKernel),
+			want: []string{
+				"interfaces: set master of l2br.100 vr.blue -> vr.red",
+				"interfaces: add address fd00:100::1/64 to l2br.100",
+			},
+		},
+		{
 			name: "foreign link with our prefix and no alias is a conflict", features: noVRFKernel,
 			spec: withGreen(twoVRFsOneL2()),
 			observed: withLink(base(noVRFKernel), netconf.LinkState{

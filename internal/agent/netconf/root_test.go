@@ -24,7 +24,28 @@ func nsWith(t *testing.T, topo lab.Topology) *lab.Netns {
 	l := lab.New(t)
 	topo.Namespaces = append([]lab.Namespace{{Name: "nc"}}, topo.Namespaces...)
 	l.MustBuild(testCtx(t), topo)
-	return l.NS("nc")
+	ns := l.NS("nc")
+	t.Cleanup(func() { deleteVRFDevices(t, ns) }) // runs before the lab deletes the namespace
+	return ns
+}
+
+// deleteVRFDevices deletes the VRF devices while their ports are intact. Deleting the namespace instead unlinks
+// both ends of each veth pair before it deletes the VRF device, whose release of a running veth port then cannot
+// bring it up again: the kernel logs "vf.blue: Failed to cycle device vf.blue; route tables might be wrong!"
+// (harmless: everything is going away; but a real cycling failure would look the same in the lane's console).
+func deleteVRFDevices(t *testing.T, ns *lab.Netns) {
+	links, err := ns.Handle().LinkList()
+	if err != nil {
+		t.Logf("cleanup: %v", err)
+		return
+	}
+	for _, l := range links {
+		if l.Type() == "vrf" {
+			if err := ns.Handle().LinkDel(l); err != nil {
+				t.Logf("cleanup: delete %s: %v", l.Attrs().Name, err)
+			}
+		}
+	}
 }
 
 func testCtx(t *testing.T) context.Context {
@@ -541,9 +562,33 @@ func TestVRFDevices(t *testing.T) {
 			t.Errorf("%s master %q, want %s", name, got, master)
 		}
 	}
-	// The kernel fills the VRF table from the addresses.
-	if got := routesOf(t, ns, 100); !slices.Contains(got, "unicast 10.100.0.0/24 dev l2br.100 src 10.100.0.1 proto kernel") {
-		t.Errorf("table 100 = %q, want the kernel's connected route", got)
+	// The kernel fills the VRF table from the addresses; vf.blue's own (link-local) routes are there too, none in main.
+	checkVRFTable(t, ns, 100)
+
+	// A new table recreates vr.blue. Its running ports are released and enslaved again, and the kernel cycles them
+	// down and up each time (dropping their IPv6 addresses): one plan restores everything, in the new table.
+	spec := twoVRFsOneL2()
+	spec.VRFs[0].TableID = 101
+	converge(t, m, spec)
+	checkVRFTable(t, ns, 101)
+}
+
+func checkVRFTable(t *testing.T, ns *lab.Netns, table int) {
+	t.Helper()
+	got := routesOf(t, ns, table)
+	for _, want := range []string{
+		"unicast 10.100.0.0/24 dev l2br.100 src 10.100.0.1 proto kernel",
+		"unicast fd00:100::/64 dev l2br.100 proto kernel",
+		"unicast fe80::/64 dev vf.blue proto kernel",
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("table %d = %q, want %q", table, got, want)
+		}
+	}
+	for _, r := range routesOf(t, ns, unix.RT_TABLE_MAIN) {
+		if strings.Contains(r, "dev vf.blue") || strings.Contains(r, "dev l2br.100") {
+			t.Errorf("route of a VRF port in the main table: %s", r)
+		}
 	}
 }
 
