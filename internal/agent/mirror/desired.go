@@ -50,7 +50,7 @@ type Tunnel struct {
 	Key    *uint32
 	// VRF is the VRF device the tunnel is enslaved to and routes its packets in ("" default VRF).
 	VRF string
-	// Loopback is the source loopback's interface (the tunnel's underlay device when it exists).
+	// Loopback is the source loopback's interface (in a VRF the tunnel's underlay device when it exists).
 	Loopback string
 }
 
@@ -70,7 +70,7 @@ func (t Tunnel) String() string {
 
 // alias is the tunnel's ownership mark; a changed attribute changes it (the tunnel is then re-created).
 func (t Tunnel) alias() string {
-	h := sha256.Sum256([]byte(t.String() + "|" + t.Loopback))
+	h := sha256.Sum256([]byte(t.String() + "|" + t.underlay()))
 	return fmt.Sprintf("%s%s:%x", AliasPrefix, t.Target, h[:4])
 }
 

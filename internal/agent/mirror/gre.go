@@ -38,6 +38,17 @@ func (t Tunnel) link(master, underlay int) netlink.Link {
 		IKey: key, OKey: key, IFlags: flags, OFlags: flags}
 }
 
+// underlay is the device that routes the tunnel's outer packets, besides its VRF device: in a VRF the source
+// loopback (a slave of the VRF device, so the VRF's table routes them). In the default VRF none: the kernel sends
+// a tunnel's packets out of its underlay device when the main table has no route through it, and the loopback is a
+// dummy that drops them; without one the main table picks the egress. The source address is Local either way.
+func (t Tunnel) underlay() string {
+	if t.VRF == "" {
+		return ""
+	}
+	return t.Loopback
+}
+
 // ensureTunnel (re-)creates the tunnel with its alias and sets it up. A kernel without the tunnel kind gives
 // ErrNotSupported (remembered: later plans leave the kind's mirrors out without trying again).
 func (m *Manager) ensureTunnel(t Tunnel) error {
@@ -54,8 +65,8 @@ func (m *Manager) ensureTunnel(t Tunnel) error {
 		}
 		master, underlay = l.Attrs().Index, l.Attrs().Index
 	}
-	if t.Loopback != "" {
-		if l, err := m.h.LinkByName(t.Loopback); err == nil {
+	if lo := t.underlay(); lo != "" {
+		if l, err := m.h.LinkByName(lo); err == nil {
 			underlay = l.Attrs().Index
 		}
 	}

@@ -27,3 +27,27 @@ func TestTunnelKindFollowsRemote(t *testing.T) {
 		}
 	}
 }
+
+// The source loopback routes a tunnel's outer packets only in a VRF, where it is a slave of the VRF device. In
+// the default VRF it is a plain dummy: as the tunnel's underlay device it would swallow every copy (the kernel
+// sends a tunnel's packets out of its underlay when no route goes through it), so the tunnel has none there.
+func TestTunnelUnderlayOnlyInVRF(t *testing.T) {
+	for _, tc := range []struct {
+		vrf, loopback, want string
+	}{
+		{"", "lo.mir", ""},
+		{"vr.mir", "lo.mir", "lo.mir"},
+		{"vr.mir", "", ""},
+	} {
+		tun := Tunnel{Device: "gm.x", Kind: "gretap", VRF: tc.vrf, Loopback: tc.loopback}
+		if got := tun.underlay(); got != tc.want {
+			t.Errorf("tunnel in VRF %q with loopback %q: underlay %q, want %q", tc.vrf, tc.loopback, got, tc.want)
+		}
+	}
+	inDefault := Tunnel{Target: "c", Device: "gm.c", Kind: "gretap", Remote: netip.MustParseAddr("192.0.2.1")}
+	withLoopback := inDefault
+	withLoopback.Loopback = "lo.mir"
+	if inDefault.alias() != withLoopback.alias() {
+		t.Error("in the default VRF the source loopback changes the tunnel's alias, though not the tunnel")
+	}
+}
