@@ -17,7 +17,7 @@ IMAGE_REPO ?= localhost/network-operator
 IMAGE_TAG  ?=
 IMAGES     ?= network-operator network-agent frr pause
 
-.PHONY: all build deps images generate generate-bpf generate-k8s check-generated envtest k8s-binaries chart-tools test test-kernel test-unit fuzz bench demo demo-processes demo-up demo-down demo-dataplane lint clean
+.PHONY: all build deps images generate generate-bpf generate-k8s check-generated envtest k8s-binaries chart-tools frr-root test test-kernel test-unit fuzz bench demo demo-processes demo-up demo-down demo-dataplane lint clean
 
 all: build
 
@@ -67,11 +67,17 @@ k8s-binaries:
 chart-tools:
 	./hack/chart-tools.sh $(HELM_VERSION) $(KUSTOMIZE_VERSION) >/dev/null
 
+## frr-root: builds (once, cached) the FRR image's root file system (Debian 13's FRR 10.3) and unpacks it: the
+## FRR the tests, the demo and the benchmarks run.
+frr-root: deps
+	./hack/frr-root.sh >/dev/null
+
 ## test: installs what it needs, checks generated files and lint (vet, gofmt, deadcode), runs every test (root, namespaces, FRR, API server) with
 ## every prerequisite required, the fuzz target, the unprivileged tests again under -race, checks that nothing was
 ## left behind, and ends with one summary (hack/test.sh).
-test: deps check-generated lint envtest k8s-binaries chart-tools
-	KUBEBUILDER_ASSETS="$$(./hack/envtest-assets.sh $(ENVTEST_K8S_VERSION) $(ENVTEST_ETCD_VERSION))" \
+test: deps check-generated lint envtest k8s-binaries chart-tools frr-root
+	NETOP_FRR_ROOT="$$(./hack/frr-root.sh)" \
+		KUBEBUILDER_ASSETS="$$(./hack/envtest-assets.sh $(ENVTEST_K8S_VERSION) $(ENVTEST_ETCD_VERSION))" \
 		NETOP_K8S_BINARIES="$$(./hack/k8s-binaries.sh $(ENVTEST_K8S_VERSION) $(ENVTEST_ETCD_VERSION))" \
 		NETOP_CHART_TOOLS="$$(./hack/chart-tools.sh $(HELM_VERSION) $(KUSTOMIZE_VERSION))" \
 		PKGS="$(PKGS)" TEST_TIMEOUT=$(TEST_TIMEOUT) FUZZTIME=20s ./hack/test.sh
@@ -82,9 +88,9 @@ test: deps check-generated lint envtest k8s-binaries chart-tools
 ## narrows it to one suite. The real-node harness's cgroup v2 test needs the cached API-server and node binaries
 ## (the guest sees the host's caches).
 KERNEL_SUITES ?=
-test-kernel: deps envtest k8s-binaries
+test-kernel: deps envtest k8s-binaries frr-root
 	$(GO) build -o bin/tools/ ./hack/tools/kernellane
-	bin/tools/kernellane -suites "$(KERNEL_SUITES)"
+	NETOP_FRR_ROOT="$$(./hack/frr-root.sh)" bin/tools/kernellane -suites "$(KERNEL_SUITES)"
 
 ## kernel-table: boot every lane kernel and rewrite docs/install.md's kernel x feature table from what each one
 ## reports (make test checks it).
@@ -104,8 +110,8 @@ fuzz:
 ## bench: one side-by-side table: BPF per-packet cost, iperf3 kernel vs eBPF, generation swap times, FRR apply, the
 ## operator rolling changes out to 1000 simulated nodes against a real API server, pod Running -> interface up on a
 ## real kubelet node.
-bench: deps envtest k8s-binaries
-	./hack/bench.sh
+bench: deps envtest k8s-binaries frr-root
+	NETOP_FRR_ROOT="$$(./hack/frr-root.sh)" ./hack/bench.sh
 
 ## demo: the whole system on this machine as a user installs it: a control plane and N real kubelet nodes, the
 ## images imported, the chart installed with helm (operator Deployment, agent + FRR DaemonSet), an EVPN fabric,

@@ -60,6 +60,9 @@ for cmd in network-operator network-agent netop-demo; do
   go build -o "bin/$cmd" "./cmd/$cmd"
 done
 echo "  bin/network-operator bin/network-agent bin/netop-demo; kube-apiserver and etcd from $KUBEBUILDER_ASSETS"
+NETOP_FRR_ROOT=$(hack/frr-root.sh)
+export NETOP_FRR_ROOT
+echo "  FRR (the FRR image's) from $NETOP_FRR_ROOT"
 if [[ $install == helm ]]; then
   NETOP_K8S_BINARIES=$(hack/k8s-binaries.sh "$k8s" "$etcd")
   NETOP_CHART_TOOLS=$(hack/chart-tools.sh "${HELM_VERSION:-4.3.1}" "${KUSTOMIZE_VERSION:-5.8.2}")

@@ -59,6 +59,10 @@ type Options struct {
 	// SmallMTUNode is the node (1-based) whose uplink carries 1500-byte overlay frames but no jumbo frames
 	// (default: the last node). The others have jumbo uplinks.
 	SmallMTUNode int
+	// FRRRoot is the unpacked root file system of the FRR image, whose FRR the processes form runs (default
+	// $NETOP_FRR_ROOT; make frr-root builds it): the daemons, and through --frr-root the agents' vtysh,
+	// frr-reload.py and scratch daemons.
+	FRRRoot string
 	// NoFRRScratch makes the agents skip loading every new FRR config into throw-away daemons before applying
 	// it (the agent's default, kept here: it costs little).
 	NoFRRScratch bool
@@ -74,6 +78,9 @@ type Options struct {
 	// Out receives the human-readable progress (nil: discarded).
 	Out io.Writer
 }
+
+// frrTools run the FRR of the processes form.
+func (o *Options) frrTools() frrproc.Tools { return frrproc.Tools{Root: o.FRRRoot} }
 
 func (o *Options) defaults() error {
 	if o.Nodes == 0 {
@@ -128,6 +135,9 @@ func (o *Options) defaults() error {
 	}
 	if o.NodeBinDir == "" {
 		o.NodeBinDir = os.Getenv("NETOP_K8S_BINARIES")
+	}
+	if o.FRRRoot == "" {
+		o.FRRRoot = os.Getenv(frrproc.EnvRoot)
 	}
 	return nil
 }
@@ -235,8 +245,10 @@ func checkPrerequisites(o *Options) error {
 		files = append(files,
 			file{o.Operator, "go build -o bin/network-operator ./cmd/network-operator"},
 			file{o.Agent, "go build -o bin/network-agent ./cmd/network-agent"})
-		if err := frrproc.Check(); err != nil {
-			errs = append(errs, fmt.Errorf("%w: %v (make deps installs frr and frr-pythontools)", ErrMissing, err))
+		if o.FRRRoot == "" {
+			errs = append(errs, fmt.Errorf("%w: no FRR root file system (set NETOP_FRR_ROOT; make frr-root builds it)", ErrMissing))
+		} else if err := o.frrTools().CheckDaemons(); err != nil {
+			errs = append(errs, fmt.Errorf("%w: %v", ErrMissing, err))
 		}
 	case InstallHelm:
 		for _, name := range append(slices.Clone(imageNames), "pause") {

@@ -117,7 +117,7 @@ func (c *Cluster) StartAgents(ctx context.Context) error {
 			"--netns", n.NS.Path, "--pin-dir", n.PinDir,
 			"--state-file", filepath.Join(n.Dir, "last-good.yaml"),
 			"--listen", n.MetricsAddr,
-			"--frr", "reload", "--frr-vty-socket", n.FRR.Dir, "--frr-conf-dir", n.FRR.ConfDir,
+			"--frr", "reload", "--frr-vty-socket", n.FRR.Dir, "--frr-conf-dir", n.FRR.ConfDir, "--frr-root", c.opts.FRRRoot,
 			"--frr-state-dir", filepath.Join(n.Dir, "frr-state"), "--frr-scratch=" + strconv.FormatBool(!c.opts.NoFRRScratch),
 			// Every VXLAN leaves through the uplink: its MTU bounds the overlay's.
 			"--vtep-interface", Uplink,

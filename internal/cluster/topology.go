@@ -254,7 +254,7 @@ func (c *Cluster) startFRR(ctx context.Context) error {
 	start := time.Now()
 	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	in, err := frrproc.Start(sctx, frrproc.Options{Netns: c.fabricN.Name, Config: c.reflectorConfig()})
+	in, err := frrproc.Start(sctx, frrproc.Options{Tools: c.opts.frrTools(), Netns: c.fabricN.Name, Config: c.reflectorConfig()})
 	if err != nil {
 		return fmt.Errorf("route reflector: %w", err)
 	}
@@ -268,7 +268,7 @@ func (c *Cluster) startFRR(ctx context.Context) error {
 		return nil
 	}
 	for _, n := range c.nodes {
-		in, err := frrproc.Start(sctx, frrproc.Options{Netns: n.NS.Name})
+		in, err := frrproc.Start(sctx, frrproc.Options{Tools: c.opts.frrTools(), Netns: n.NS.Name})
 		if err != nil {
 			return fmt.Errorf("FRR of %s: %w", n.Name, err)
 		}

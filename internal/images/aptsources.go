@@ -54,6 +54,54 @@ func AptSources(root, suite string) ([]string, error) {
 	return out, nil
 }
 
+// AptSourcesFor returns apt entries for suite from the machine's apt configuration below root: its own entries
+// for suite when it has them, else the entries of the machine's own release (VERSION_CODENAME in
+// etc/os-release) pointed at suite, pockets included (bookworm-security becomes trixie-security). So the FRR
+// image's newer Debian release comes from the mirror this machine already reaches, and never enters its
+// own apt configuration.
+func AptSourcesFor(root, suite string) ([]string, error) {
+	if own, err := AptSources(root, suite); err == nil {
+		return own, nil
+	}
+	host, err := codename(root)
+	if err != nil {
+		return nil, err
+	}
+	lines, err := AptSources(root, host)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		fields := strings.Fields(l)
+		// deb [options] URI SUITE COMPONENT...: the suite follows the URI, after any bracketed options.
+		i := 1
+		if strings.HasPrefix(fields[i], "[") {
+			for !strings.HasSuffix(fields[i], "]") {
+				i++
+			}
+			i++
+		}
+		fields[i+1] = suite + strings.TrimPrefix(fields[i+1], host)
+		out = append(out, strings.Join(fields, " "))
+	}
+	return out, nil
+}
+
+// codename is VERSION_CODENAME from root's etc/os-release.
+func codename(root string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(root, "etc/os-release"))
+	if err != nil {
+		return "", fmt.Errorf("apt sources: the machine's release: %w", err)
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VERSION_CODENAME="); ok && strings.Trim(v, `"`) != "" {
+			return strings.Trim(v, `"`), nil
+		}
+	}
+	return "", fmt.Errorf("apt sources: no VERSION_CODENAME in %s", filepath.Join(root, "etc/os-release"))
+}
+
 func suiteMatches(s, suite string) bool {
 	return s == suite || strings.HasPrefix(s, suite+"-") || strings.HasPrefix(s, suite+"/")
 }

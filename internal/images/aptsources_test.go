@@ -107,3 +107,69 @@ func TestAptSources(t *testing.T) {
 		})
 	}
 }
+
+func TestAptSourcesFor(t *testing.T) {
+	const keyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
+	write := func(t *testing.T, files map[string]string) string {
+		root := t.TempDir()
+		for name, content := range files {
+			p := filepath.Join(root, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return root
+	}
+	bookworm := "Types: deb\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\nComponents: main\n" +
+		"Signed-By: " + keyring + "\n\nTypes: deb\nURIs: http://mirror.example/debian-security\nSuites: bookworm-security\n" +
+		"Components: main\n"
+	tests := []struct {
+		name    string
+		files   map[string]string
+		want    []string
+		wantErr string
+	}{
+		{
+			name: "the machine's release pointed at trixie, pockets and options kept",
+			files: map[string]string{"etc/os-release": "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nVERSION_CODENAME=bookworm\n",
+				"etc/apt/sources.list.d/debian.sources": bookworm},
+			want: []string{
+				"deb [signed-by=" + keyring + "] http://mirror.example/debian trixie main",
+				"deb [signed-by=" + keyring + "] http://mirror.example/debian trixie-updates main",
+				"deb http://mirror.example/debian-security trixie-security main",
+			},
+		},
+		{
+			name: "the machine's own trixie entries win",
+			files: map[string]string{"etc/os-release": "VERSION_CODENAME=bookworm\n",
+				"etc/apt/sources.list.d/debian.sources": bookworm,
+				"etc/apt/sources.list":                  "deb http://own.example/debian trixie main\n"},
+			want: []string{"deb http://own.example/debian trixie main"},
+		},
+		{
+			name:    "no release name",
+			files:   map[string]string{"etc/os-release": "ID=debian\n", "etc/apt/sources.list.d/debian.sources": bookworm},
+			wantErr: "no VERSION_CODENAME",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := AptSourcesFor(write(t, tt.files), "trixie")
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}

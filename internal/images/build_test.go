@@ -45,7 +45,7 @@ func TestCommandImages(t *testing.T) {
 		t.Fatal(err)
 	}
 	recipe := DefaultFRRRecipe(nil)
-	if recipe.Sources, err = AptSources("/", recipe.Suite); err != nil {
+	if recipe.Sources, err = AptSourcesFor("/", recipe.Suite); err != nil {
 		t.Fatal(err)
 	}
 	rootfs := RootfsCache{Dir: filepath.Join(cacheBase, "network-operator", "frr-rootfs")}
@@ -150,7 +150,7 @@ func TestFRRImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	recipe := DefaultFRRRecipe(nil)
-	if recipe.Sources, err = AptSources("/", recipe.Suite); err != nil {
+	if recipe.Sources, err = AptSourcesFor("/", recipe.Suite); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

@@ -2,7 +2,6 @@ package images
 
 import (
 	"archive/tar"
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -27,9 +26,10 @@ import (
 
 // FRRRecipe is how the FRR image's root file system is made with mmdebstrap. All of it goes into the cache key.
 type FRRRecipe struct {
-	Suite    string   `json:"suite"`
+	Suite string `json:"suite"`
+	// Packages are "name=version": pinned, so the recipe alone says what the image holds (and keys the cache).
 	Packages []string `json:"packages"`
-	Sources  []string `json:"sources"` // one-line apt entries, see AptSources
+	Sources  []string `json:"sources"` // one-line apt entries, see AptSourcesFor
 	// Epoch is mmdebstrap's SOURCE_DATE_EPOCH: file times after it are clamped to it, and it is the image's
 	// creation time. Fixed rather than the commit time, so a new commit does not rebuild the root file system.
 	Epoch int64 `json:"epoch"`
@@ -38,15 +38,45 @@ type FRRRecipe struct {
 // frrEpoch is 2025-05-20T00:00:00Z, a fixed past date (see FRRRecipe.Epoch); changing it rebuilds the rootfs.
 const frrEpoch = 1747699200
 
-// DefaultFRRRecipe is Debian bookworm's FRR from the given sources: frr (zebra, bgpd, vtysh), frr-pythontools
-// (frr-reload.py) and the python3 it runs with, and iproute2 to look at the pod's network from inside.
+// FRRSuite is the Debian release the FRR image comes from.
+const FRRSuite = "trixie"
+
+// DefaultFRRRecipe is Debian 13's FRR 10.3 from the given sources: frr (zebra, bgpd, bfdd, mgmtd, vtysh),
+// frr-pythontools (frr-reload.py) and the python3 it runs with, and iproute2 to look at the pod's network from
+// inside.
 func DefaultFRRRecipe(sources []string) FRRRecipe {
 	return FRRRecipe{
-		Suite:    "bookworm",
-		Packages: []string{"frr", "frr-pythontools", "python3", "iproute2"},
-		Sources:  sources,
-		Epoch:    frrEpoch,
+		Suite: FRRSuite,
+		Packages: []string{"frr=10.3-3+deb13u1", "frr-pythontools=10.3-3+deb13u1", "python3=3.13.5-1",
+			"iproute2=6.15.0-1"},
+		Sources: sources,
+		Epoch:   frrEpoch,
 	}
+}
+
+// pin splits a "name=version" package.
+func pin(p string) (name, version string) {
+	name, version, _ = strings.Cut(p, "=")
+	return name, version
+}
+
+// names are the recipe's package names without their versions.
+func (r FRRRecipe) names() []string {
+	out := make([]string, len(r.Packages))
+	for i, p := range r.Packages {
+		out[i], _ = pin(p)
+	}
+	return out
+}
+
+// check refuses a recipe with a package not pinned to a version.
+func (r FRRRecipe) check() error {
+	for _, p := range r.Packages {
+		if name, version := pin(p); name == "" || version == "" {
+			return fmt.Errorf("FRR recipe: package %q is not pinned (want name=version)", p)
+		}
+	}
+	return nil
 }
 
 // mmdebstrapArgs is the whole mmdebstrap command line for target.
@@ -88,10 +118,9 @@ type Rootfs struct {
 
 // rootfsKeyInput is what the cache key hashes; it is also written beside the tarball for people.
 type rootfsKeyInput struct {
-	Args       []string          `json:"mmdebstrapArgs"`
-	Epoch      int64             `json:"epoch"`
-	Mmdebstrap string            `json:"mmdebstrapVersion"`
-	Candidates map[string]string `json:"candidates"`
+	Args       []string `json:"mmdebstrapArgs"`
+	Epoch      int64    `json:"epoch"`
+	Mmdebstrap string   `json:"mmdebstrapVersion"`
 }
 
 // Get returns the root file system for r, building it with mmdebstrap (as root: ~1.5-2.5 min) when the cache
@@ -137,9 +166,14 @@ func (c RootfsCache) Get(ctx context.Context, r FRRRecipe) (Rootfs, error) {
 	if err := cmd.Run(); err != nil {
 		return Rootfs{}, fmt.Errorf("mmdebstrap %s: %w\n%s", r.Suite, err, lastLines(tail.String(), 20))
 	}
-	versions, err := installedVersions(tarPath, r.Packages)
+	versions, err := installedVersions(tarPath, r.names())
 	if err != nil {
 		return Rootfs{}, err
+	}
+	for _, p := range r.Packages {
+		if name, want := pin(p); versions[name] != want {
+			return Rootfs{}, fmt.Errorf("mmdebstrap %s: %s %s installed, the recipe pins %s", r.Suite, name, versions[name], want)
+		}
 	}
 	rf := Rootfs{Key: key, Recipe: r, Versions: versions}
 	meta, err := json.MarshalIndent(struct {
@@ -163,6 +197,44 @@ func (c RootfsCache) Get(ctx context.Context, r FRRRecipe) (Rootfs, error) {
 	return rf, nil
 }
 
+// Unpacked returns the directory holding rf unpacked (a "root" beside its tarball), unpacking it once: the FRR
+// that ships, for tests, the demo and the benchmarks to run chrooted (see frrproc.Tools).
+func (c RootfsCache) Unpacked(ctx context.Context, rf Rootfs) (string, error) {
+	dir := filepath.Join(filepath.Dir(rf.Path), "root")
+	if _, err := os.Stat(filepath.Join(dir, "usr", "lib", "frr", "zebra")); err == nil {
+		return dir, nil
+	}
+	lock, err := os.OpenFile(filepath.Join(c.Dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", fmt.Errorf("rootfs cache lock: %w", err)
+	}
+	defer lock.Close() // releases the lock
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		return "", fmt.Errorf("rootfs cache lock: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "usr", "lib", "frr", "zebra")); err == nil {
+		return dir, nil // unpacked meanwhile by another caller
+	}
+	tmp := dir + ".tmp"
+	if err := os.RemoveAll(tmp); err != nil {
+		return "", err
+	}
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return "", err
+	}
+	// Device nodes stay out: whoever runs from the root binds the machine's /dev over it.
+	out, err := exec.CommandContext(ctx, "tar", "-xf", rf.Path, "-C", tmp, "--numeric-owner", "--exclude=./dev/*").CombinedOutput()
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("unpack %s: %w: %s", rf.Path, err, out)
+	}
+	_ = os.RemoveAll(dir) // a half-written one from a crash
+	if err := os.Rename(tmp, dir); err != nil {
+		return "", fmt.Errorf("rootfs cache: %w", err)
+	}
+	return dir, nil
+}
+
 func readRootfs(dir string) (Rootfs, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "rootfs.json"))
 	if err != nil {
@@ -180,52 +252,23 @@ func readRootfs(dir string) (Rootfs, error) {
 }
 
 func rootfsKey(ctx context.Context, r FRRRecipe) (string, []byte, error) {
+	if err := r.check(); err != nil {
+		return "", nil, err
+	}
 	ver, err := exec.CommandContext(ctx, "mmdebstrap", "--version").Output()
 	if err != nil {
 		return "", nil, fmt.Errorf("mmdebstrap --version: %w (install it: hack/install-deps.sh)", err)
-	}
-	policy, err := exec.CommandContext(ctx, "apt-cache", append([]string{"policy"}, r.Packages...)...).Output()
-	if err != nil {
-		return "", nil, fmt.Errorf("apt-cache policy: %w", err)
-	}
-	candidates, err := parseCandidates(policy, r.Packages)
-	if err != nil {
-		return "", nil, err
 	}
 	in, err := json.Marshal(rootfsKeyInput{
 		Args:       r.mmdebstrapArgs("TARGET"),
 		Epoch:      r.Epoch,
 		Mmdebstrap: strings.TrimSpace(string(ver)),
-		Candidates: candidates,
 	})
 	if err != nil {
 		return "", nil, err
 	}
 	sum := sha256.Sum256(in)
 	return hex.EncodeToString(sum[:]), in, nil
-}
-
-// parseCandidates reads the "Candidate:" version of each package from `apt-cache policy` output.
-func parseCandidates(policy []byte, packages []string) (map[string]string, error) {
-	out := map[string]string{}
-	pkg := ""
-	sc := bufio.NewScanner(bytes.NewReader(policy))
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, " ") && strings.HasSuffix(line, ":") {
-			pkg = strings.TrimSuffix(line, ":")
-			continue
-		}
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Candidate:"); ok && pkg != "" {
-			out[pkg] = strings.TrimSpace(v)
-		}
-	}
-	for _, p := range packages {
-		if v := out[p]; v == "" || v == "(none)" {
-			return nil, fmt.Errorf("apt-cache policy knows no candidate version of %s (run apt-get update)", p)
-		}
-	}
-	return out, nil
 }
 
 // installedVersions reads the versions of packages from the dpkg status file in a rootfs tarball.

@@ -12,29 +12,28 @@ import (
 	"time"
 )
 
-func TestParseCandidates(t *testing.T) {
-	const policy = `frr:
-  Installed: 8.4.4-1.1~deb12u2
-  Candidate: 8.4.4-1.1~deb12u2
-  Version table:
- *** 8.4.4-1.1~deb12u2 500
-        500 http://deb.debian.org/debian-security bookworm-security/main amd64 Packages
-python3:
-  Installed: (none)
-  Candidate: 3.11.2-1+b1
-  Version table:
-     3.11.2-1+b1 500
-ghost:
-  Installed: (none)
-  Candidate: (none)
-`
-	tests := []versionCase{
-		{name: "installed and not", packages: []string{"frr", "python3"},
-			want: map[string]string{"frr": "8.4.4-1.1~deb12u2", "python3": "3.11.2-1+b1", "ghost": "(none)"}},
-		{name: "no candidate", packages: []string{"frr", "ghost"}, wantErr: "no candidate version of ghost"},
-		{name: "unknown package", packages: []string{"absent"}, wantErr: "no candidate version of absent"},
+func TestRecipePinsEveryPackage(t *testing.T) {
+	if err := DefaultFRRRecipe(nil).check(); err != nil {
+		t.Fatalf("the default recipe: %v", err)
 	}
-	runVersionCases(t, []byte(policy), parseCandidates, tests)
+	tests := []struct {
+		packages []string
+		wantErr  string
+	}{
+		{[]string{"frr=10.3-3+deb13u1", "python3=3.13.5-1"}, ""},
+		{[]string{"frr=10.3-3+deb13u1", "python3"}, `package "python3" is not pinned`},
+		{[]string{"frr="}, `package "frr=" is not pinned`},
+		{[]string{"=10.3"}, `package "=10.3" is not pinned`},
+	}
+	for _, tt := range tests {
+		err := FRRRecipe{Suite: FRRSuite, Packages: tt.packages}.check()
+		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("%v: error %v, want %q", tt.packages, err, tt.wantErr)
+		}
+	}
+	if got := (FRRRecipe{Packages: []string{"frr=10.3-3+deb13u1", "iproute2=6.15.0-1"}}).names(); !slices.Equal(got, []string{"frr", "iproute2"}) {
+		t.Errorf("names %v", got)
+	}
 }
 
 func TestDpkgVersions(t *testing.T) {

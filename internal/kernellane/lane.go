@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 )
 
 // TestSet is one package's tests for the lane: the package as go test names it ("./internal/agent/netconf") and
@@ -113,8 +115,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return rep, err
 	}
 	defer console.Close()
+	env := map[string]string{"NETOP_TEST_PREREQS": "require", "GOFLAGS": "", "HOME": "/root"}
+	// The variables by which make test names what it set up (the shipped FRR's root file system, the API-server
+	// and node binaries): the guest sees the host's files, so the same paths hold there.
+	for _, k := range []string{frrproc.EnvRoot, "KUBEBUILDER_ASSETS", "NETOP_K8S_BINARIES"} {
+		if v := os.Getenv(k); v != "" {
+			env[k] = v
+		}
+	}
 	rep.Result, err = Boot{Kernel: k, Initramfs: initramfs, Out: out, Job: job.String(), Append: o.Variant.Append, Console: console,
-		Env: map[string]string{"NETOP_TEST_PREREQS": "require", "GOFLAGS": "", "HOME": "/root"}}.Run(ctx)
+		Env: env}.Run(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("%s%s: %w (console: %s)", k.Release, variantSuffix(o.Variant.Name), err, console.Name())
 	}

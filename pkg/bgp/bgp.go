@@ -118,7 +118,9 @@ func WellKnownCommunities() []string {
 // well-known name by that name (65535:65281 is no-export). A config written otherwise never matches FRR's
 // running config, and every reload finds the same difference again. Standard and well-known communities come
 // first, then large ones; anything that is not a community (validation refuses it) keeps its place at the end.
-func CanonicalCommunities(in []string) []string {
+// internetByName says whether FRR names 0:0 "internet" (FRR 8) or shows and takes it only as 0:0 (FRR 10,
+// which refuses the name).
+func CanonicalCommunities(in []string, internetByName bool) []string {
 	var std []uint32
 	var large [][3]uint32
 	var other []string
@@ -151,7 +153,7 @@ func CanonicalCommunities(in []string) []string {
 	for _, v := range std {
 		name := fmt.Sprintf("%d:%d", v>>16, v&0xFFFF)
 		for _, w := range wellKnown {
-			if w.value == v {
+			if w.value == v && (v != 0 || internetByName) {
 				name = w.name
 			}
 		}

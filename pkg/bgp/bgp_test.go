@@ -170,8 +170,16 @@ func TestCanonicalCommunities(t *testing.T) {
 		{[]string{"4200000101:3:4", "65000:100", "4200000101:1:2", "1:2:3", "4200000101:1:2"},
 			[]string{"65000:100", "1:2:3", "4200000101:1:2", "4200000101:3:4"}},
 	} {
-		if got := CanonicalCommunities(tc.in); !slices.Equal(got, tc.want) {
-			t.Errorf("CanonicalCommunities(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := CanonicalCommunities(tc.in, true); !slices.Equal(got, tc.want) {
+			t.Errorf("CanonicalCommunities(%q, FRR 8) = %q, want %q", tc.in, got, tc.want)
+		}
+		// FRR 10 refuses the name "internet" and shows 0:0; every other name stays.
+		want10 := slices.Clone(tc.want)
+		if i := slices.Index(want10, "internet"); i >= 0 {
+			want10[i] = "0:0"
+		}
+		if got := CanonicalCommunities(tc.in, false); !slices.Equal(got, want10) {
+			t.Errorf("CanonicalCommunities(%q, FRR 10) = %q, want %q", tc.in, got, want10)
 		}
 	}
 }
@@ -183,16 +191,18 @@ func FuzzCanonicalCommunities(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		in := strings.Fields(s)
 		valid := slices.DeleteFunc(slices.Clone(in), func(c string) bool { _, err := ParseCommunity(c); return err != nil })
-		got := CanonicalCommunities(valid)
-		if again := CanonicalCommunities(got); !slices.Equal(again, got) {
-			t.Fatalf("not a fixed point: %q -> %q -> %q", valid, got, again)
-		}
-		if len(slices.Compact(slices.Clone(got))) != len(got) {
-			t.Fatalf("duplicates in %q", got)
-		}
-		for _, c := range valid {
-			if !slices.Contains(got, CanonicalCommunities([]string{c})[0]) {
-				t.Fatalf("%q lost from %q: %q", c, valid, got)
+		for _, byName := range []bool{true, false} {
+			got := CanonicalCommunities(valid, byName)
+			if again := CanonicalCommunities(got, byName); !slices.Equal(again, got) {
+				t.Fatalf("not a fixed point: %q -> %q -> %q", valid, got, again)
+			}
+			if len(slices.Compact(slices.Clone(got))) != len(got) {
+				t.Fatalf("duplicates in %q", got)
+			}
+			for _, c := range valid {
+				if !slices.Contains(got, CanonicalCommunities([]string{c}, byName)[0]) {
+					t.Fatalf("%q lost from %q: %q", c, valid, got)
+				}
 			}
 		}
 	})

@@ -32,7 +32,7 @@ func TestBrownfieldReloadNoFlap(t *testing.T) {
 	must(t, node.IP(ctx, "addr", "add", "10.0.0.1/32", "dev", "lo"))
 	frrtest.Router(t, frrproc.Options{Netns: fab.Name, Config: []byte(rrConfig)})
 	router := frrtest.Router(t, frrproc.Options{Netns: node.Name})
-	target := frr.Target{VtySocket: router.Dir, ConfDir: router.ConfDir}
+	target := frr.Target{VtySocket: router.Dir, ConfDir: router.ConfDir, Tools: router.Tools()}
 
 	cfg := goldenFile(t, "brownfield-dasschiff-readme")
 	res, err := reloaderFor(t, router).Apply(ctx, cfg)

@@ -76,7 +76,7 @@ func (t Target) Check(ctx context.Context, file string, scratchDaemons []string)
 func (t Target) check(ctx context.Context, file string, scratchDaemons []string, tl *timeline) error {
 	t = t.withDefaults()
 	start := time.Now()
-	stdout, stderr, err := runCmd(ctx, t.VtyshPath, "--config_dir", t.ConfDir, "-C", "-f", file)
+	stdout, stderr, err := t.run(ctx, t.VtyshPath, "--config_dir", t.ConfDir, "-C", "-f", file)
 	tl.since(StepSyntax, start)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -106,7 +106,10 @@ func (t Target) CheckCanonical(ctx context.Context, file string, scratchDaemons 
 	err := t.scratchLoad(ctx, file, scratchDaemons, func(in *frrproc.Instance) error {
 		scratch := t
 		scratch.VtySocket, scratch.ConfDir, scratch.RunDir, scratch.Pathspace = in.Dir, in.Dir, in.Dir, ""
-		out, stderr, err := runCmd(ctx, t.Python, scratch.reloadArgs("--test", file)...)
+		if _, err := scratch.settledRunningConfig(ctx); err != nil {
+			return err
+		}
+		out, stderr, err := scratch.run(ctx, t.Python, scratch.reloadArgs("--test", file)...)
 		text := Redact(string(out) + stderr)
 		if err != nil {
 			return &ValidationError{Check: "frr-reload --test", Messages: errorLines(text)}
@@ -157,7 +160,7 @@ func startScratch(ctx context.Context, t Target, daemons []string) (*frrproc.Net
 		}
 	}
 	in, err := frrproc.Start(ctx, frrproc.Options{
-		Netns: ns.Name, Daemons: daemons, NoBGPListen: true, DaemonDir: t.DaemonDir, Vtysh: t.VtyshPath,
+		Netns: ns.Name, Daemons: daemons, NoBGPListen: true, Tools: t.Tools, DaemonDir: t.DaemonDir, Vtysh: t.VtyshPath,
 	})
 	if err != nil {
 		return nil, nil, errors.Join(fmt.Errorf("scratch FRR for validation: %w", err), ns.Delete(context.WithoutCancel(ctx)))

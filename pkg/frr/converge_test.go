@@ -149,7 +149,7 @@ func randomBFD(rng *rand.Rand) *bfd.Profile {
 // nothing left to change (a reload converges in one pass, and a residual diff is always a real difference).
 // NETOP_CONVERGE_SEED replays a draw; NETOP_CONVERGE_N sets how many (default 12).
 func TestRandomConfigsConverge(t *testing.T) {
-	frrtest.Require(t)
+	tools := frrtest.Require(t)
 	t.Parallel()
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("NETOP_CONVERGE_SEED"); s != "" {
@@ -184,7 +184,7 @@ func TestRandomConfigsConverge(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		diff, err := frr.Target{}.CheckCanonical(ctx, file, append(frr.DefaultScratchDaemons, "staticd"))
+		diff, err := frr.Target{Tools: tools}.CheckCanonical(ctx, file, append(frr.DefaultScratchDaemons, "staticd"))
 		cancel()
 		if err != nil {
 			t.Fatalf("draw %d (seed %d): FRR refused the rendered config: %v\n%s", i, seed, err, conf)

@@ -36,10 +36,19 @@ func (r *Reloader) PlanPath(cfg []byte) (Path, string) {
 	if r.opts.Method == ReloadSystemd {
 		return PathSystemd, ""
 	}
-	if _, err := frrdiff.Parse(cfg, frrdiff.File); err != nil {
+	if _, err := r.opts.parseCandidate(cfg); err != nil {
 		return PathReloadScript, err.Error()
 	}
 	return PathDelta, ""
+}
+
+// parseCandidate reads a candidate config as frrdiff does for the target's release.
+func (t Target) parseCandidate(cfg []byte) (*frrdiff.Config, error) {
+	d, ok := t.Version.dialect()
+	if !ok {
+		return nil, t.Version.Check()
+	}
+	return frrdiff.Parse(cfg, frrdiff.File, d)
 }
 
 // deltaDiff is the Diff frr-reload.py --test would print for d, secrets redacted.
@@ -64,7 +73,11 @@ func (t Target) runningConfig(ctx context.Context, tl *timeline) (*frrdiff.Confi
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := frrdiff.Parse(out, frrdiff.Running)
+	d, ok := t.Version.dialect()
+	if !ok {
+		return nil, t.Version.Check()
+	}
+	cfg, err := frrdiff.Parse(out, frrdiff.Running, d)
 	if err != nil {
 		return nil, fmt.Errorf("FRR's running config: %w", err)
 	}
@@ -100,7 +113,7 @@ func (t Target) runScript(ctx context.Context, script []byte, cand *frrdiff.Conf
 	if err != nil {
 		return fmt.Errorf("delta script: %w", err)
 	}
-	stdout, stderr, err := runCmd(ctx, t.VtyshPath, append(t.vtyshArgs(), "-f", name)...)
+	stdout, stderr, err := t.run(ctx, t.VtyshPath, append(t.vtyshArgs(), "-f", name)...)
 	if ctx.Err() != nil {
 		return fmt.Errorf("vtysh -f delta: %w", ctx.Err())
 	}
@@ -144,4 +157,48 @@ func (t Target) applyDelta(ctx context.Context, cand *frrdiff.Config, d frrdiff.
 		}
 		prev = left
 	}
+}
+
+// dropStaleVRFs removes the VRFs FRR 10 keeps once their last line is gone ("vrf X" / "exit-vrf" with nothing
+// inside) that cfg does not have. frr-reload.py, like the Go diff that follows it, deletes a removed VRF's
+// lines but never the VRF: FRR 8 then forgets it, FRR 10 keeps it configured (shown "inactive" once its kernel
+// device is gone) for ever.
+func (t Target) dropStaleVRFs(ctx context.Context, cfg []byte, tl *timeline) error {
+	if t.Version.orShipped().Major < 10 {
+		return nil
+	}
+	start := time.Now()
+	defer tl.since(StepCheck, start)
+	out, err := t.RunningConfig(ctx)
+	if err != nil {
+		return err
+	}
+	have, lines := vrfBlocks(out)
+	var cmds []string
+	for _, v := range have {
+		if len(lines[v]) == 0 && !namesVRF(cfg, v) {
+			cmds = append(cmds, "no vrf "+v)
+		}
+	}
+	if len(cmds) == 0 {
+		return nil
+	}
+	if _, err := t.Vtysh(ctx, append([]string{"configure terminal"}, cmds...)...); err != nil {
+		return fmt.Errorf("remove the emptied VRFs %v: %w", cmds, err)
+	}
+	return nil
+}
+
+// namesVRF reports whether any line of cfg names VRF v ("vrf v", "router bgp N vrf v", "import vrf v"): FRR
+// keeps such a VRF configured.
+func namesVRF(cfg []byte, v string) bool {
+	for line := range strings.Lines(string(cfg)) {
+		f := strings.Fields(line)
+		for i := 0; i+1 < len(f); i++ {
+			if f[i] == "vrf" && f[i+1] == v {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -38,7 +38,7 @@ func TestGracefulRestartKeepsEVPN(t *testing.T) {
 	frrtest.Router(t, frrproc.Options{Netns: fab.Name, Config: []byte(rrConfig)})
 	for _, n := range nodes {
 		n.frr = frrtest.Router(t, frrproc.Options{Netns: n.ns.Name, KeepRoutes: 120 * time.Second})
-		n.target = frr.Target{VtySocket: n.frr.Dir, ConfDir: n.frr.ConfDir}
+		n.target = frr.Target{VtySocket: n.frr.Dir, ConfDir: n.frr.ConfDir, Tools: n.frr.Tools()}
 		n.stateDir = t.TempDir()
 		n.rel = newReloader(t, frr.Options{Target: n.target, StateDir: n.stateDir})
 		n.apply(t, ctx)

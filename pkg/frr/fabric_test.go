@@ -240,10 +240,10 @@ func TestEVPNFabric(t *testing.T) {
 
 	start := time.Now()
 	rr := frrtest.Router(t, frrproc.Options{Netns: fab.Name, Config: []byte(rrConfig)})
-	rrTarget := frr.Target{VtySocket: rr.Dir, ConfDir: rr.ConfDir}
+	rrTarget := frr.Target{VtySocket: rr.Dir, ConfDir: rr.ConfDir, Tools: rr.Tools()}
 	for _, n := range nodes {
 		n.frr = frrtest.Router(t, frrproc.Options{Netns: n.ns.Name})
-		n.target = frr.Target{VtySocket: n.frr.Dir, ConfDir: n.frr.ConfDir}
+		n.target = frr.Target{VtySocket: n.frr.Dir, ConfDir: n.frr.ConfDir, Tools: n.frr.Tools()}
 		n.stateDir = t.TempDir()
 		rel := newReloader(t, frr.Options{Target: n.target, StateDir: n.stateDir})
 		n.rel = rel

@@ -59,7 +59,7 @@ func TestIsolatedVNIStaysOutOfEVPN(t *testing.T) {
 	frrtest.Router(t, frrproc.Options{Netns: fab.Name, Config: []byte(rrConfig)})
 	for _, n := range nodes {
 		n.frr = frrtest.Router(t, frrproc.Options{Netns: n.ns.Name})
-		n.target = frr.Target{VtySocket: n.frr.Dir, ConfDir: n.frr.ConfDir}
+		n.target = frr.Target{VtySocket: n.frr.Dir, ConfDir: n.frr.ConfDir, Tools: n.frr.Tools()}
 		n.stateDir = t.TempDir()
 		rel := newReloader(t, frr.Options{Target: n.target, StateDir: n.stateDir})
 		n.rel = rel

@@ -13,6 +13,10 @@ import (
 // configurations, routing tables, BGP peerings) without depending on the API
 // types.
 type NodeConfig struct {
+	// FRR is the release rendered for (zero: Shipped): where releases spell a command differently, the
+	// release's spelling, so FRR takes it and shows it the same.
+	FRR Version
+
 	// DisableIPForwarding and DisableIPv6Forwarding render "no ip[v6]
 	// forwarding". Otherwise FRR's datacenter default applies: zebra turns
 	// forwarding on, and a reload enforces it. (No hostname is rendered:

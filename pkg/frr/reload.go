@@ -352,6 +352,9 @@ func (r *Reloader) install(ctx context.Context, v validated) (res Result, _ erro
 	if err != nil {
 		return res, err
 	}
+	if err := r.opts.dropStaleVRFs(ctx, cfg, tl); err != nil {
+		return res, undo(err)
+	}
 	res.Reload = time.Since(start)
 	if err := writeFileAtomic(r.lastAppliedPath(), cfg, nil); err != nil {
 		return res, fmt.Errorf("applied, but saving last applied config failed: %w", err)
@@ -390,7 +393,7 @@ func (r *Reloader) converge(ctx context.Context, confPath string) ([]string, err
 	}
 	var prev []string
 	for pass := 1; ; pass++ {
-		out, stderr, err := runCmd(ctx, r.opts.Python, r.opts.reloadArgs("--test", confPath)...)
+		out, stderr, err := r.opts.run(ctx, r.opts.Python, r.opts.reloadArgs("--test", confPath)...)
 		if err != nil {
 			return nil, fmt.Errorf("%w: check after reload: %w: %s", ErrReloadFailed, err, strings.Join(errorLines(Redact(string(out)+stderr)), "; "))
 		}
@@ -547,7 +550,7 @@ type prepared struct {
 // frr-reload.py --test's where frrdiff cannot read a side.
 func (r *Reloader) prepare(ctx context.Context, candFile string, cfg []byte, tl *timeline) (prepared, error) {
 	var p prepared
-	cand, err := frrdiff.Parse(cfg, frrdiff.File)
+	cand, err := r.opts.parseCandidate(cfg)
 	if err != nil {
 		p.why = "candidate: " + err.Error()
 	} else {
@@ -592,7 +595,7 @@ func (r *Reloader) prepare(ctx context.Context, candFile string, cfg []byte, tl 
 // testDiff is frr-reload.py --test's diff of the candidate file against the running daemons.
 func (r *Reloader) testDiff(ctx context.Context, cand string, tl *timeline) (Diff, error) {
 	start := time.Now()
-	out, stderr, err := runCmd(ctx, r.opts.Python, r.opts.reloadArgs("--test", cand)...)
+	out, stderr, err := r.opts.run(ctx, r.opts.Python, r.opts.reloadArgs("--test", cand)...)
 	tl.since(StepTest, start)
 	text := Redact(string(out) + stderr)
 	if err != nil {
@@ -613,7 +616,7 @@ func (r *Reloader) reload(ctx context.Context, confPath string, tl *timeline) er
 		return nil
 	}
 	start := time.Now()
-	out, stderr, err := runCmd(ctx, r.opts.Python, r.opts.reloadArgs("--reload", confPath)...)
+	out, stderr, err := r.opts.run(ctx, r.opts.Python, r.opts.reloadArgs("--reload", confPath)...)
 	tl.since(StepReload, start)
 	if err != nil {
 		msgs := errorLines(Redact(string(out) + stderr))

@@ -164,6 +164,7 @@ func insertSections(base string, sections, lost map[string]string) ([]byte, erro
 // view is NodeConfig resolved for the templates: names derived, sequences
 // assigned, everything sorted so rendering is deterministic.
 type view struct {
+	frr     Version // the release rendered for
 	Globals []string
 	// GracefulRestart holds the lines of every BGP instance (the node is a graceful-restart speaker).
 	GracefulRestart []string
@@ -307,7 +308,7 @@ type routeMapEntryView struct {
 
 func buildView(cfg *NodeConfig) *view {
 	u := &cfg.Underlay
-	v := &view{ASN: u.ASN, RouterID: u.RouterID.String(), GracefulRestart: gracefulRestartLines(u.GracefulRestart),
+	v := &view{frr: cfg.FRR.orShipped(), ASN: u.ASN, RouterID: u.RouterID.String(), GracefulRestart: gracefulRestartLines(u.GracefulRestart),
 		CoalesceTime: underlayCoalesceTime.Milliseconds()}
 	v.Cluster.V4.Family, v.Cluster.V6.Family = "ipv4", "ipv6"
 	v.underlay(cfg)
@@ -464,7 +465,7 @@ func (v *view) leaking(fam int, vrf *VRF, af *afView) (importMap string) {
 		}
 		if pl, ok := prefixList(fam, plName(fam, vrf.Name, "export", rc.Seq), rc.Export, false); ok {
 			v.PrefixLists = append(v.PrefixLists, pl)
-			std, large := splitCommunities(rc.Communities)
+			std, large := splitCommunities(rc.Communities, v.frr)
 			exp.Entries = append(exp.Entries, routeMapEntryView{
 				Action: Permit, Seq: uint32(rc.Seq), MatchFamily: pl.Family, MatchPrefixList: pl.Name,
 				SetCommunity: std, SetLargeCommunity: large, Additive: rc.Additive,
@@ -685,10 +686,10 @@ func gracefulRestartLines(gr *GracefulRestart) []string {
 }
 
 // splitCommunities separates large communities (A:B:C) from the others (standard and well-known), each
-// space-joined in FRR's canonical order (bgp.CanonicalCommunities: what FRR shows, so a reload converges).
-func splitCommunities(all []string) (std, large string) {
+// space-joined in FRR's canonical order (bgp.CanonicalCommunities: what release v shows, so a reload converges).
+func splitCommunities(all []string, v Version) (std, large string) {
 	var s, l []string
-	for _, c := range bgp.CanonicalCommunities(all) {
+	for _, c := range bgp.CanonicalCommunities(all, v.internetByName()) {
 		if kind, _ := bgp.ParseCommunity(c); kind == bgp.LargeCommunity {
 			l = append(l, c)
 		} else {

@@ -95,7 +95,7 @@ func (s *scratch) validate(ctx context.Context, file string, cand *frrdiff.Confi
 // cand. On false the instance's config is unknown.
 func (s *scratch) tryDelta(ctx context.Context, cand *frrdiff.Config) bool {
 	s.holds = false
-	target := Target{VtySocket: s.in.Dir, ConfDir: s.in.ConfDir, VtyshPath: s.target.VtyshPath}
+	target := Target{VtySocket: s.in.Dir, ConfDir: s.in.ConfDir, VtyshPath: s.target.VtyshPath, Tools: s.target.Tools, Version: s.target.Version}
 	running := s.running
 	if running == nil {
 		var err error

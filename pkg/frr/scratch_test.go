@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/network-operator/network-operator/pkg/frr/frrdiff"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
 )
@@ -22,7 +21,7 @@ func testReloader(t *testing.T, opts Options) *Reloader {
 	t.Helper()
 	ns := frrtest.Netns(t, "frrscr-")
 	router := frrtest.Router(t, frrproc.Options{Netns: ns.Name})
-	opts.Target = Target{VtySocket: router.Dir, ConfDir: router.ConfDir, VtyshPath: opts.VtyshPath}
+	opts.Target = Target{VtySocket: router.Dir, ConfDir: router.ConfDir, VtyshPath: opts.VtyshPath, Tools: router.Tools()}
 	opts.StateDir = t.TempDir()
 	r, err := NewReloader(opts)
 	if err != nil {
@@ -227,8 +226,8 @@ func TestScriptRestoresRouteMapDelay(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := frrtest.Netns(t, "frrdly-")
 			router := frrtest.Router(t, frrproc.Options{Netns: ns.Name})
-			target := Target{VtySocket: router.Dir, ConfDir: router.ConfDir}
-			cand, err := frrdiff.Parse([]byte(tc.desired), frrdiff.File)
+			target := Target{VtySocket: router.Dir, ConfDir: router.ConfDir, Tools: router.Tools()}
+			cand, err := target.parseCandidate([]byte(tc.desired))
 			if err != nil {
 				t.Fatal(err)
 			}

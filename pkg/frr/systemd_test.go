@@ -63,12 +63,12 @@ func TestReloaderSystemdMethod(t *testing.T) {
 	frrtest.Require(t)
 	ns := frrtest.Netns(t, "frrsd-")
 	router := frrtest.Router(t, frrproc.Options{Netns: ns.Name})
-	target := Target{VtySocket: router.Dir, ConfDir: router.ConfDir}
+	target := Target{VtySocket: router.Dir, ConfDir: router.ConfDir, Tools: router.Tools()}
 	var jobs atomic.Int32
 	sd, client := fakeSystemd(t, map[string]string{"frr.service": "done"})
 	sd.SetJob(func(string) error {
 		jobs.Add(1)
-		out, stderr, err := runCmd(context.Background(), "python3", target.reloadArgs("--reload", target.ConfigPath())...)
+		out, stderr, err := target.run(context.Background(), "python3", target.reloadArgs("--reload", target.ConfigPath())...)
 		if err != nil {
 			return fmt.Errorf("%w: %s%s", err, out, stderr)
 		}

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
+
+	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 )
 
 // Target says where the running FRR daemons and their files are.
@@ -23,7 +26,11 @@ type Target struct {
 	// RunDir is where frr-reload.py writes its temporary command files
 	// (they contain secrets). Default ConfDir, which only FRR can read.
 	RunDir string
-	// VtyshPath, ReloadScript, DaemonDir and Python locate the FRR tools.
+	// Version is the FRR release the daemons run, whose frr-reload.py the Go diff follows; zero: Shipped.
+	Version Version
+	// Tools runs FRR's programs: this file system's, or those of the FRR image's root file system.
+	Tools frrproc.Tools
+	// VtyshPath, ReloadScript, DaemonDir and Python locate the FRR tools (inside Tools.Root).
 	VtyshPath    string
 	ReloadScript string
 	DaemonDir    string
@@ -94,7 +101,7 @@ func (t Target) Vtysh(ctx context.Context, cmds ...string) ([]byte, error) {
 	for _, c := range cmds {
 		args = append(args, "-c", c)
 	}
-	stdout, stderr, err := runCmd(ctx, t.withDefaults().VtyshPath, args...)
+	stdout, stderr, err := t.run(ctx, t.withDefaults().VtyshPath, args...)
 	if err != nil {
 		return stdout, fmt.Errorf("vtysh %q: %w: %s", cmds, err, Redact(strings.TrimSpace(stderr+string(stdout))))
 	}
@@ -118,8 +125,34 @@ func (t Target) RunningConfig(ctx context.Context) ([]byte, error) {
 	return t.Vtysh(ctx, "show running-config")
 }
 
-func runCmd(ctx context.Context, name string, args ...string) (stdout []byte, stderr string, err error) {
-	cmd := exec.CommandContext(ctx, name, args...)
+// settledRunningConfig reads the running config until two reads 100 ms apart agree (at most 5 s): FRR 10's
+// mgmtd hands a loaded config to its backend daemons (zebra, staticd; prefix lists and route maps to all of
+// them) in transactions of its own, which can still be under way when "vtysh -f" returns on a busy machine.
+func (t Target) settledRunningConfig(ctx context.Context) ([]byte, error) {
+	prev, err := t.RunningConfig(ctx)
+	if err != nil || t.Version.orShipped().Major < 10 {
+		return prev, err
+	}
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err = frrproc.Poll(sctx, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+		cur, err := t.RunningConfig(ctx)
+		if err != nil {
+			return false, err
+		}
+		settled := bytes.Equal(cur, prev)
+		prev = cur
+		return settled, nil
+	})
+	if errors.Is(err, frrproc.ErrTimeout) && ctx.Err() == nil {
+		return prev, nil // still changing after 5 s: the caller diffs the last read
+	}
+	return prev, err
+}
+
+// run runs one of FRR's programs as t.Tools says.
+func (t Target) run(ctx context.Context, name string, args ...string) (stdout []byte, stderr string, err error) {
+	cmd := t.Tools.Command(ctx, append([]string{name}, args...)...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err = cmd.Run()

@@ -22,7 +22,7 @@ func TestShowOverVtySocket(t *testing.T) {
 	ns := frrtest.Netns(t, "frrvty-")
 	router := frrtest.Router(t, frrproc.Options{Netns: ns.Name, NoBGPListen: true,
 		Config: []byte("router bgp 65000\n bgp router-id 10.0.0.1\n neighbor 192.0.2.1 remote-as 65001\nexit\n")})
-	target := Target{VtySocket: router.Dir, ConfDir: router.ConfDir}
+	target := Target{VtySocket: router.Dir, ConfDir: router.ConfDir, Tools: router.Tools()}
 	ctx := t.Context()
 	for _, cmd := range []string{"show bgp summary json", "show bgp neighbors json", "show bgp vrf all summary json"} {
 		// The two answers are taken apart in time: fields that follow the clock (a timer's last read, an uptime)
@@ -53,7 +53,7 @@ func TestShowOverVtySocket(t *testing.T) {
 	if _, err := target.Show(cancelled, "show bgp summary json"); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: %v", err)
 	}
-	if _, err := (Target{VtySocket: t.TempDir()}).Show(ctx, "show bgp summary json"); err == nil {
+	if _, err := (Target{VtySocket: t.TempDir(), Tools: target.Tools}).Show(ctx, "show bgp summary json"); err == nil {
 		t.Error("no bgpd socket: no error")
 	}
 }
@@ -95,7 +95,7 @@ func TestAlive(t *testing.T) {
 	frrtest.Require(t)
 	ns := frrtest.Netns(t, "frralive-")
 	router := frrtest.Router(t, frrproc.Options{Netns: ns.Name, NoBGPListen: true})
-	target := Target{VtySocket: router.Dir, ConfDir: router.ConfDir}
+	target := Target{VtySocket: router.Dir, ConfDir: router.ConfDir, Tools: router.Tools()}
 	ctx := t.Context()
 	if err := target.Alive(ctx); err != nil {
 		t.Fatalf("Alive with an empty config: %v", err)

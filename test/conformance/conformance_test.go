@@ -387,7 +387,7 @@ func loadIntoFRR(t *testing.T, c rendered, rep *report) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	diff, err := frr.Target{}.CheckCanonical(ctx, file, daemons)
+	diff, err := frr.Target{Tools: frrtest.Require(t)}.CheckCanonical(ctx, file, daemons)
 	if err != nil {
 		rep.add(c.input, stage, "FAIL: refused by FRR")
 		t.Fatalf("FRR refused the config: %v\n%s", err, c.config)

@@ -19,7 +19,7 @@ import (
 	"github.com/network-operator/network-operator/internal/cluster"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/testreq"
-	"github.com/network-operator/network-operator/pkg/frr/frrproc"
+	"github.com/network-operator/network-operator/pkg/frr/frrtest"
 )
 
 // scenarioTimeout bounds the whole scenario; it normally takes about a minute.
@@ -27,7 +27,7 @@ const scenarioTimeout = 8 * time.Minute
 
 func TestDemoScenario(t *testing.T) {
 	testreq.Root(t) // network namespaces, BPF, FRR
-	testreq.Need(t, "FRR daemons (make deps installs FRR)", frrproc.Check())
+	frrtest.Require(t) // the cluster runs it from $NETOP_FRR_ROOT
 	_, err := os.Stat("/usr/bin/prometheus")
 	testreq.Need(t, "/usr/bin/prometheus (make deps installs the Debian package prometheus)", err)
 	_, err = testenv.AssetsDir()

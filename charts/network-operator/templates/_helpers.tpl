@@ -52,7 +52,12 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
       : > /var/tmp/frr/empty.conf
       chown frr:frr /etc/frr /var/run/frr /var/tmp/frr /var/tmp/frr/empty.conf /etc/frr/frr.conf /etc/frr/vtysh.conf
       pids=
-      for d in zebra bgpd staticd bfdd; do
+      # FRR 10's mgmtd goes right after zebra (staticd and zebra take part of their config through it); an FRR
+      # without it (8.x) starts the others alone. mgmtd and staticd read no config file (-f).
+      for d in zebra mgmtd bgpd staticd bfdd; do
+        [ -x /usr/lib/frr/$d ] || continue
+        cfg="-f /var/tmp/frr/empty.conf"
+        /usr/lib/frr/$d --help 2>&1 | grep -q -- --config_file || cfg=
         extra=
         {{- if .Values.frr.gracefulRestart.enabled }}
         # zebra keeps the routes a crashed zebra left in the kernel for restartTime at start (not -r: a
@@ -62,7 +67,7 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
         # Each daemon starts empty; the integrated frr.conf is loaded through vtysh below, as FRR's own init
         # does: a daemon reading it itself misreads other daemons' lines (zebra takes bgpd's "vni N" of an L2VNI
         # for an L3VNI), which broke a node's layer-2 networks after an FRR restart.
-        /usr/lib/frr/$d -d -F datacenter -f /var/tmp/frr/empty.conf -A 127.0.0.1 -u frr -g frr -i /var/run/frr/$d.pid $extra
+        /usr/lib/frr/$d -d -F datacenter $cfg -A 127.0.0.1 -u frr -g frr -i /var/run/frr/$d.pid $extra
         pids="$pids $(cat /var/run/frr/$d.pid)"
       done
       setpriv --reuid=frr --regid=frr --init-groups vtysh -b || echo 'vtysh -b: frr.conf loaded with errors (the agent reloads it)' >&2

@@ -2,10 +2,13 @@
 // `ctr -n k8s.io images import`, without docker or a registry (`make images`; docs/images.md):
 //
 //	imagebuild [-out _out/images] [-repo localhost/network-operator] [-tag TAG] [-overlay FILE] [IMAGE...]
+//	imagebuild -frr-root
 //
 // IMAGE is network-operator, network-agent or frr (default: all). Run it from the module root. The Go images
 // are stamped from git (SOURCE_DATE_EPOCH overrides the commit time); the FRR image's root file system is
-// built with mmdebstrap (root) and cached under the user cache directory. All logic is in internal/images.
+// built with mmdebstrap (root) and cached under the user cache directory. -frr-root builds no image: it prints
+// the directory of that root file system unpacked (make frr-root), whose FRR the tests, the demo and the
+// benchmarks run. All logic is in internal/images.
 package main
 
 import (
@@ -41,6 +44,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	tag := fs.String("tag", "", "image tag (default: git describe --tags --always --dirty)")
 	overlay := fs.String("overlay", "", "go build -overlay file for the Go images (files replaced for this build only)")
 	cacheDir := fs.String("cache", "", "root file system cache (default: $XDG_CACHE_HOME or ~/.cache, /network-operator/frr-rootfs)")
+	frrRoot := fs.Bool("frr-root", false, "print the FRR image's root file system unpacked (built and unpacked once, cached)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -59,6 +63,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *frrRoot {
+		sources, err := images.AptSourcesFor("/", images.FRRSuite)
+		if err != nil {
+			return err
+		}
+		cache := images.RootfsCache{Dir: *cacheDir, Log: stderr}
+		rf, err := cache.Get(ctx, images.DefaultFRRRecipe(sources))
+		if err != nil {
+			return err
+		}
+		dir, err := cache.Unpacked(ctx, rf)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, dir)
+		return nil
+	}
 	if _, err := os.Stat(filepath.Join(moduleDir, "go.mod")); err != nil {
 		return fmt.Errorf("run from the module root: %w", err)
 	}
@@ -76,7 +97,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if images.NeedFRRRootfs(names...) {
-		sources, err := images.AptSources("/", images.DefaultFRRRecipe(nil).Suite)
+		sources, err := images.AptSourcesFor("/", images.FRRSuite)
 		if err != nil {
 			return err
 		}

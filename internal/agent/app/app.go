@@ -30,6 +30,7 @@ import (
 	"github.com/vishvananda/netns"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -57,6 +58,7 @@ import (
 	"github.com/network-operator/network-operator/internal/agent/standalone"
 	"github.com/network-operator/network-operator/internal/netnsrun"
 	"github.com/network-operator/network-operator/pkg/frr"
+	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
@@ -79,6 +81,7 @@ type flags struct {
 	startupTaint                                 string
 	frrMode, frrVtySocket, frrConfDir            string
 	frrStateDir, frrSystemdUnit, frrBaseConfig   string
+	frrRoot, frrVersion                          string
 	frrScratch                                   bool
 	healthGateTimeout                            time.Duration
 	frrScratchIdle                               time.Duration
@@ -126,6 +129,11 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		"(das-schiff's skipVRFConfig); their route configs fill the base's rm_<vrf>_export / rm_<vrf>_import route-maps")
 	fs.StringVar(&f.frrVtySocket, "frr-vty-socket", "", "directory of FRR's vty sockets (default: FRR's)")
 	fs.StringVar(&f.frrConfDir, "frr-conf-dir", "", "directory of frr.conf (default /etc/frr)")
+	fs.StringVar(&f.frrVersion, "frr-version", "", "the FRR release to render and diff for (8.x or 10.x); default: asked "+
+		"from FRR at start (show version), 10.3 with --dry-run")
+	fs.StringVar(&f.frrRoot, "frr-root", "", "run FRR's programs (vtysh, frr-reload.py, the scratch daemons) chrooted from this unpacked "+
+		"root file system of the FRR image, for a node whose FRR is not in the agent's own file system (namespace nodes); "+
+		"default: this file system's")
 	fs.StringVar(&f.frrStateDir, "frr-state-dir", "/var/lib/network-operator/frr", "where the last applied FRR config is kept")
 	fs.BoolVar(&f.frrScratch, "frr-scratch", true, "validate every new FRR config in scratch daemons (kept running) before applying it")
 	fs.DurationVar(&f.frrScratchIdle, "frr-scratch-idle", 10*time.Minute, "stop the scratch FRR daemons after this long without a "+
@@ -316,7 +324,11 @@ func openNetns(name string) (netns.NsHandle, *netlink.Handle, error) {
 }
 
 func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) error {
-	reloader, render, err := newFRR(ctx, f)
+	version, err := frrVersion(ctx, f, logger)
+	if err != nil {
+		return err
+	}
+	reloader, render, err := newFRR(ctx, f, version)
 	if err != nil {
 		return err
 	}
@@ -572,7 +584,48 @@ func releaseIdleScratch(ctx context.Context, r *frr.Reloader, idle time.Duration
 
 // newFRR returns the reloader (nil with --frr none) and the renderer (nil: a whole frr.conf) the flags ask for.
 // --frr systemd connects to the system bus, except for a dry run, which never reloads.
-func newFRR(ctx context.Context, f *flags) (*frr.Reloader, func(*frr.NodeConfig) ([]byte, error), error) {
+// frrTarget is the FRR the flags name.
+func (f *flags) frrTarget() frr.Target {
+	return frr.Target{VtySocket: f.frrVtySocket, ConfDir: f.frrConfDir,
+		Tools: frrproc.Tools{Root: f.frrRoot, Binds: []string{f.frrStateDir}}}
+}
+
+// frrVersion is the FRR release the agent renders and diffs for: --frr-version, else the running FRR's, asked
+// once it answers (it may start next to the agent, e.g. in its pod; a failed first health check would
+// otherwise count against the spec). A release the agent does not support refuses the start.
+func frrVersion(ctx context.Context, f *flags, logger *slog.Logger) (frr.Version, error) {
+	if f.frrMode == frrNone {
+		return frr.Version{}, nil
+	}
+	var v frr.Version
+	switch {
+	case f.frrVersion != "":
+		var err error
+		if v, err = frr.ParseVersion(f.frrVersion); err != nil {
+			return v, fmt.Errorf("--frr-version: %w", err)
+		}
+	case f.dryRun:
+		v = frr.Shipped()
+	default:
+		wctx, cancel := context.WithTimeout(ctx, f.frrWait)
+		defer cancel()
+		err := wait.PollUntilContextCancel(wctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			var err error
+			v, err = f.frrTarget().RunningVersion(ctx)
+			return err == nil, nil
+		})
+		if err != nil {
+			return v, fmt.Errorf("FRR did not answer within %v (--frr-wait): %w", f.frrWait, err)
+		}
+	}
+	if err := v.Check(); err != nil {
+		return v, fmt.Errorf("FRR %s: %w", v, err)
+	}
+	logger.Info("FRR", "release", v.String(), "fromFlag", f.frrVersion != "")
+	return v, nil
+}
+
+func newFRR(ctx context.Context, f *flags, version frr.Version) (*frr.Reloader, func(*frr.NodeConfig) ([]byte, error), error) {
 	if f.frrMode == frrNone {
 		return nil, nil, nil
 	}
@@ -587,7 +640,9 @@ func newFRR(ctx context.Context, f *flags) (*frr.Reloader, func(*frr.NodeConfig)
 		}
 		render = brownfield(f.frrBaseConfig, mgmt)
 	}
-	opts := frr.Options{Target: frr.Target{VtySocket: f.frrVtySocket, ConfDir: f.frrConfDir}, StateDir: f.frrStateDir}
+	target := f.frrTarget()
+	target.Version = version
+	opts := frr.Options{Target: target, StateDir: f.frrStateDir}
 	if !f.frrScratch {
 		opts.ScratchDaemons = []string{}
 	}
@@ -602,7 +657,19 @@ func newFRR(ctx context.Context, f *flags) (*frr.Reloader, func(*frr.NodeConfig)
 	if err != nil {
 		return nil, nil, err
 	}
-	return reloader, render, nil
+	return reloader, forVersion(render, version), nil
+}
+
+// forVersion renders with render (nil: frr.Render) for FRR release v.
+func forVersion(render func(*frr.NodeConfig) ([]byte, error), v frr.Version) func(*frr.NodeConfig) ([]byte, error) {
+	if render == nil {
+		render = frr.Render
+	}
+	return func(cfg *frr.NodeConfig) ([]byte, error) {
+		c := *cfg
+		c.FRR = v
+		return render(&c)
+	}
 }
 
 // brownfield renders into the base config at path, read at every render so an edited base is applied at the

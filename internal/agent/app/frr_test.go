@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -119,7 +118,8 @@ func frrAgentArgs(n *node, fr *frrproc.Instance, mode string, extra ...string) [
 			args[i] = mode
 		}
 	}
-	args = append(args, "--frr-vty-socket", fr.Dir, "--frr-conf-dir", fr.Dir, "--frr-state-dir", filepath.Join(n.dir, "frr-state"))
+	args = append(args, "--frr-vty-socket", fr.Dir, "--frr-conf-dir", fr.Dir, "--frr-state-dir", filepath.Join(n.dir, "frr-state"),
+		"--frr-root", fr.Tools().Root)
 	return append(args, extra...)
 }
 
@@ -235,7 +235,7 @@ func TestStandaloneSystemdReload(t *testing.T) {
 	const unit = "frr-test.service"
 	sd := frrtest.NewSystemd(t, map[string]string{unit: "done"})
 	sd.SetJob(func(string) error {
-		out, err := exec.Command("python3", "/usr/lib/frr/frr-reload.py", "--reload", "--stdout", "--bindir", "/usr/bin",
+		out, err := fr.Tools().Command(context.Background(), "python3", frrproc.DefaultReloadScript, "--reload", "--stdout", "--bindir", "/usr/bin",
 			"--confdir", fr.Dir, "--rundir", fr.Dir, "--vty_socket", fr.Dir, filepath.Join(fr.Dir, "frr.conf")).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("frr-reload.py: %w: %s", err, out)

@@ -195,7 +195,7 @@ func TestL3CoreWithVRFDevices(t *testing.T) {
 		n.agent = startAgent(t, freePort(t), "--config-file", n.configFile(), "--status-file", n.statusFile(),
 			"--netns", n.ns.Path, "--pin-dir", n.pinDir, "--state-file", filepath.Join(n.dir, "state", "last-good.yaml"),
 			"--vrf-mode", "device", "--resync", "5s", "--frr", "reload", "--frr-vty-socket", n.frr.Dir,
-			"--frr-conf-dir", n.frr.Dir, "--frr-state-dir", filepath.Join(n.dir, "frr-state"),
+			"--frr-conf-dir", n.frr.Dir, "--frr-root", n.frr.Tools().Root, "--frr-state-dir", filepath.Join(n.dir, "frr-state"),
 			// The guest is slow: no second pair of daemons per node to validate in (vtysh -C still checks).
 			"--frr-scratch=false")
 		nodes[c.name] = n

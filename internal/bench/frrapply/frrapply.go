@@ -34,10 +34,14 @@ const changedPrefix = "10.250.0.0/16"
 // Options size the measurement.
 type Options struct {
 	Applies int // timed applies, alternating between the two configs
+	// FRR is the FRR measured: the shipped one (the FRR image's root file system).
+	FRR frrproc.Tools
 }
 
-// DefaultOptions: 40 applies.
-func DefaultOptions() Options { return Options{Applies: 40} }
+// DefaultOptions: 40 applies of the FRR that ships ($NETOP_FRR_ROOT, from make frr-root).
+func DefaultOptions() Options {
+	return Options{Applies: 40, FRR: frrproc.Tools{Root: os.Getenv(frrproc.EnvRoot)}}
+}
 
 // NodeConfig is a node of the demo: an iBGP underlay to a route reflector, two tenant VRFs with L3VNIs, two
 // L2VNIs each, leaking both ways with the cluster VRF. changed adds the export prefix of the demo's change.
@@ -77,7 +81,10 @@ func Measure(ctx context.Context, o Options) []report.Row {
 		p50.Err, p99.Err = err, err
 		return []report.Row{p50, p99}
 	}
-	if err := frrproc.Check(); err != nil {
+	if o.FRR.Host() {
+		return fail(fmt.Errorf("no FRR root file system (set %s; make frr-root builds it)", frrproc.EnvRoot))
+	}
+	if err := o.FRR.CheckDaemons(); err != nil {
 		return fail(err)
 	}
 	var configs [2][]byte
@@ -89,7 +96,7 @@ func Measure(ctx context.Context, o Options) []report.Row {
 		}
 		configs[i] = out
 	}
-	totals, steps, err := run(ctx, configs, o.Applies)
+	totals, steps, err := run(ctx, o.FRR, configs, o.Applies)
 	if err != nil {
 		return fail(err)
 	}
@@ -111,13 +118,13 @@ type stepTimes struct {
 	took []time.Duration
 }
 
-func run(ctx context.Context, configs [2][]byte, applies int) (totals []time.Duration, steps []stepTimes, err error) {
+func run(ctx context.Context, tools frrproc.Tools, configs [2][]byte, applies int) (totals []time.Duration, steps []stepTimes, err error) {
 	ns, err := frrproc.NewNetns(ctx, "frrbench-")
 	if err != nil {
 		return nil, nil, err
 	}
 	defer func() { err = errors.Join(err, ns.Delete(context.WithoutCancel(ctx))) }()
-	in, err := frrproc.Start(ctx, frrproc.Options{Netns: ns.Name})
+	in, err := frrproc.Start(ctx, frrproc.Options{Tools: tools, Netns: ns.Name})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -127,7 +134,8 @@ func run(ctx context.Context, configs [2][]byte, applies int) (totals []time.Dur
 		return nil, nil, err
 	}
 	defer os.RemoveAll(stateDir)
-	rel, err := frr.NewReloader(frr.Options{Target: frr.Target{VtySocket: in.Dir, ConfDir: in.ConfDir}, StateDir: stateDir})
+	rel, err := frr.NewReloader(frr.Options{Target: frr.Target{VtySocket: in.Dir, ConfDir: in.ConfDir,
+		Tools: frrproc.Tools{Root: tools.Root, Binds: []string{stateDir}}}, StateDir: stateDir})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -60,6 +60,8 @@ type Options struct {
 	Log io.Writer
 	// Timeout bounds the first apply.
 	Timeout time.Duration
+	// FRR is the FRR measured: the shipped one (the FRR image's root file system; default $NETOP_FRR_ROOT).
+	FRR frrproc.Tools
 }
 
 // DefaultOptions: 1000 VRFs, 20 resyncs.
@@ -251,7 +253,13 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if o.Scale.VRFs < 1 || o.Resyncs < 2 {
 		return nil, errors.New("nodescale: Scale.VRFs >= 1 and Resyncs >= 2 are required")
 	}
-	if err := frrproc.Check(); err != nil {
+	if o.FRR.Root == "" {
+		o.FRR.Root = os.Getenv(frrproc.EnvRoot)
+	}
+	if o.FRR.Host() {
+		return nil, fmt.Errorf("no FRR root file system (set %s; make frr-root builds it)", frrproc.EnvRoot)
+	}
+	if err := o.FRR.CheckDaemons(); err != nil {
 		return nil, err
 	}
 	logf := func(format string, args ...any) {
@@ -260,7 +268,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		}
 	}
 	res = &Result{Scale: o.Scale}
-	if res.DemoFRR, res.DemoFRRConfig, err = demoFRRMemory(ctx); err != nil {
+	if res.DemoFRR, res.DemoFRRConfig, err = demoFRRMemory(ctx, o.FRR); err != nil {
 		return nil, fmt.Errorf("FRR with the demo config: %w", err)
 	}
 	logf("demo node's FRR: zebra %.1f MiB, bgpd %.1f MiB", res.DemoFRR["zebra"]/(1<<20), res.DemoFRR["bgpd"]/(1<<20))
@@ -300,7 +308,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	in, err := frrproc.Start(ctx, frrproc.Options{Netns: node.Name})
+	in, err := frrproc.Start(ctx, frrproc.Options{Tools: o.FRR, Netns: node.Name})
 	if err != nil {
 		return nil, fmt.Errorf("the node's FRR: %w", err)
 	}
@@ -329,7 +337,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	agent, err := startAgent(agentBin, work, "--node-name", nodeName, "--kubeconfig", kubeconfig, "--netns", node.Name,
 		"--pin-dir", pins, "--state-file", filepath.Join(work, "last-good.yaml"), "--listen", metricsAddr, "--startup-taint", "-",
-		"--resync", "1s", "--frr", "reload", "--frr-vty-socket", in.Dir, "--frr-conf-dir", in.ConfDir,
+		"--resync", "1s", "--frr", "reload", "--frr-vty-socket", in.Dir, "--frr-conf-dir", in.ConfDir, "--frr-root", o.FRR.Root,
 		"--frr-state-dir", filepath.Join(work, "frr"), "--memory-limit", memoryLimit)
 	if err != nil {
 		return nil, err
@@ -541,7 +549,7 @@ func drift(ctx context.Context, node *lab.Netns, agent *benchproc.Proc) (time.Du
 }
 
 // demoFRRMemory starts zebra + bgpd with the demo node's config (section FRR apply's) and reads their memory.
-func demoFRRMemory(ctx context.Context) (map[string]float64, int, error) {
+func demoFRRMemory(ctx context.Context, tools frrproc.Tools) (map[string]float64, int, error) {
 	c := frrapply.NodeConfig(false)
 	cfg, err := frr.Render(&c)
 	if err != nil {
@@ -552,7 +560,7 @@ func demoFRRMemory(ctx context.Context) (map[string]float64, int, error) {
 		return nil, 0, err
 	}
 	defer ns.Delete(context.WithoutCancel(ctx))
-	in, err := frrproc.Start(ctx, frrproc.Options{Netns: ns.Name, Config: cfg})
+	in, err := frrproc.Start(ctx, frrproc.Options{Tools: tools, Netns: ns.Name, Config: cfg})
 	if err != nil {
 		return nil, 0, err
 	}

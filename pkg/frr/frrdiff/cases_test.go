@@ -1,11 +1,11 @@
 package frrdiff_test
 
-// compareCase is a running config and a candidate file: one branch of frr-reload.py's diff each. refused names
-// the command FRR refuses in the script, where only frr-reload.py's retry (the "no" form with fewer words) gets
-// through: pkg/frr then falls back to frr-reload.py.
+// compareCase is a running config and a candidate file: one branch of frr-reload.py's diff each. refused8 names
+// the command FRR 8 refuses in the script, where only frr-reload.py's retry (the "no" form with fewer words)
+// gets through: pkg/frr then falls back to frr-reload.py. (FRR 10's frr-reload.py writes those forms itself.)
 type compareCase struct {
 	name, running, cand string
-	refused             string
+	refused8            string
 }
 
 const bgpBase = `router bgp 65000
@@ -101,10 +101,10 @@ exit
 	{name: "static-routes",
 		running: "ip route 10.9.0.0/16 blackhole\nip route 10.8.0.0/16 192.168.0.1\n!\nvrf red\n ip route 10.7.0.0/16 blackhole\nexit-vrf\n",
 		cand:    "ip route 10.8.0.0/16 192.168.0.1\nip route 10.6.0.0/16 10.0.0.1 vrf red\n"},
-	{name: "interface-changed", // FRR refuses "no description TEXT": only frr-reload.py's retry without TEXT works
-		running: "interface lo\n description loopback\n ip address 10.0.0.1/32\nexit\n",
-		cand:    "interface lo\n ip address 10.0.0.2/32\nexit\n",
-		refused: "no description loopback"},
+	{name: "interface-changed", // FRR refuses "no description TEXT": FRR 8's frr-reload.py retries without TEXT
+		running:  "interface lo\n description loopback\n ip address 10.0.0.1/32\nexit\n",
+		cand:     "interface lo\n ip address 10.0.0.2/32\nexit\n",
+		refused8: "no description loopback"},
 	{name: "unremovable-and-noise",
 		running: "frr version 8.4.4\nfrr defaults datacenter\nhostname vm\nlog syslog informational\nservice integrated-vtysh-config\n!\nline vty\nexit\n",
 		cand:    "frr defaults datacenter\nhostname node1\n"},

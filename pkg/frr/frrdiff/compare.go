@@ -1,6 +1,7 @@
 package frrdiff
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -88,8 +89,13 @@ func anyContains(keys []string, s string) bool {
 	return slices.ContainsFunc(keys, func(k string) bool { return strings.Contains(k, s) })
 }
 
-// Compare returns what turns running into cand, as frr-reload.py's compare_context_objects does.
+// Compare returns what turns running into cand, as the dialect's frr-reload.py's compare_context_objects does.
+// Both must have been parsed for the same dialect.
 func Compare(cand, running *Config) (Delta, error) {
+	if cand.dialect != running.dialect {
+		return Delta{}, fmt.Errorf("frrdiff: the candidate was read as dialect %d, the running config as %d", cand.dialect, running.dialect)
+	}
+	d := cand.dialect
 	var add, del entries
 	deleteBGPD := false
 	for _, rc := range running.contexts {
@@ -160,16 +166,33 @@ func Compare(cand, running *Config) (Delta, error) {
 			add = append(add, Entry{Keys: nc.Keys, Line: l})
 		}
 	}
-	add = checkForExitVRF(add)
+	if d == FRR8 {
+		add = checkForExitVRF(add) // FRR 10's frr-reload.py dropped it
+	}
+	if d == FRR10 {
+		del = descriptionsBare(del)
+	}
 	var err error
 	if add, del, err = ignoreDeleteReAddLines(add, del); err != nil {
 		return Delta{}, err
 	}
-	if add, del, err = deleteMoveLines(add, del); err != nil {
+	if add, del, err = deleteMoveLines(add, del, d); err != nil {
 		return Delta{}, err
 	}
 	del = ignoreUnconfigurableLines(del)
 	return Delta{Delete: del, Add: add}, nil
+}
+
+// descriptionsBare is the start of FRR 10's ignore_delete_re_add_lines: a deleted description of a route-map
+// or an interface loses its text ("no description" takes none).
+func descriptionsBare(del entries) entries {
+	for i, e := range del {
+		if (strings.HasPrefix(e.Keys[0], "route-map") || strings.HasPrefix(e.Keys[0], "interface ")) &&
+			strings.HasPrefix(e.Line, "description ") {
+			del[i].Line = "description"
+		}
+	}
+	return del
 }
 
 // checkForExitVRF inserts "exit-vrf" after the lines added to a VRF when a line of another context follows.
@@ -432,7 +455,7 @@ func compileQuoted(format, name string) (*regexp.Regexp, error) {
 
 // deleteMoveLines is frr-reload.py's delete_move_lines: peer-group deletions after their members' lines,
 // member lines dropped that deleting the group removes anyway, and the default BGP instance deleted last.
-func deleteMoveLines(add, del entries) (entries, entries, error) {
+func deleteMoveLines(add, del entries, dialect Dialect) (entries, entries, error) {
 	add, err := bgpDeleteNbrRemoteASLine(add)
 	if err != nil {
 		return nil, nil, err
@@ -469,6 +492,15 @@ func deleteMoveLines(add, del entries) (entries, entries, error) {
 			foundPGDel = true
 		}
 	}
+	moveRemoteAS := func() {
+		for _, e := range toApp {
+			del.remove(e)
+			del = append(del, e)
+		}
+	}
+	if dialect == FRR10 {
+		moveRemoteAS() // FRR 10 moves them also when no peer group is deleted
+	}
 	if !foundPGDel {
 		del = bgpDeleteInstMoveLine(del)
 		if len(delNbrCtx) > 0 {
@@ -478,9 +510,8 @@ func deleteMoveLines(add, del entries) (entries, entries, error) {
 		}
 		return add, del, nil
 	}
-	for _, e := range toApp {
-		del.remove(e)
-		del = append(del, e)
+	if dialect == FRR8 {
+		moveRemoteAS()
 	}
 	for _, d := range del {
 		if !isBGPNeighbor(d) {

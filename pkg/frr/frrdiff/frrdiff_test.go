@@ -13,30 +13,35 @@ import (
 )
 
 // TestCompareCases keeps each case's listing (what frr-reload.py --test prints; TestCasesAgainstFRRReload
-// checks it against frr-reload.py) and script (checked there against real daemons) as a golden file:
-// go test ./pkg/frr/frrdiff -run TestCompareCases -update.
+// checks it against frr-reload.py) and script (checked there against real daemons) as a golden file, per
+// dialect: testdata/compare (FRR 10) and testdata/compare-frr8. go test ./pkg/frr/frrdiff -run TestCompareCases -update.
 func TestCompareCases(t *testing.T) {
-	for _, c := range compareCases {
-		t.Run(c.name, func(t *testing.T) {
-			cand, err := frrdiff.Parse([]byte(c.cand), frrdiff.File)
-			if err != nil {
-				t.Fatal(err)
-			}
-			running, err := frrdiff.Parse([]byte(c.running), frrdiff.Running)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, err := frrdiff.Compare(cand, running)
-			if err != nil {
-				t.Fatal(err)
-			}
-			del, add := d.Listing()
-			var b strings.Builder
-			b.WriteString("Lines To Delete\n" + strings.Join(del, "\n") + "\n\nLines To Add\n" + strings.Join(add, "\n") + "\n\nScript\n")
-			b.Write(d.Script())
-			golden.Assert(t, filepath.Join("testdata", "compare", c.name+".txt"), []byte(b.String()))
-		})
+	for d, dir := range map[frrdiff.Dialect]string{frrdiff.FRR10: "compare", frrdiff.FRR8: "compare-frr8"} {
+		for _, c := range compareCases {
+			t.Run(dir+"/"+c.name, func(t *testing.T) { assertCompare(t, c, d, filepath.Join("testdata", dir, c.name+".txt")) })
+		}
 	}
+}
+
+// assertCompare is one case of TestCompareCases in one dialect.
+func assertCompare(t *testing.T, c compareCase, dialect frrdiff.Dialect, path string) {
+	cand, err := frrdiff.Parse([]byte(c.cand), frrdiff.File, dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	running, err := frrdiff.Parse([]byte(c.running), frrdiff.Running, dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := frrdiff.Compare(cand, running)
+	if err != nil {
+		t.Fatal(err)
+	}
+	del, add := d.Listing()
+	var b strings.Builder
+	b.WriteString("Lines To Delete\n" + strings.Join(del, "\n") + "\n\nLines To Add\n" + strings.Join(add, "\n") + "\n\nScript\n")
+	b.Write(d.Script())
+	golden.Assert(t, path, []byte(b.String()))
 }
 
 // contextsOf renders a Config as "key / key: line, line" per context.
@@ -97,7 +102,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cfg, err := frrdiff.Parse([]byte(c.text), c.side)
+			cfg, err := frrdiff.Parse([]byte(c.text), c.side, frrdiff.FRR10)
 			if c.want == nil {
 				if !errors.Is(err, frrdiff.ErrUndecidable) {
 					t.Errorf("Parse = %v, want ErrUndecidable", err)
@@ -136,7 +141,7 @@ func TestParseUndecidable(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := frrdiff.Parse([]byte(c.text), c.side)
+			_, err := frrdiff.Parse([]byte(c.text), c.side, frrdiff.FRR10)
 			var u *frrdiff.UndecidableError
 			if !errors.Is(err, frrdiff.ErrUndecidable) || !errors.As(err, &u) {
 				t.Fatalf("Parse = %v, want an UndecidableError", err)
@@ -160,11 +165,11 @@ func TestCompareUndecidable(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cand, err := frrdiff.Parse([]byte(c.cand), frrdiff.File)
+			cand, err := frrdiff.Parse([]byte(c.cand), frrdiff.File, frrdiff.FRR10)
 			if err != nil {
 				t.Fatal(err)
 			}
-			running, err := frrdiff.Parse([]byte(c.running), frrdiff.Running)
+			running, err := frrdiff.Parse([]byte(c.running), frrdiff.Running, frrdiff.FRR10)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,11 +194,11 @@ func TestCompareContextSizes(t *testing.T) {
 				}
 				return b.String() + "exit\n"
 			}
-			cand, err := frrdiff.Parse([]byte(block(0)), frrdiff.File)
+			cand, err := frrdiff.Parse([]byte(block(0)), frrdiff.File, frrdiff.FRR10)
 			if err != nil {
 				t.Fatal(err)
 			}
-			running, err := frrdiff.Parse([]byte(block(n-1)), frrdiff.Running)
+			running, err := frrdiff.Parse([]byte(block(n-1)), frrdiff.Running, frrdiff.FRR10)
 			if err != nil {
 				t.Fatal(err)
 			}

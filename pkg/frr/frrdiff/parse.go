@@ -1,5 +1,6 @@
-// Package frrdiff computes, in Go, what FRR 8.4's frr-reload.py computes in Python: the lines to delete and to
-// add that turn FRR's running configuration into a config file, and the vtysh command file that applies them.
+// Package frrdiff computes, in Go, what frr-reload.py computes in Python: the lines to delete and to add that
+// turn FRR's running configuration into a config file, and the vtysh command file that applies them. It
+// follows the frr-reload.py of FRR 8 (8.4) or of FRR 10 (10.3), as the Dialect says.
 //
 // Parse reads a config into contexts the way frr-reload.py's Config does after "vtysh -m" marked it (block
 // headers, nested address-families and VNIs, single-line contexts, its normalisations of prefixes, "network"
@@ -49,6 +50,20 @@ func undecidable(line int, format string, args ...any) error {
 	return &UndecidableError{Line: line, Reason: fmt.Sprintf(format, args...)}
 }
 
+// Dialect is the FRR release line whose frr-reload.py Parse and Compare follow: its rules changed between
+// releases, and a Delta must list what the running FRR's own frr-reload.py would.
+type Dialect int
+
+const (
+	// FRR8 is FRR 8's frr-reload.py (Debian 12's 8.4): a host's own FRR.
+	FRR8 Dialect = iota
+	// FRR10 is FRR 10's (Debian 13's 10.3, the FRR that ships): a file's "interface X vrf Y" read as
+	// "interface X" and "ebgp-multihop 255" as "ebgp-multihop"; no "exit-vrf" inserted after the lines added
+	// to a VRF; deleted "neighbor ... remote-as" lines always moved last; a deleted description without its
+	// text.
+	FRR10
+)
+
 // Side says how a text is read: as a config file (frr.conf, a candidate) or as FRR's "show running-config".
 // frr-reload.py normalises a file's lines more than the running config's.
 type Side int
@@ -69,6 +84,7 @@ type Context struct {
 
 // Config is a parsed configuration: its contexts in the order they first appear.
 type Config struct {
+	dialect  Dialect
 	contexts []*Context
 	index    map[string]*Context
 }
@@ -118,13 +134,14 @@ type openBlock struct {
 	indent int
 }
 
-// Parse reads text as side. Lines whose structure needs vtysh's command tree to be known are ErrUndecidable.
-func Parse(text []byte, side Side) (*Config, error) {
-	lines, err := prepare(text, side)
+// Parse reads text as side, as d's frr-reload.py does. Lines whose structure needs vtysh's command tree to be
+// known are ErrUndecidable.
+func Parse(text []byte, side Side, d Dialect) (*Config, error) {
+	lines, err := prepare(text, side, d)
 	if err != nil {
 		return nil, err
 	}
-	cfg := &Config{index: map[string]*Context{}}
+	cfg := &Config{dialect: d, index: map[string]*Context{}}
 	var keys []string
 	var open []openBlock
 	var cur []string
@@ -302,7 +319,7 @@ type line struct {
 
 // prepare trims and normalises the lines of one side, and refuses what Parse could read differently than
 // frr-reload.py.
-func prepare(text []byte, side Side) ([]line, error) {
+func prepare(text []byte, side Side, d Dialect) ([]line, error) {
 	// The lines are substrings of one copy of text, not each a copy of its own.
 	rest := string(text)
 	out := make([]line, 0, strings.Count(rest, "\n")+1)
@@ -326,6 +343,9 @@ func prepare(text []byte, side Side) ([]line, error) {
 		}
 		if strings.Contains(l, "  ") || !isASCII(l) {
 			l = strings.Join(strings.Fields(l), " ")
+		}
+		if d == FRR10 {
+			l = normalize10(l)
 		}
 		if strings.Contains(l, ":") {
 			var err error
@@ -429,4 +449,26 @@ func normalizeIPv6Word(w string) (string, error) {
 		return "", fmt.Errorf("IPv4-mapped IPv6 address %q", w)
 	}
 	return a.String(), nil
+}
+
+var (
+	interfaceVRFRe = regexp.MustCompile(`interface (\S+) vrf (\S+)`)
+	multihop255Re  = regexp.MustCompile(`(.*)ebgp-multihop\s+255`)
+)
+
+// normalize10 is FRR 10's load_from_file treatment of a file's line that FRR 8's lacks: "interface X vrf Y"
+// without "vrf Y" (FRR shows the interface's VRF inside the block) and "ebgp-multihop 255" as "ebgp-multihop"
+// (its default hop count, which FRR does not show).
+func normalize10(l string) string {
+	if strings.HasPrefix(l, "interface ") && strings.Contains(l, "vrf") {
+		if m := interfaceVRFRe.FindStringSubmatch(l); m != nil {
+			l = strings.TrimSpace(strings.Replace(l, "vrf "+m[2], "", 1))
+		}
+	}
+	if strings.Contains(l, "ebgp-multihop") {
+		if m := multihop255Re.FindStringSubmatch(l); m != nil {
+			l = m[1] + "ebgp-multihop"
+		}
+	}
+	return l
 }

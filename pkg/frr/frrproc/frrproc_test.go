@@ -3,6 +3,7 @@ package frrproc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -41,7 +42,7 @@ func TestUniqueName(t *testing.T) {
 // TestInstanceLifecycle starts zebra and bgpd with an initial config in a
 // namespace, reads it back and checks Stop removes the directory.
 func TestInstanceLifecycle(t *testing.T) {
-	testreq.Need(t, "FRR daemons", Check())
+	tools := shippedFRR(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ns, err := NewNetns(ctx, "frrproc-")
@@ -49,7 +50,7 @@ func TestInstanceLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ns.Delete(context.Background()) //nolint:errcheck
-	in, err := Start(ctx, Options{Netns: ns.Name, Config: []byte("router bgp 65042\n bgp router-id 192.0.2.42\nexit\n")})
+	in, err := Start(ctx, Options{Tools: tools, Netns: ns.Name, Config: []byte("router bgp 65042\n bgp router-id 192.0.2.42\nexit\n")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestInstanceLifecycle(t *testing.T) {
 	if err := in.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Start(ctx, Options{Netns: ns.Name, Config: []byte("router bgp notanumber\n")}); err == nil {
+	if _, err := Start(ctx, Options{Tools: tools, Netns: ns.Name, Config: []byte("router bgp notanumber\n")}); err == nil {
 		t.Error("an invalid initial config was accepted")
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
@@ -75,7 +76,7 @@ func TestInstanceLifecycle(t *testing.T) {
 // TestGuard: when the owner's end of the pipe closes (as when the owner is killed), the guard kills the
 // daemons and removes the namespace and the directory; stopped first, it does nothing.
 func TestGuard(t *testing.T) {
-	testreq.Need(t, "FRR daemons", Check())
+	tools := shippedFRR(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, ownerDies := range []bool{true, false} {
@@ -83,7 +84,7 @@ func TestGuard(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, err := Start(ctx, Options{Netns: ns.Name, NoBGPListen: true})
+		in, err := Start(ctx, Options{Tools: tools, Netns: ns.Name, NoBGPListen: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,4 +143,15 @@ func TestRefused(t *testing.T) {
 			t.Errorf("Refused(%q) = %v, want %v", tc.out, got, tc.want)
 		}
 	}
+}
+
+// shippedFRR needs the FRR image's root file system (frrtest.Require, which imports this package, says the same).
+func shippedFRR(t *testing.T) Tools {
+	t.Helper()
+	tools := Tools{Root: os.Getenv(EnvRoot)}
+	if tools.Root == "" {
+		testreq.Need(t, "the FRR image's root file system", fmt.Errorf("%s is not set (make frr-root builds it)", EnvRoot))
+	}
+	testreq.Need(t, "FRR daemons", tools.CheckDaemons())
+	return tools
 }

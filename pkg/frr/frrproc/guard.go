@@ -19,11 +19,11 @@ type Guard struct {
 
 // guardScript runs with the namespace, the directories and then the daemons' pids as arguments.
 const guardScript = `read -r _
-ns=$1 conf=$2 run=$3
-shift 3
+ns=$1 conf=$2 run=$3 space=$4
+shift 4
 kill -KILL "$@" 2>/dev/null
 ip netns del "$ns"
-rm -rf "$conf" "$run"`
+rm -rf "$conf" "$run" ${space:+"$space"}`
 
 // StartGuard starts the guard of in, running in ns. Stop it before stopping them.
 func StartGuard(ns *Netns, in *Instance) (*Guard, error) {
@@ -32,7 +32,7 @@ func StartGuard(ns *Netns, in *Instance) (*Guard, error) {
 		return nil, fmt.Errorf("guard pipe: %w", err)
 	}
 	defer r.Close()
-	args := []string{"-c", guardScript, "frr-guard", ns.Name, in.ConfDir, in.Dir}
+	args := []string{"-c", guardScript, "frr-guard", ns.Name, in.ConfDir, in.Dir, in.RunSpace}
 	for _, pid := range in.Pids() {
 		args = append(args, strconv.Itoa(pid))
 	}

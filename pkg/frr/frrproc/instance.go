@@ -39,7 +39,9 @@ type Options struct {
 	Daemons []string
 	// NoBGPListen starts bgpd without a listening socket (-p 0).
 	NoBGPListen bool
-	// DaemonDir and Vtysh locate FRR; defaults are Debian's.
+	// Tools runs FRR's programs: this file system's, or the FRR image's root file system.
+	Tools Tools
+	// DaemonDir and Vtysh locate FRR's programs (inside Tools.Root); defaults are Debian's.
 	DaemonDir string
 	Vtysh     string
 	// Profile is FRR's defaults profile (-F); default "datacenter".
@@ -60,8 +62,14 @@ type Instance struct {
 	Netns   string
 	Dir     string
 	ConfDir string
-	opts    Options
-	procs   []*daemon
+	// RunSpace is the directory FRR derives from a pathspace for what it does not let a flag place: mgmtd's
+	// frontend and backend sockets, bfdd's control socket (/var/run/frr/<pathspace>). Every instance has one
+	// of its own, so instances side by side (the agent's scratch daemons next to the node's FRR, tests in
+	// parallel) never reach each other's mgmtd.
+	RunSpace string
+	opts     Options
+	procs    []*daemon
+	flags    map[string]map[string]bool // each daemon's long options, from its --help
 }
 
 type daemon struct {
@@ -91,7 +99,13 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &Instance{Netns: opts.Netns, opts: opts}
+	// FRR 9 and later configure some daemons (staticd, part of zebra) through mgmtd, which watchfrr starts
+	// with zebra: without it vtysh cannot configure them.
+	if _, err := os.Stat(filepath.Join(rootOf(opts.Tools), opts.DaemonDir, "mgmtd")); err == nil && !slices.Contains(opts.Daemons, "mgmtd") {
+		at := slices.Index(opts.Daemons, "zebra") + 1
+		opts.Daemons = slices.Insert(slices.Clone(opts.Daemons), at, "mgmtd")
+	}
+	in := &Instance{Netns: opts.Netns, opts: opts, flags: map[string]map[string]bool{}}
 	fail := func(err error) (*Instance, error) {
 		_ = in.Stop()
 		return nil, err
@@ -114,6 +128,10 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		if err := os.Chmod(dir, 0o750); err != nil {
 			return fail(fmt.Errorf("frr instance dir: %w", err))
 		}
+		in.RunSpace = filepath.Join("/var/run/frr", "netop-"+filepath.Base(dir))
+		if err := os.MkdirAll(in.RunSpace, 0o750); err != nil {
+			return fail(fmt.Errorf("frr instance run space: %w", err))
+		}
 	}
 	files := map[string][]byte{
 		"frr.conf":   nil,
@@ -124,7 +142,10 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 			return fail(fmt.Errorf("write %s: %w", name, err))
 		}
 	}
-	for _, d := range []string{in.Dir, in.ConfDir} {
+	for _, d := range []string{in.Dir, in.ConfDir, in.RunSpace} {
+		if d == "" {
+			continue
+		}
 		if err := chownTree(d, uid, gid); err != nil {
 			return fail(err)
 		}
@@ -157,19 +178,48 @@ func (in *Instance) loadInitial(ctx context.Context, config []byte, uid, gid int
 	return nil
 }
 
-// start runs one daemon reading config at start (-f; ignored with a pathspace).
+// daemonFlags are the long options the daemon takes, read once from its --help: FRR 10's mgmtd backends
+// (staticd) read no config file (-f) and open no TCP vty (-P).
+func (in *Instance) daemonFlags(ctx context.Context, name string) (map[string]bool, error) {
+	if f, ok := in.flags[name]; ok {
+		return f, nil
+	}
+	out, err := in.opts.Tools.Command(ctx, filepath.Join(in.opts.DaemonDir, name), "--help").CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("%s --help: %w: %s", name, err, out)
+	}
+	f := map[string]bool{}
+	for _, field := range strings.Fields(string(out)) {
+		if long, ok := strings.CutPrefix(strings.TrimRight(field, ","), "--"); ok && long != "" {
+			f[long] = true
+		}
+	}
+	in.flags[name] = f
+	return f, nil
+}
+
+// start runs one daemon reading config at start (-f where it takes one; ignored with a pathspace).
 func (in *Instance) start(ctx context.Context, name, config string) error {
+	flags, err := in.daemonFlags(ctx, name)
+	if err != nil {
+		return err
+	}
 	args := []string{
 		"-F", in.opts.Profile,
-		"-P", "0", // no TCP vty: the unix socket is enough
 		"-u", "frr", "-g", "frr",
 		"--log", "file:" + filepath.Join(in.Dir, name+".log"),
+	}
+	if flags["vty_port"] {
+		args = append(args, "-P", "0") // no TCP vty: the unix socket is enough
 	}
 	if in.opts.Pathspace != "" {
 		args = append(args, "-N", in.opts.Pathspace) // FRR derives every path
 	} else {
+		if flags["config_file"] {
+			args = append(args, "-f", config)
+		}
 		args = append(args,
-			"-f", config,
+			"-N", filepath.Base(in.RunSpace), // only for the paths no flag below sets
 			"-i", filepath.Join(in.Dir, name+".pid"),
 			"-z", filepath.Join(in.Dir, "zserv.api"),
 			"--vty_socket", in.Dir)
@@ -180,7 +230,7 @@ func (in *Instance) start(ctx context.Context, name, config string) error {
 	if name == "bgpd" && in.opts.NoBGPListen {
 		args = append(args, "-p", "0")
 	}
-	argv := append([]string{filepath.Join(in.opts.DaemonDir, name)}, args...)
+	argv := in.opts.Tools.Argv(append([]string{filepath.Join(in.opts.DaemonDir, name)}, args...)...)
 	if in.Netns != "" {
 		// ip netns exec execs the daemon: the child pid is the daemon's.
 		argv = append([]string{"ip", "netns", "exec", in.Netns}, argv...)
@@ -194,7 +244,7 @@ func (in *Instance) start(ctx context.Context, name, config string) error {
 	}
 	go func() { d.done <- cmd.Wait() }()
 	in.procs = append(in.procs, d)
-	err := Poll(ctx, 10*time.Millisecond, func(ctx context.Context) (bool, error) {
+	err = Poll(ctx, 10*time.Millisecond, func(ctx context.Context) (bool, error) {
 		select {
 		case err := <-d.done:
 			d.done <- err
@@ -290,6 +340,9 @@ func (in *Instance) CrashRestart(ctx context.Context) error {
 	return nil
 }
 
+// Tools are the FRR programs the instance runs.
+func (in *Instance) Tools() Tools { return in.opts.Tools }
+
 // ConfigPath is the instance's frr.conf.
 func (in *Instance) ConfigPath() string { return filepath.Join(in.ConfDir, "frr.conf") }
 
@@ -313,7 +366,7 @@ func (in *Instance) vtysh(ctx context.Context, daemonName string, cmds ...string
 	for _, c := range cmds {
 		args = append(args, "-c", c)
 	}
-	cmd := exec.CommandContext(ctx, in.opts.Vtysh, args...)
+	cmd := in.opts.Tools.Command(ctx, append([]string{in.opts.Vtysh}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -327,7 +380,7 @@ func (in *Instance) vtysh(ctx context.Context, daemonName string, cmds ...string
 // err, but FRR reports some refusals with status 0, so callers read the
 // output too.
 func (in *Instance) LoadFile(ctx context.Context, file string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, in.opts.Vtysh, append(in.vtyshArgs(), "-f", file)...)
+	cmd := in.opts.Tools.Command(ctx, append(append([]string{in.opts.Vtysh}, in.vtyshArgs()...), "-f", file)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -372,7 +425,7 @@ func (in *Instance) Stop() error {
 		}
 	}
 	in.procs = nil
-	for _, d := range []string{in.Dir, in.ConfDir} {
+	for _, d := range []string{in.Dir, in.ConfDir, in.RunSpace} {
 		if d == "" {
 			continue
 		}
@@ -385,8 +438,8 @@ func (in *Instance) Stop() error {
 
 // KeepDir makes Stop leave the directories (logs, config) in place.
 func (in *Instance) KeepDir() string {
-	d := in.Dir + " " + in.ConfDir
-	in.Dir, in.ConfDir = "", ""
+	d := in.Dir + " " + in.ConfDir + " " + in.RunSpace
+	in.Dir, in.ConfDir, in.RunSpace = "", "", ""
 	return d
 }
 

@@ -90,17 +90,15 @@ func run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// Check reports why FRR daemons cannot be run here (ErrNotAvailable), or nil.
-func Check() error {
+// CheckDaemons reports why FRR daemons cannot be run here with these tools (ErrNotAvailable), or nil.
+func (t Tools) CheckDaemons() error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("%w: needs root for network namespaces", ErrNotAvailable)
 	}
-	for _, bin := range []string{DefaultDaemonDir + "/zebra", DefaultDaemonDir + "/bgpd", DefaultReloadScript, DefaultVtysh} {
-		if _, err := os.Stat(bin); err != nil {
-			return fmt.Errorf("%w: %s missing (install frr and frr-pythontools)", ErrNotAvailable, bin)
-		}
+	if err := t.Check(); err != nil {
+		return err
 	}
-	for _, bin := range []string{"ip", "nsenter", "python3"} {
+	for _, bin := range []string{"ip", "nsenter"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			return fmt.Errorf("%w: %s not in PATH", ErrNotAvailable, bin)
 		}

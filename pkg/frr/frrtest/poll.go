@@ -5,6 +5,7 @@ package frrtest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -13,12 +14,43 @@ import (
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 )
 
-// Require needs FRR daemons that can run here; without them the test fails or
-// skips with the reason, as internal/testreq decides.
-func Require(t testing.TB) {
+// Require needs the FRR that ships (the FRR image's root file system, frrproc.EnvRoot) and returns the tools that run
+// it; without it the test fails or skips with the reason, as internal/testreq decides.
+func Require(t testing.TB) frrproc.Tools {
 	t.Helper()
-	testreq.Need(t, "FRR daemons", frrproc.Check())
+	root := os.Getenv(frrproc.EnvRoot)
+	if root == "" {
+		testreq.Need(t, "the FRR image's root file system", fmt.Errorf("%s is not set (make frr-root builds it)", frrproc.EnvRoot))
+	}
+	tools := frrproc.Tools{Root: root}
+	testreq.Need(t, "FRR daemons", tools.CheckDaemons())
+	return tools
 }
+
+// RequireHost needs the machine's own FRR (Debian 12's 8.4 here), the FRR of a host that brings its own
+// (frr.mode=host), for the tests that keep it supported.
+func RequireHost(t testing.TB) frrproc.Tools {
+	t.Helper()
+	tools := frrproc.Tools{Root: "/"}
+	testreq.Need(t, "the host's FRR (make deps installs it)", tools.CheckDaemons())
+	return tools
+}
+
+// FRR is one FRR the tests run against.
+type FRR struct {
+	// Name names it in subtests: "frr10" (the FRR that ships) or "frr8" (the host's, Debian 12's 8.4).
+	Name  string
+	Tools frrproc.Tools
+	// Major is its major release, which says the dialect it is rendered for and diffed like.
+	Major int
+}
+
+// Shipped is the FRR that ships (Require).
+func Shipped(t testing.TB) FRR { return FRR{Name: "frr10", Tools: Require(t), Major: 10} }
+
+// Host is the machine's own FRR 8.4 (RequireHost), which the agent keeps supporting for hosts that bring their
+// own (frr.mode=host): a smaller set of tests runs against it too.
+func Host(t testing.TB) FRR { return FRR{Name: "frr8", Tools: RequireHost(t), Major: 8} }
 
 // Netns creates a uniquely named namespace removed when the test ends.
 func Netns(t testing.TB, prefix string) *frrproc.Netns {
@@ -35,10 +67,13 @@ func Netns(t testing.TB, prefix string) *frrproc.Netns {
 	return n
 }
 
-// Router starts FRR daemons stopped when the test ends. On failure their
+// Router starts FRR daemons stopped when the test ends: the shipped FRR unless opts.Tools says otherwise. On failure their
 // logs are printed; FRR_TEST_KEEP=1 also keeps their directory.
 func Router(t testing.TB, opts frrproc.Options) *frrproc.Instance {
 	t.Helper()
+	if opts.Tools.Root == "" {
+		opts.Tools = Require(t)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	in, err := frrproc.Start(ctx, opts)
