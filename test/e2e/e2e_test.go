@@ -26,7 +26,7 @@ import (
 const scenarioTimeout = 8 * time.Minute
 
 func TestDemoScenario(t *testing.T) {
-	testreq.Root(t) // network namespaces, BPF, FRR
+	testreq.Root(t)    // network namespaces, BPF, FRR
 	frrtest.Require(t) // the cluster runs it from $NETOP_FRR_ROOT
 	_, err := os.Stat("/usr/bin/prometheus")
 	testreq.Need(t, "/usr/bin/prometheus (make deps installs the Debian package prometheus)", err)
