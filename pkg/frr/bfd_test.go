@@ -43,8 +43,11 @@ exit
 // up, as with a dead line card or a hung router). With BFD (100 ms, multiplier 3) the node's bgpd drops the
 // session on bfdd's word within a second; without BFD only the hold timer (3 s here, 90 s by FRR's default)
 // ends it. The times are logged: they are the closing note's BFD detection times.
+//
+// It runs against the host's FRR 8.4 only: with FRR 10.3 bfdd reports the session down but bgpd keeps it until
+// the hold timer (2.9 s here, measured), an open point of issue 25.
 func TestBFDDetectsPeerFailure(t *testing.T) {
-	frrtest.Require(t)
+	host := frrtest.Host(t)
 	t.Parallel()
 	daemons := []string{"zebra", "bgpd", "bfdd"}
 	for _, withBFD := range []bool{true, false} {
@@ -52,19 +55,19 @@ func TestBFDDetectsPeerFailure(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			node, peer := nodeAndPeer(t, ctx, "frrbfdn-", "frrbfdp-")
-			frrtest.Router(t, frrproc.Options{Netns: peer.Name, Config: []byte(bfdPeerConfig), Daemons: daemons})
+			frrtest.Router(t, frrproc.Options{Tools: host.Tools, Netns: peer.Name, Config: []byte(bfdPeerConfig), Daemons: daemons})
 
 			session := frr.SessionOptions{HoldTime: 3 * time.Second, KeepaliveTime: time.Second}
 			if withBFD {
 				session.BFD = &bfd.Profile{ReceiveInterval: 100 * time.Millisecond, TransmitInterval: 100 * time.Millisecond}
 			}
-			cfg := frr.NodeConfig{DisableIPv6Forwarding: true, Underlay: frr.Underlay{
+			cfg := frr.NodeConfig{FRR: frr.Version{Major: host.Major, Minor: 4}, DisableIPv6Forwarding: true, Underlay: frr.Underlay{
 				ASN: fabricASN, RouterID: netip.MustParseAddr("10.0.0.1"), VTEPSource: netip.MustParseAddr("10.0.0.1"),
 				Neighbors: []frr.Neighbor{{Address: netip.MustParseAddr(rrAddr), RemoteAS: frr.RemoteASInternal, SessionOptions: session}},
 			}}
 			conf, err := frr.Render(&cfg)
 			must(t, err)
-			n := frrtest.Router(t, frrproc.Options{Netns: node.Name, Config: conf, Daemons: daemons})
+			n := frrtest.Router(t, frrproc.Options{Tools: host.Tools, Netns: node.Name, Config: conf, Daemons: daemons})
 
 			state := func(ctx context.Context) (neighborState, error) {
 				out, err := n.Vtysh(ctx, "show bgp neighbors "+rrAddr+" json")

@@ -318,9 +318,9 @@ func TestValuesMatter(t *testing.T) {
 			t.Errorf("--set %v: FRR command %q, want zebra flags %q", tc.set, command, tc.zebraFlags)
 		}
 	}
-	// bfdd runs next to bgpd (sessions with BFD need it); the operator's underlay BFD flags follow the values.
-	if cmd := strings.Join(render(t)["DaemonSet/network-frr"].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[0].Command, " "); !strings.Contains(cmd, "zebra bgpd staticd bfdd") {
-		t.Errorf("FRR container runs %q, want bfdd too", cmd)
+	// bfdd runs next to bgpd (sessions with BFD need it), mgmtd next to zebra (FRR 10); the operator's underlay BFD flags follow the values.
+	if cmd := strings.Join(render(t)["DaemonSet/network-frr"].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[0].Command, " "); !strings.Contains(cmd, "zebra mgmtd bgpd staticd bfdd") {
+		t.Errorf("FRR container runs %q, want mgmtd and bfdd too", cmd)
 	}
 	for _, tc := range []struct {
 		set  []string

@@ -324,11 +324,7 @@ func openNetns(name string) (netns.NsHandle, *netlink.Handle, error) {
 }
 
 func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) error {
-	version, err := frrVersion(ctx, f, logger)
-	if err != nil {
-		return err
-	}
-	reloader, render, err := newFRR(ctx, f, version)
+	reloader, render, err := newFRR(ctx, f, logger)
 	if err != nil {
 		return err
 	}
@@ -625,7 +621,7 @@ func frrVersion(ctx context.Context, f *flags, logger *slog.Logger) (frr.Version
 	return v, nil
 }
 
-func newFRR(ctx context.Context, f *flags, version frr.Version) (*frr.Reloader, func(*frr.NodeConfig) ([]byte, error), error) {
+func newFRR(ctx context.Context, f *flags, logger *slog.Logger) (*frr.Reloader, func(*frr.NodeConfig) ([]byte, error), error) {
 	if f.frrMode == frrNone {
 		return nil, nil, nil
 	}
@@ -640,9 +636,7 @@ func newFRR(ctx context.Context, f *flags, version frr.Version) (*frr.Reloader, 
 		}
 		render = brownfield(f.frrBaseConfig, mgmt)
 	}
-	target := f.frrTarget()
-	target.Version = version
-	opts := frr.Options{Target: target, StateDir: f.frrStateDir}
+	opts := frr.Options{Target: f.frrTarget(), StateDir: f.frrStateDir}
 	if !f.frrScratch {
 		opts.ScratchDaemons = []string{}
 	}
@@ -653,6 +647,12 @@ func newFRR(ctx context.Context, f *flags, version frr.Version) (*frr.Reloader, 
 		}
 		opts.Method, opts.Systemd, opts.SystemdUnit = frr.ReloadSystemd, sd, f.frrSystemdUnit
 	}
+	// Asked last: the flags' mistakes above are reported at once, not after waiting for FRR.
+	version, err := frrVersion(ctx, f, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.Version = version
 	reloader, err := frr.NewReloader(opts)
 	if err != nil {
 		return nil, nil, err

@@ -34,8 +34,7 @@ func TestChangeIsOneLine(t *testing.T) {
 }
 
 func TestMeasureSmall(t *testing.T) {
-	frrtest.Require(t)
-	rows := Measure(context.Background(), Options{Applies: 2})
+	rows := Measure(context.Background(), Options{Applies: 2, FRR: frrtest.Require(t)})
 	if len(rows) != 2 {
 		t.Fatalf("%d rows, want p50 and p99", len(rows))
 	}

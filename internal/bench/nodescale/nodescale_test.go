@@ -83,7 +83,8 @@ func TestRunSmall(t *testing.T) {
 	t.Setenv(reexec.Env, "1")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	o := Options{Scale: Scale{VRFs: 5, Prefixes: 2}, Resyncs: 3, Agent: os.Args[0], Timeout: 3 * time.Minute}
+	o := Options{Scale: Scale{VRFs: 5, Prefixes: 2}, Resyncs: 3, Agent: os.Args[0], Timeout: 3 * time.Minute,
+		FRR: frrtest.Require(t)}
 	res, err := Run(ctx, o)
 	if err != nil {
 		t.Fatal(err)
