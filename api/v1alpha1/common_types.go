@@ -22,6 +22,16 @@ import (
 	"github.com/network-operator/network-operator/bpf/limits"
 )
 
+// IPFamily is an IP address family, spelt as Kubernetes spells it (core/v1 IPFamily).
+// +kubebuilder:validation:Enum=IPv4;IPv6
+type IPFamily string
+
+// The IP address families.
+const (
+	IPv4 IPFamily = "IPv4"
+	IPv6 IPFamily = "IPv6"
+)
+
 // Limits shared by the CRD schemas (markers), the validator (internal/validation) and the operator.
 const (
 	// MaxHealthProbes bounds a node's health probes (NodeNetworkConfigSpec.HealthProbes' MaxItems): each is

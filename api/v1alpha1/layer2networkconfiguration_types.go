@@ -116,8 +116,9 @@ type Flooding struct {
 	// +optional
 	// +kubebuilder:default=evpn
 	Mode FloodingMode `json:"mode,omitempty"`
-	// Peers (static only) are the peer VTEP addresses. Unset with static: the VTEP address of every other node
-	// the network is on, kept current as nodes come and go.
+	// Peers (static only) are the peer VTEP addresses, IPv4 or IPv6, all of the fabric's VTEP family (a VXLAN
+	// device sends from its node's VTEP address, over that family only). Unset with static: the VTEP address of
+	// every other node the network is on, kept current as nodes come and go.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=256

@@ -71,7 +71,8 @@ type BridgeLink struct {
 }
 
 // VXLANLink is a VXLAN VTEP: its local address is the node's VTEP address (annotation
-// network.network-operator.io/vtep-address, else the router id).
+// network.network-operator.io/vtep-address, else the router id or, in a fabric whose VTEPs are IPv6, the Node's
+// IPv6 InternalIP), so it runs over IPv4 or IPv6 as the fabric's VTEPs do.
 type VXLANLink struct {
 	// VNID is the VXLAN network identifier, 1..16777215.
 	// +required

@@ -101,19 +101,34 @@ type HealthProbe struct {
 	Address string `json:"address"`
 }
 
-// UnderlaySpec is the node's fabric-facing (default VRF) BGP-EVPN configuration.
+// UnderlaySpec is the node's fabric-facing (default VRF) BGP-EVPN configuration. The underlay runs over IPv4,
+// IPv6 or both (AddressFamilies); the VTEP address is of one family, the fabric's: a VXLAN device sends over one
+// family, so every VTEP of the fabric is of it.
 type UnderlaySpec struct {
 	// ASN is the node's AS number.
 	// +required
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=4294967294
 	ASN int64 `json:"asn"`
-	// RouterID is the node's BGP router id (an IPv4 address).
+	// RouterID is the node's BGP router id: an IPv4 address (BGP's router id has 32 bits, in an IPv6-only fabric
+	// too).
 	// +required
 	RouterID string `json:"routerID"`
-	// VTEPAddress is the local VXLAN tunnel endpoint address.
+	// VTEPAddress is the local VXLAN tunnel endpoint address, IPv4 or IPv6: the source of every VXLAN device of
+	// the node and the next hop of its EVPN routes, announced into the underlay in its family's unicast address
+	// family. A host address of the node (a loopback's), not link-local.
 	// +required
+	// +kubebuilder:validation:MaxLength=45
 	VTEPAddress string `json:"vtepAddress"`
+	// AddressFamilies are the unicast address families the underlay sessions exchange routes in (the VTEP
+	// addresses of the nodes among them): IPv4, IPv6, or both for a dual-stack underlay. They must include the
+	// VTEP address's family. Empty: that family alone. A numbered neighbour carries its own family (a dual-stack
+	// underlay has a session per family); an unnumbered one every family (IPv4 routes over IPv6 link-local
+	// sessions take IPv6 next hops, RFC 8950).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=2
+	AddressFamilies []IPFamily `json:"addressFamilies,omitempty"`
 	// Interfaces are the uplinks towards the fabric (BGP unnumbered sessions run on them).
 	// +optional
 	// +listType=atomic
@@ -127,13 +142,19 @@ type UnderlaySpec struct {
 	BFD *BFDProfile `json:"bfd,omitempty"`
 }
 
-// UnderlayNeighbor is one underlay BGP neighbour, reached over an interface (unnumbered) or at an address.
+// UnderlayNeighbor is one underlay BGP neighbour: reached over an interface (unnumbered: the session runs on the
+// interface's IPv6 link-local addresses), at an address (numbered, IPv4 or IPv6), or at an IPv6 link-local address
+// on an interface (both set).
+// +kubebuilder:validation:XValidation:rule="has(self.interface) || has(self.address)",message="an underlay neighbour needs an interface (unnumbered), an address (numbered), or both (an IPv6 link-local address and its interface)"
 type UnderlayNeighbor struct {
-	// Interface for an unnumbered session.
+	// Interface alone is an unnumbered session on it; with an IPv6 link-local Address it is the interface that
+	// address is on.
 	// +optional
+	// +kubebuilder:validation:MaxLength=15
 	Interface string `json:"interface,omitempty"`
-	// Address for a numbered session.
+	// Address for a numbered session: IPv4 or IPv6, without zone (a link-local IPv6 address needs Interface).
 	// +optional
+	// +kubebuilder:validation:MaxLength=45
 	Address string `json:"address,omitempty"`
 	// RemoteASN is a number, "internal" or "external".
 	// +required

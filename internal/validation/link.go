@@ -82,7 +82,7 @@ func LinkRefKindError(ref LinkRef, target string) string {
 // exist yet is admitted, the operator holds the Link back until it does), that no dependency cycle forms, that the
 // Links referring to this one still find the kind they need, and that its interface name and VNI are free: no
 // other Link on a node both select (equal selectors, or an existing Node matched by both) has them, and no layer-2
-// network or VRF uses the VNI.
+// network or VRF uses the VNI, and that static flooding peers are of the fabric's VTEP family (Snapshot.VTEPFamily).
 func ValidateLink(obj *v1.Link, s *Snapshot) field.ErrorList {
 	spec := &obj.Spec
 	p := field.NewPath("spec")
@@ -142,6 +142,9 @@ func ValidateLink(obj *v1.Link, s *Snapshot) field.ErrorList {
 func validateLinkAmongOthers(obj *v1.Link, s *Snapshot) field.ErrorList {
 	var errs field.ErrorList
 	p := field.NewPath("spec")
+	if x := obj.Spec.VXLAN; x != nil {
+		errs = append(errs, ValidateFloodingFamily(p.Child("vxlan", "flooding"), x.Flooding, s.VTEPFamily)...)
+	}
 	links := map[string]*v1.LinkSpec{obj.Name: &obj.Spec}
 	for i := range s.Links {
 		if s.Links[i].Name != obj.Name {

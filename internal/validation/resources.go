@@ -43,6 +43,9 @@ type Snapshot struct {
 	// name match), and the labels of the namespaces the PodNetworkConfig rules ask about.
 	PodNetworkConfigs []v1.PodNetworkConfig
 	NamespaceLabels   map[string]map[string]string
+	// VTEPFamily is the fabric's VTEP address family (the operator's --underlay-vtep-family; "": not known):
+	// static flooding peers are of it.
+	VTEPFamily v1.IPFamily
 }
 
 // vniUser is the first other object using a VNI.
@@ -160,7 +163,8 @@ func ValidateVRFRouteConfiguration(obj *v1.VRFRouteConfiguration, s *Snapshot) f
 }
 
 // ValidateLayer2NetworkConfiguration checks a Layer2NetworkConfiguration; with a non-nil snapshot also VNI and
-// VLAN uniqueness and that its VRF exists.
+// VLAN uniqueness, that its VRF exists, and that static flooding peers are of the fabric's VTEP family
+// (Snapshot.VTEPFamily).
 func ValidateLayer2NetworkConfiguration(obj *v1.Layer2NetworkConfiguration, s *Snapshot) field.ErrorList {
 	spec := &obj.Spec
 	p := field.NewPath("spec")
@@ -204,6 +208,7 @@ func ValidateLayer2NetworkConfiguration(obj *v1.Layer2NetworkConfiguration, s *S
 	if s == nil {
 		return errs
 	}
+	errs = append(errs, ValidateFloodingFamily(p.Child("flooding"), spec.Flooding, s.VTEPFamily)...)
 	if other := s.vniUser(int64(spec.VNI), obj.Name, "Layer2NetworkConfiguration", ""); other != "" {
 		errs = append(errs, field.Invalid(p.Child("vni"), int64(spec.VNI), "VNI already used by "+other))
 	}

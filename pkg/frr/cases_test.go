@@ -54,6 +54,54 @@ func goldenCases() []goldenCase {
 				{Address: addr("192.168.7.1"), RemoteAS: "65007", SessionOptions: SessionOptions{HoldTime: 30 * time.Second, KeepaliveTime: 10 * time.Second}},
 			},
 		}}},
+		// An IPv6-only underlay: an IPv6 VTEP announced in ipv6 unicast, unnumbered uplinks, a numbered IPv6 session
+		// and one to a link-local address on its interface, an IPv6 workload peering beside them. No ipv4 unicast at
+		// all. The layer-2 network floods statically (isolated from EVPN), which FRR before 10.6 can serve.
+		{name: "underlay-ipv6-only", cfg: NodeConfig{
+			Underlay: Underlay{
+				ASN: 4200000111, RouterID: addr("10.0.0.111"), VTEPSource: addr("2001:db8:ff::111"), Families: []Family{FamilyIPv6},
+				PeerGroups: []PeerGroup{{Name: "spines", RemoteAS: RemoteASExternal}},
+				Neighbors: []Neighbor{
+					{Interface: "eth0", PeerGroup: "spines"}, {Interface: "eth1", PeerGroup: "spines"},
+					{Address: addr("2001:db8:0:7::1"), RemoteAS: "65007"},
+					{Address: addr("fe80::7"), Interface: "eth2", RemoteAS: RemoteASExternal, SessionOptions: SessionOptions{BFD: &bfd.Profile{}}},
+				},
+			},
+			L2VNIs: []L2VNI{{VNI: 300, Isolated: true}},
+			Peerings: []Peering{{Name: "pods6", ListenRanges: []netip.Prefix{pfx("2001:db8:250::/64")}, RemoteASN: 64512,
+				Import: []PrefixItem{{CIDR: pfx("2001:db8:244::/48"), LE: 128, Action: Permit}}}},
+		}},
+		// A dual-stack underlay with an IPv4 VTEP: a numbered session per family (a peer group each), unnumbered
+		// uplinks (in a group and alone) carrying both, EVPN (an L2VNI and an L3VNI) over all of them.
+		{name: "underlay-dual-stack", cfg: NodeConfig{
+			Underlay: Underlay{
+				ASN: 65021, RouterID: addr("10.0.0.21"), VTEPSource: addr("10.0.0.21"), Families: []Family{FamilyIPv6, FamilyIPv4},
+				PeerGroups: []PeerGroup{
+					{Name: "spines", RemoteAS: RemoteASExternal},
+					{Name: "rr4", RemoteAS: RemoteASInternal, SessionOptions: SessionOptions{UpdateSource: "lo"}},
+					{Name: "rr6", RemoteAS: RemoteASInternal, SessionOptions: SessionOptions{UpdateSource: "lo"}},
+				},
+				Neighbors: []Neighbor{
+					{Interface: "eth0", PeerGroup: "spines"}, {Interface: "eth1", PeerGroup: "spines"},
+					{Interface: "eth2", RemoteAS: "65099"}, // unnumbered without a group: both families
+					{Address: addr("10.255.0.1"), PeerGroup: "rr4"}, {Address: addr("10.255.0.2"), PeerGroup: "rr4"},
+					{Address: addr("2001:db8:255::1"), PeerGroup: "rr6"}, {Address: addr("2001:db8:255::2"), PeerGroup: "rr6"},
+				},
+			},
+			L2VNIs: []L2VNI{{VNI: 100}},
+			VRFs:   []VRF{{Name: "tenant1", VNI: 5001, RedistributeConnected: true}},
+		}},
+		// EVPN with an IPv6 VTEP (an L2VNI and an L3VNI, iBGP to IPv6 route reflectors): FRR 10.6 and later only
+		// (Version.IPv6VTEPs), so rendered for 10.6 alone.
+		{name: "evpn-ipv6-vtep", cfg: NodeConfig{FRR: Version{Major: 10, Minor: 6},
+			Underlay: Underlay{
+				ASN: 65000, RouterID: addr("10.0.0.31"), VTEPSource: addr("2001:db8:ff::31"),
+				PeerGroups: []PeerGroup{{Name: "fabric", RemoteAS: RemoteASInternal, SessionOptions: SessionOptions{UpdateSource: "2001:db8:ff::31"}}},
+				Neighbors:  []Neighbor{{Address: addr("2001:db8:255::1"), PeerGroup: "fabric"}, {Address: addr("2001:db8:255::2"), PeerGroup: "fabric"}},
+			},
+			L2VNIs: []L2VNI{{VNI: 100}, {VNI: 200}},
+			VRFs:   []VRF{{Name: "tenant1", VNI: 5001, RedistributeConnected: true}},
+		}},
 		{name: "no-forwarding", cfg: NodeConfig{
 			DisableIPForwarding: true, DisableIPv6Forwarding: true, Underlay: fabricUnderlay(),
 		}},

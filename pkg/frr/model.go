@@ -1,6 +1,7 @@
 package frr
 
 import (
+	"fmt"
 	"net/netip"
 	"time"
 
@@ -35,9 +36,16 @@ type NodeConfig struct {
 type Underlay struct {
 	ASN      uint32
 	RouterID netip.Addr
-	// VTEPSource is the local VTEP address (a loopback /32). It is announced in
-	// ipv4 unicast so the other VTEPs can reach it.
+	// VTEPSource is the local VTEP address (a loopback's host address), IPv4 or IPv6. It is announced ("network
+	// A/32" or "A/128") in its family's unicast address family so the other VTEPs can reach it. EVPN with an
+	// IPv6 VTEP needs FRR 10.6 or later (IPv6VTEPs).
 	VTEPSource netip.Addr
+	// Families are the unicast address families the underlay sessions carry, each an "address-family ipv4|ipv6
+	// unicast" with its activations; empty: VTEPSource's family (IPv4 without one). A numbered neighbour is
+	// activated in its own family, an unnumbered one in every family (FRR gives it extended next hops, so IPv4
+	// runs over its IPv6 link-local session), a peer group in the families of its members, which must agree.
+	// Every underlay session is activated in l2vpn evpn.
+	Families   []Family
 	PeerGroups []PeerGroup
 	Neighbors  []Neighbor
 	// GracefulRestart makes every BGP instance of the node a graceful-restart speaker; nil leaves FRR's
@@ -54,6 +62,25 @@ type GracefulRestart struct {
 	RestartTime time.Duration
 	// StalePathTime is how long the node keeps a restarting peer's stale routes (whole seconds, 1..4095).
 	StalePathTime time.Duration
+}
+
+// Family is an IP address family: FamilyIPv4 or FamilyIPv6.
+type Family int
+
+// The address families.
+const (
+	FamilyIPv4 Family = 4
+	FamilyIPv6 Family = 6
+)
+
+func (f Family) String() string {
+	switch f {
+	case FamilyIPv4:
+		return "ipv4"
+	case FamilyIPv6:
+		return "ipv6"
+	}
+	return fmt.Sprintf("family(%d)", int(f))
 }
 
 // Remote AS keywords accepted besides a decimal AS number.
@@ -90,8 +117,9 @@ type PeerGroup struct {
 	SessionOptions
 }
 
-// Neighbor is an underlay neighbour: by address or, unnumbered, by interface.
-// It belongs to PeerGroup or names its own RemoteAS.
+// Neighbor is an underlay neighbour: by address (numbered, IPv4 or IPv6), by interface (unnumbered: the session
+// runs on the interface's IPv6 link-local addresses), or by an IPv6 link-local address with the interface it is
+// on (both set: "neighbor fe80::1 interface eth0"). It belongs to PeerGroup or names its own RemoteAS.
 type Neighbor struct {
 	Address   netip.Addr
 	Interface string

@@ -172,18 +172,22 @@ type view struct {
 	CoalesceTime int64
 	ASN          uint32
 	RouterID     string
-	VTEP         string
+	// VTEP4 and VTEP6 are the VTEP's "network" prefix in its family ("" in the other).
+	VTEP4, VTEP6 string
 	PeerGroups   []peerGroupView
 	Neighbors    []neighborView
-	// Activate lists the underlay peer groups and group-less neighbours.
-	Activate    []string
-	HasIPv6     bool
-	L2VNIs      []l2vniView
-	VRFs        []vrfView
-	Tables      []tableView
-	Cluster     instanceView
-	PrefixLists []prefixListView
-	RouteMaps   []routeMapView
+	// Activate4, Activate6 and ActivateEVPN list the underlay peer groups and group-less neighbours activated in
+	// ipv4 unicast, ipv6 unicast and l2vpn evpn.
+	Activate4, Activate6, ActivateEVPN []string
+	// HasIPv4 and HasIPv6 render the default instance's "address-family ipv4|ipv6 unicast": the underlay carries
+	// the family, or the cluster VRF has something in it.
+	HasIPv4, HasIPv6 bool
+	L2VNIs           []l2vniView
+	VRFs             []vrfView
+	Tables           []tableView
+	Cluster          instanceView
+	PrefixLists      []prefixListView
+	RouteMaps        []routeMapView
 	// BFDProfiles are the profiles the sessions name, sorted by name.
 	BFDProfiles []bfdProfileView
 }
@@ -213,11 +217,14 @@ type peerGroupView struct {
 }
 
 type neighborView struct {
-	Key       string
-	Interface bool
-	PeerGroup string
-	RemoteAS  string
-	Session   sessionView
+	Key string
+	// Interface: an unnumbered neighbour ("neighbor eth0 interface ..."); OnInterface: the interface of a
+	// link-local one ("neighbor fe80::1 interface eth0").
+	Interface   bool
+	OnInterface string
+	PeerGroup   string
+	RemoteAS    string
+	Session     sessionView
 }
 
 type l2vniView struct {
@@ -353,7 +360,9 @@ func buildView(cfg *NodeConfig) *view {
 		af := clusterAF(&v.Cluster, fam)
 		af.Peerings = append(af.Peerings, pv)
 	}
-	v.HasIPv6 = !v.Cluster.V6.empty()
+	fams := underlayFamilies(&cfg.Underlay)
+	v.HasIPv4 = slices.Contains(fams, FamilyIPv4) || !v.Cluster.V4.empty()
+	v.HasIPv6 = slices.Contains(fams, FamilyIPv6) || !v.Cluster.V6.empty()
 	slices.SortFunc(v.PrefixLists, func(a, b prefixListView) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(v.RouteMaps, func(a, b routeMapView) int { return strings.Compare(a.Name, b.Name) })
 	return v
@@ -368,8 +377,31 @@ func (v *view) underlay(cfg *NodeConfig) {
 	if cfg.DisableIPv6Forwarding {
 		v.Globals = append(v.Globals, "no ipv6 forwarding")
 	}
-	if u.VTEPSource.IsValid() {
-		v.VTEP = netip.PrefixFrom(u.VTEPSource, u.VTEPSource.BitLen()).String()
+	if a := u.VTEPSource; a.IsValid() {
+		if p := netip.PrefixFrom(a, a.BitLen()).String(); familyOfAddr(a) == FamilyIPv6 {
+			v.VTEP6 = p
+		} else {
+			v.VTEP4 = p
+		}
+	}
+	fams := underlayFamilies(u)
+	activate := func(who string, in []Family) {
+		for _, f := range in {
+			if f == FamilyIPv6 {
+				v.Activate6 = append(v.Activate6, who)
+			} else {
+				v.Activate4 = append(v.Activate4, who)
+			}
+		}
+		v.ActivateEVPN = append(v.ActivateEVPN, who)
+	}
+	// A peer group is activated in the families of its members (validation makes them agree); one without
+	// members in those of its listen ranges, else in every family of the underlay.
+	groupFams := map[string][]Family{}
+	for _, n := range u.Neighbors {
+		if _, ok := groupFams[n.PeerGroup]; n.PeerGroup != "" && !ok {
+			groupFams[n.PeerGroup] = neighborFamilies(&n, fams)
+		}
 	}
 	for _, pg := range u.PeerGroups {
 		pv := peerGroupView{Name: pg.Name, RemoteAS: pg.RemoteAS, Session: v.session(pg.Name, &pg.SessionOptions)}
@@ -377,16 +409,28 @@ func (v *view) underlay(cfg *NodeConfig) {
 			pv.ListenRanges = append(pv.ListenRanges, r.String())
 		}
 		v.PeerGroups = append(v.PeerGroups, pv)
-		v.Activate = append(v.Activate, pg.Name)
+		in, ok := groupFams[pg.Name]
+		if !ok && len(pg.ListenRanges) > 0 {
+			for _, f := range fams {
+				if slices.ContainsFunc(pg.ListenRanges, func(r netip.Prefix) bool { return familyOfAddr(r.Addr()) == f }) {
+					in = append(in, f)
+				}
+			}
+		} else if !ok {
+			in = fams
+		}
+		activate(pg.Name, in)
 	}
 	for _, n := range u.Neighbors {
 		key := neighborKey(&n)
-		v.Neighbors = append(v.Neighbors, neighborView{
-			Key: key, Interface: n.Interface != "", PeerGroup: n.PeerGroup, RemoteAS: n.RemoteAS,
-			Session: v.session(key, &n.SessionOptions),
-		})
+		nv := neighborView{Key: key, Interface: n.Interface != "", PeerGroup: n.PeerGroup, RemoteAS: n.RemoteAS,
+			Session: v.session(key, &n.SessionOptions)}
+		if n.Address.IsValid() {
+			nv.Interface, nv.OnInterface = false, n.Interface
+		}
+		v.Neighbors = append(v.Neighbors, nv)
 		if n.PeerGroup == "" {
-			v.Activate = append(v.Activate, key)
+			activate(key, neighborFamilies(&n, fams))
 		}
 	}
 }

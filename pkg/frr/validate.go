@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,6 +55,7 @@ func (c *NodeConfig) Validate() error { return c.validate(false) }
 func (c *NodeConfig) validate(brownfield bool) error {
 	v := &validator{}
 	v.underlay(&c.Underlay, brownfield)
+	v.evpnIPv6VTEP(c)
 
 	vnis := map[uint32]string{}
 	claimVNI := func(path *field.Path, vni uint32) {
@@ -201,8 +203,16 @@ func (v *validator) underlay(u *Underlay, brownfield bool) {
 		}
 		return
 	}
-	if u.VTEPSource.IsValid() && !u.VTEPSource.Is4() {
-		v.add(up.Child("vtepSource"), u.VTEPSource.String(), "must be an IPv4 address (FRR 8.4 EVPN VTEPs are IPv4)")
+	fams := v.families(up.Child("families"), u)
+	if a := u.VTEPSource; a.IsValid() {
+		switch {
+		case a.Zone() != "" || a.Is4In6():
+			v.add(up.Child("vtepSource"), a.String(), "must be an IPv4 or IPv6 address without zone, not IPv4-mapped")
+		case a.IsUnspecified() || a.IsLoopback() || a.IsMulticast() || a.IsLinkLocalUnicast():
+			v.add(up.Child("vtepSource"), a.String(), "must be an address the fabric routes (not unspecified, loopback, multicast or link-local)")
+		case !slices.Contains(fams, familyOfAddr(a)):
+			v.add(up.Child("vtepSource"), a.String(), "is not announced: the underlay carries %s only (families)", familyList(fams))
+		}
 	}
 	groups := map[string]bool{}
 	for i := range u.PeerGroups {
@@ -216,29 +226,53 @@ func (v *validator) underlay(u *Underlay, brownfield bool) {
 		v.errs = append(v.errs, bgp.ValidateRemoteAS(f.Child("remoteAS"), pg.RemoteAS)...)
 		for j, r := range pg.ListenRanges {
 			v.prefix(f.Child("listenRanges").Index(j), r)
+			if r.IsValid() && !slices.Contains(fams, familyOfAddr(r.Addr())) {
+				v.add(f.Child("listenRanges").Index(j), r.String(), "is %s, but the underlay carries %s only (families)",
+					familyOfAddr(r.Addr()), familyList(fams))
+			}
 		}
 		v.session(f, &pg.SessionOptions)
 	}
 	seen := map[string]bool{}
+	type member struct {
+		fams []Family
+		who  string
+	}
+	groupFams := map[string]member{} // the families of a peer group's first member, which the others must share
 	for i := range u.Neighbors {
 		n := &u.Neighbors[i]
 		f := up.Child("neighbors").Index(i)
-		key := n.Interface
+		key := neighborKey(n)
+		linkLocal := n.Address.Is6() && n.Address.IsLinkLocalUnicast()
 		switch {
-		case n.Address.IsValid() == (n.Interface != ""):
-			v.add(f, neighborKey(n), "needs exactly one of address or interface")
+		case !n.Address.IsValid() && n.Interface == "":
+			v.add(f, key, "needs an address, an interface, or an IPv6 link-local address and its interface")
 		case n.Interface != "" && (len(n.Interface) > MaxInterfaceNameLen || !ifNameRe.MatchString(n.Interface)):
 			v.add(f.Child("interface"), n.Interface, "must be an interface name of at most %d characters", MaxInterfaceNameLen)
-		case n.Address.IsValid():
-			key = n.Address.String()
-			if n.Address.Zone() != "" {
-				v.add(f.Child("address"), n.Address.String(), "zoned addresses are not supported; use interface")
-			}
+		case n.Address.IsValid() && n.Address.Zone() != "":
+			v.add(f.Child("address"), n.Address.String(), "zoned addresses are not supported; put the zone into interface")
+		case n.Address.IsValid() && n.Interface != "" && !linkLocal:
+			v.add(f.Child("interface"), n.Interface, "goes with an IPv6 link-local address only (or alone: unnumbered); %s is routed", key)
+		case linkLocal && n.Interface == "":
+			v.add(f.Child("interface"), n.Interface, "IPv6 link-local neighbour %s needs the interface it is on", n.Address)
+		case n.Address.IsValid() && !slices.Contains(fams, familyOfAddr(n.Address)):
+			v.add(f.Child("address"), n.Address.String(), "is an %s session, but the underlay carries %s only (families): "+
+				"a numbered session carries its own family", familyOfAddr(n.Address), familyList(fams))
 		}
 		if seen[key] {
 			v.add(f, key, "duplicate neighbor")
 		}
 		seen[key] = true
+		if n.PeerGroup != "" {
+			nf := neighborFamilies(n, fams)
+			if g, ok := groupFams[n.PeerGroup]; !ok {
+				groupFams[n.PeerGroup] = member{nf, key}
+			} else if !slices.Equal(g.fams, nf) {
+				v.add(f.Child("peerGroup"), n.PeerGroup, "is activated in %s for its member %s; %s needs %s: "+
+					"put numbered neighbours of each family (and unnumbered ones) into peer groups of their own",
+					familyList(g.fams), g.who, key, familyList(nf))
+			}
+		}
 		switch {
 		case n.PeerGroup != "" && !groups[n.PeerGroup]:
 			v.add(f.Child("peerGroup"), n.PeerGroup, "no such peer group in underlay.peerGroups")
@@ -251,14 +285,101 @@ func (v *validator) underlay(u *Underlay, brownfield bool) {
 	}
 }
 
-func neighborKey(n *Neighbor) string {
-	if n.Interface != "" {
-		return n.Interface
+// families checks the underlay's families and returns them in effect (underlayFamilies).
+func (v *validator) families(path *field.Path, u *Underlay) []Family {
+	seen := map[Family]bool{}
+	for i, f := range u.Families {
+		switch {
+		case f != FamilyIPv4 && f != FamilyIPv6:
+			v.add(path.Index(i), int(f), "must be 4 or 6")
+		case seen[f]:
+			v.add(path.Index(i), f.String(), "duplicate family")
+		}
+		seen[f] = true
 	}
+	return underlayFamilies(u)
+}
+
+// underlayFamilies are the unicast families the underlay carries, IPv4 first: Families, else the VTEP's family,
+// else IPv4.
+func underlayFamilies(u *Underlay) []Family {
+	var out []Family
+	for _, f := range []Family{FamilyIPv4, FamilyIPv6} {
+		if slices.Contains(u.Families, f) {
+			out = append(out, f)
+		}
+	}
+	switch {
+	case len(out) > 0:
+		return out
+	case u.VTEPSource.IsValid():
+		return []Family{familyOfAddr(u.VTEPSource)}
+	}
+	return []Family{FamilyIPv4}
+}
+
+// neighborFamilies are the unicast families a neighbour is activated in: every family of the underlay for an
+// unnumbered one, its address's for a numbered one (none when the underlay does not carry it: refused).
+func neighborFamilies(n *Neighbor, fams []Family) []Family {
+	if !n.Address.IsValid() {
+		return fams
+	}
+	if f := familyOfAddr(n.Address); slices.Contains(fams, f) {
+		return []Family{f}
+	}
+	return nil
+}
+
+func familyOfAddr(a netip.Addr) Family { return Family(familyOf(a)) }
+
+func familyList(fs []Family) string {
+	if len(fs) == 0 {
+		return "no unicast family"
+	}
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.String()
+	}
+	return strings.Join(out, " and ")
+}
+
+// IPv6VTEPs reports whether release v runs EVPN with an IPv6 VTEP address: FRR 10.6 brought IPv6 VTEPs to bgpd
+// and zebra. Older releases read only a VXLAN device's IPv4 source (zebra) and announce EVPN routes with an IPv4
+// next hop (the router id), so remote VTEPs would tunnel to an address the node's VXLANs do not use.
+func (v Version) IPv6VTEPs() bool {
+	v = v.orShipped()
+	return v.Major > 10 || v.Major == 10 && v.Minor >= 6
+}
+
+// evpnIPv6VTEP refuses EVPN with an IPv6 VTEP for a release without IPv6 VTEPs: an L3VNI or an L2VNI that takes
+// part in EVPN (an isolated one does not: nothing imports its routes).
+func (v *validator) evpnIPv6VTEP(c *NodeConfig) {
+	if !c.Underlay.VTEPSource.Is6() || c.Underlay.VTEPSource.Is4In6() || c.FRR.orShipped().IPv6VTEPs() {
+		return
+	}
+	what := ""
+	for _, l2 := range c.L2VNIs {
+		if !l2.Isolated {
+			what = fmt.Sprintf("L2VNI %d", l2.VNI)
+			break
+		}
+	}
+	if what == "" && len(c.VRFs) > 0 {
+		what = fmt.Sprintf("the L3VNI %d of VRF %s", c.VRFs[0].VNI, c.VRFs[0].Name)
+	}
+	if what != "" {
+		v.add(field.NewPath("underlay", "vtepSource"), c.Underlay.VTEPSource.String(),
+			"EVPN (%s) with an IPv6 VTEP needs FRR 10.6 or later; FRR %s announces its routes with an IPv4 next hop "+
+				"(use an IPv4 VTEP, static flooding, or a newer FRR)", what, c.FRR.orShipped())
+	}
+}
+
+// neighborKey is the name FRR knows a neighbour by: its address, or the interface of an unnumbered one.
+func neighborKey(n *Neighbor) string {
 	if n.Address.IsValid() {
 		return n.Address.String()
 	}
-	return ""
+	return n.Interface
 }
 
 func (v *validator) name(path *field.Path, name string) {

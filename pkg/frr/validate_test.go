@@ -29,12 +29,47 @@ func TestValidateNamesFieldAndValue(t *testing.T) {
 			`vrfs[0].routeConfigs[0].communities[0]: Invalid value: "no-export-subconfed": not a BGP community`},
 		{"asn zero", func(c *NodeConfig) { c.Underlay.ASN = 0 }, `underlay.asn: Invalid value: 0: AS number must be within 1..4294967294`},
 		{"router id missing", func(c *NodeConfig) { c.Underlay.RouterID = netip.Addr{} }, `underlay.routerID: Invalid value: "invalid IP": must be an IPv4 address`},
-		{"ipv6 vtep", func(c *NodeConfig) { c.Underlay.VTEPSource = addr("fd00::1") }, `underlay.vtepSource: Invalid value: "fd00::1": must be an IPv4 address`},
+		{"ipv6 vtep with EVPN on FRR 10.3", func(c *NodeConfig) {
+			c.Underlay.VTEPSource, c.Underlay.Families = addr("fd00::1"), []Family{FamilyIPv4, FamilyIPv6}
+		}, `underlay.vtepSource: Invalid value: "fd00::1": EVPN (L2VNI 100) with an IPv6 VTEP needs FRR 10.6 or later; FRR 10.3 announces`},
+		{"ipv6 vtep with an L3VNI on FRR 8.4", func(c *NodeConfig) {
+			c.FRR = Version{Major: 8, Minor: 4}
+			c.L2VNIs = []L2VNI{{VNI: 100, Isolated: true}}
+			c.Underlay.VTEPSource, c.Underlay.Families = addr("fd00::1"), []Family{FamilyIPv4, FamilyIPv6}
+		}, `underlay.vtepSource: Invalid value: "fd00::1": EVPN (the L3VNI 5001 of VRF tenant1) with an IPv6 VTEP needs FRR 10.6 or later; FRR 8.4`},
+		{"ipv6 vtep not announced", func(c *NodeConfig) {
+			c.FRR, c.Underlay.VTEPSource, c.Underlay.Families = Version{Major: 10, Minor: 6}, addr("fd00::1"), []Family{FamilyIPv4}
+		}, `underlay.vtepSource: Invalid value: "fd00::1": is not announced: the underlay carries ipv4 only`},
+		{"link-local vtep", func(c *NodeConfig) { c.Underlay.VTEPSource = addr("fe80::1") }, `underlay.vtepSource: Invalid value: "fe80::1": must be an address the fabric routes`},
+		{"ipv4 neighbour in an ipv6 underlay", func(c *NodeConfig) { c.Underlay.Families = []Family{FamilyIPv6} },
+			`underlay.neighbors[0].address: Invalid value: "192.168.0.254": is an ipv4 session, but the underlay carries ipv6 only`},
+		{"ipv6 neighbour in an ipv4 underlay", func(c *NodeConfig) {
+			c.Underlay.Neighbors = append(c.Underlay.Neighbors, Neighbor{Address: addr("2001:db8::1"), RemoteAS: "65001"})
+		}, `underlay.neighbors[1].address: Invalid value: "2001:db8::1": is an ipv6 session, but the underlay carries ipv4 only`},
+		{"unknown family", func(c *NodeConfig) { c.Underlay.Families = []Family{FamilyIPv4, 5} }, `underlay.families[1]: Invalid value: 5: must be 4 or 6`},
+		{"repeated family", func(c *NodeConfig) { c.Underlay.Families = []Family{FamilyIPv4, FamilyIPv4} }, `underlay.families[1]: Invalid value: "ipv4": duplicate family`},
+		{"link-local neighbour without interface", func(c *NodeConfig) {
+			c.Underlay.Families = []Family{FamilyIPv4, FamilyIPv6}
+			c.Underlay.Neighbors = append(c.Underlay.Neighbors, Neighbor{Address: addr("fe80::1"), RemoteAS: "external"})
+		}, `underlay.neighbors[1].interface: Invalid value: "": IPv6 link-local neighbour fe80::1 needs the interface it is on`},
+		{"peer group of two families", func(c *NodeConfig) {
+			c.Underlay.Families = []Family{FamilyIPv4, FamilyIPv6}
+			c.Underlay.Neighbors = append(c.Underlay.Neighbors, Neighbor{Address: addr("2001:db8::1"), PeerGroup: "fabric"})
+		}, `underlay.neighbors[1].peerGroup: Invalid value: "fabric": is activated in ipv4 for its member 192.168.0.254; 2001:db8::1 needs ipv6`},
+		{"peer group of unnumbered and numbered", func(c *NodeConfig) {
+			c.Underlay.Families = []Family{FamilyIPv4, FamilyIPv6}
+			c.Underlay.Neighbors = append(c.Underlay.Neighbors, Neighbor{Interface: "eth0", PeerGroup: "fabric"})
+		}, `underlay.neighbors[1].peerGroup: Invalid value: "fabric": is activated in ipv4 for its member 192.168.0.254; eth0 needs ipv4 and ipv6`},
+		{"listen range of another family", func(c *NodeConfig) { c.Underlay.PeerGroups[0].ListenRanges = []netip.Prefix{pfx("2001:db8::/64")} },
+			`underlay.peerGroups[0].listenRanges[0]: Invalid value: "2001:db8::/64": is ipv6, but the underlay carries ipv4 only`},
 		{"bad remote-as", func(c *NodeConfig) { c.Underlay.PeerGroups[0].RemoteAS = "sixty" }, `underlay.peerGroups[0].remoteAS: Invalid value: "sixty"`},
 		{"duplicate peer group", func(c *NodeConfig) {
 			c.Underlay.PeerGroups = append(c.Underlay.PeerGroups, c.Underlay.PeerGroups[0])
 		}, `underlay.peerGroups[1].name: Invalid value: "fabric": duplicate peer group`},
-		{"neighbor address and interface", func(c *NodeConfig) { c.Underlay.Neighbors[0].Interface = "eth0" }, `underlay.neighbors[0]: Invalid value: "eth0": needs exactly one of address or interface`},
+		{"neighbor address and interface", func(c *NodeConfig) { c.Underlay.Neighbors[0].Interface = "eth0" },
+			`underlay.neighbors[0].interface: Invalid value: "eth0": goes with an IPv6 link-local address only (or alone: unnumbered); 192.168.0.254 is routed`},
+		{"neighbor without address or interface", func(c *NodeConfig) { c.Underlay.Neighbors[0].Address = netip.Addr{} },
+			`underlay.neighbors[0]: Invalid value: "": needs an address, an interface, or an IPv6 link-local address and its interface`},
 		{"unknown peer group", func(c *NodeConfig) { c.Underlay.Neighbors[0].PeerGroup = "spines" }, `underlay.neighbors[0].peerGroup: Invalid value: "spines": no such peer group`},
 		{"vni zero", func(c *NodeConfig) { c.L2VNIs[0].VNI = 0 }, `l2vnis[0].vni: Invalid value: 0: must be 1..16777215`},
 		{"vni too big", func(c *NodeConfig) { c.L2VNIs[0].VNI = 1 << 24 }, `l2vnis[0].vni: Invalid value: 16777216`},

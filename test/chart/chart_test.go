@@ -343,6 +343,30 @@ func TestValuesMatter(t *testing.T) {
 			t.Errorf("--set %v: operator BFD args %v, want %v", tc.set, got, tc.want)
 		}
 	}
+	// An IPv6 or dual-stack underlay: the operator's family and neighbour flags follow the values.
+	for _, tc := range []struct {
+		set  []string
+		want []string
+	}{
+		{nil, nil},
+		{[]string{"operator.underlay.addressFamilies={IPv6}", "operator.underlay.neighbors={2001:db8:255::1,fe80::1%eth1}"},
+			[]string{"--underlay-neighbors=2001:db8:255::1,fe80::1%eth1", "--underlay-address-families=IPv6"}},
+		{[]string{"operator.underlay.addressFamilies={IPv4,IPv6}", "operator.underlay.vtepFamily=IPv4"},
+			[]string{"--underlay-address-families=IPv4,IPv6", "--underlay-vtep-family=IPv4"}},
+	} {
+		args := render(t, tc.set...)["Deployment/network-operator"].(*appsv1.Deployment).Spec.Template.Spec.Containers[0].Args
+		var got []string
+		for _, a := range args {
+			for _, f := range []string{"--underlay-neighbors", "--underlay-address-families", "--underlay-vtep-family"} {
+				if strings.HasPrefix(a, f+"=") {
+					got = append(got, a)
+				}
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("--set %v: operator underlay args %v, want %v", tc.set, got, tc.want)
+		}
+	}
 	// The health gate: the agent's bound, and the operator's probes as flags.
 	if args := render(t)["DaemonSet/network-agent"].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--health-gate-timeout=60s") {
 		t.Errorf("agent args %v lack the default health gate", args)
@@ -375,6 +399,8 @@ func TestBadValues(t *testing.T) {
 		{"agent.maxUnavailable=0", "agent.maxUnavailable"},
 		{"webhook.certMode=vault", "webhook.certMode"},
 		{"operator.underlay.asn=4294967295", "operator.underlay.asn"},
+		{"operator.underlay.vtepFamily=IPv5", "operator.underlay.vtepFamily"},
+		{"operator.underlay.addressFamilies={IPv4,IPv4}", "operator.underlay.addressFamilies"},
 		{"frr.capabilities={NET_ADMIN}", "frr.capabilities"},
 		{"image.pullPolicy=Sometimes", "image.pullPolicy"},
 		{"agent.unknown=1", "agent"},

@@ -45,7 +45,7 @@ import (
 )
 
 // One control plane for the package: the API server with the CRDs, the webhooks served from this process.
-var shared = testenv.Shared{Options: testenv.Options{Webhooks: webhook.SetupWebhooks}}
+var shared = testenv.Shared{Options: testenv.Options{Webhooks: webhook.Options{}.Setup}}
 
 func TestMain(m *testing.M) { os.Exit(shared.Main(m)) }
 

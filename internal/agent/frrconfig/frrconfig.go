@@ -98,8 +98,10 @@ func NodeConfig(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords P
 	return cfg, nil
 }
 
-// underlay translates the default VRF's BGP instance: router id, VTEP source, the listed neighbours, and an
-// unnumbered session to whatever AS answers on every uplink without an explicit neighbour.
+// underlay translates the default VRF's BGP instance: router id, VTEP source, the unicast families the underlay
+// carries, the listed neighbours (numbered IPv4 or IPv6, unnumbered, or IPv6 link-local on an interface), and an
+// unnumbered session to whatever AS answers on every uplink without a neighbour of its own. The families and
+// addresses are checked as everywhere else (validation.ValidateUnderlay).
 func underlay(up *field.Path, u *v1.UnderlaySpec) (frr.Underlay, field.ErrorList) {
 	errs := bgp.ValidateASN(up.Child("asn"), u.ASN)
 	out := frr.Underlay{ASN: uint32(u.ASN)}
@@ -108,28 +110,32 @@ func underlay(up *field.Path, u *v1.UnderlaySpec) (frr.Underlay, field.ErrorList
 	} else {
 		out.RouterID = a
 	}
-	if u.VTEPAddress != "" {
-		if a, err := netip.ParseAddr(u.VTEPAddress); err != nil {
-			errs = append(errs, field.Invalid(up.Child("vtepAddress"), u.VTEPAddress, "not an IP address"))
+	errs = append(errs, validation.ValidateUnderlay(up, u)...)
+	if a, err := netip.ParseAddr(u.VTEPAddress); err == nil {
+		out.VTEPSource = a
+	}
+	for _, f := range validation.UnderlayFamilies(u) {
+		if f == v1.IPv6 {
+			out.Families = append(out.Families, frr.FamilyIPv6)
 		} else {
-			out.VTEPSource = a
+			out.Families = append(out.Families, frr.FamilyIPv4)
 		}
 	}
-	neighbor := map[string]bool{}
+	neighbor := map[string]bool{} // addresses and interfaces that have a session
 	for i, n := range u.Neighbors {
 		f := up.Child("neighbors").Index(i)
 		errs = append(errs, bgp.ValidateRemoteAS(f.Child("remoteASN"), n.RemoteASN)...)
 		nb := frr.Neighbor{Interface: n.Interface, RemoteAS: n.RemoteASN}
-		key := n.Interface
 		if n.Address != "" {
 			a, err := netip.ParseAddr(n.Address)
 			if err != nil {
-				errs = append(errs, field.Invalid(f.Child("address"), n.Address, "not an IP address"))
-				continue
+				continue // ValidateUnderlay names it
 			}
-			nb.Address, key = a, a.String()
+			nb.Address = a
+			neighbor[a.String()] = true
 		}
-		neighbor[key] = true
+		// An interface with a neighbour of its own (unnumbered, or link-local on it) gets no second session.
+		neighbor[n.Interface] = true
 		out.Neighbors = append(out.Neighbors, nb)
 	}
 	for _, ifname := range u.Interfaces {

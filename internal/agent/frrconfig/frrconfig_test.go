@@ -363,3 +363,108 @@ func TestLimitsMatchTheAPI(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeConfigIPv6Underlay: the underlay's families, VTEP and neighbours of an IPv6-only, a dual-stack and an
+// IPv4 underlay as pkg/frr gets them, and the family mistakes refused with the field and value.
+func TestNodeConfigIPv6Underlay(t *testing.T) {
+	spec := func(vtep string, fams []v1.IPFamily, ifaces []string, ns ...v1.UnderlayNeighbor) *v1.NodeNetworkConfigSpec {
+		return &v1.NodeNetworkConfigSpec{Revision: "r1", Underlay: v1.UnderlaySpec{ASN: 65001, RouterID: "10.0.0.1",
+			VTEPAddress: vtep, AddressFamilies: fams, Interfaces: ifaces, Neighbors: ns}}
+	}
+	nb := func(iface, address string) v1.UnderlayNeighbor {
+		return v1.UnderlayNeighbor{Interface: iface, Address: address, RemoteASN: "external"}
+	}
+	cases := []struct {
+		name      string
+		spec      *v1.NodeNetworkConfigSpec
+		families  []frr.Family
+		neighbors string // interface/address of each neighbour
+		err       string
+	}{
+		{name: "IPv4 as before", spec: spec("10.0.0.1", nil, []string{"eth0"}, nb("", "192.0.2.1")),
+			families: []frr.Family{frr.FamilyIPv4}, neighbors: "/192.0.2.1 eth0/"},
+		{name: "IPv6-only: numbered, link-local on eth1 (no second session there), unnumbered eth0",
+			spec:     spec("2001:db8:ff::1", nil, []string{"eth0", "eth1"}, nb("", "2001:db8::1"), nb("eth1", "fe80::1")),
+			families: []frr.Family{frr.FamilyIPv6}, neighbors: "/2001:db8::1 eth1/fe80::1 eth0/"},
+		{name: "dual-stack, IPv6 VTEP", spec: spec("2001:db8:ff::1", []v1.IPFamily{v1.IPv6, v1.IPv4}, nil, nb("", "192.0.2.1"), nb("", "2001:db8::1")),
+			families: []frr.Family{frr.FamilyIPv4, frr.FamilyIPv6}, neighbors: "/192.0.2.1 /2001:db8::1"},
+		{name: "IPv6 neighbour in an IPv4 underlay", spec: spec("10.0.0.1", nil, nil, nb("", "2001:db8::1")),
+			err: `underlay.neighbors[0].address: Invalid value: "2001:db8::1": an IPv6 session, but the underlay carries IPv4 only`},
+		{name: "link-local without interface", spec: spec("2001:db8:ff::1", nil, nil, nb("", "fe80::1")),
+			err: `underlay.neighbors[0].interface: Required value: IPv6 link-local address fe80::1`},
+		{name: "VTEP of a family the underlay does not carry", spec: spec("2001:db8:ff::1", []v1.IPFamily{v1.IPv4}, nil),
+			err: `underlay.vtepAddress: Invalid value: "2001:db8:ff::1": an IPv6 VTEP address, but the underlay carries IPv4 only`},
+		{name: "bad VTEP", spec: spec("vtep", nil, nil), err: `underlay.vtepAddress: Invalid value: "vtep": not an IP address`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := NodeConfig(context.Background(), tc.spec, noPasswords)
+			if tc.err != "" {
+				if !errors.Is(err, fielderr.ErrInvalid) || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want an invalid-input error containing %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(c.Underlay.Families, tc.families) || c.Underlay.VTEPSource.String() != tc.spec.Underlay.VTEPAddress {
+				t.Errorf("families %v, VTEP %s; want %v, %s", c.Underlay.Families, c.Underlay.VTEPSource, tc.families, tc.spec.Underlay.VTEPAddress)
+			}
+			var keys []string
+			for _, n := range c.Underlay.Neighbors {
+				a := ""
+				if n.Address.IsValid() {
+					a = n.Address.String()
+				}
+				keys = append(keys, n.Interface+"/"+a)
+			}
+			if got := strings.Join(keys, " "); got != tc.neighbors {
+				t.Errorf("neighbours %q, want %q", got, tc.neighbors)
+			}
+			if _, err := frr.Render(c); err != nil {
+				t.Errorf("render: %v", err)
+			}
+		})
+	}
+}
+
+// EVPN with an IPv6 VTEP renders for FRR 10.6 and later only: older releases announce its routes with an IPv4 next
+// hop, so the agent refuses with the release it renders for.
+func TestIPv6VTEPNeedsFRR106(t *testing.T) {
+	s := &v1.NodeNetworkConfigSpec{Revision: "r1",
+		Underlay: v1.UnderlaySpec{ASN: 65001, RouterID: "10.0.0.1", VTEPAddress: "2001:db8:ff::1", Interfaces: []string{"eth0"}},
+		Layer2s:  []v1.NodeLayer2{{Name: "l2", VLAN: 10, VNI: 1010, MTU: 1500}}}
+	c, err := NodeConfig(context.Background(), s, noPasswords)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		v    frr.Version
+		want string
+	}{
+		{frr.Version{Major: 8, Minor: 4}, "needs FRR 10.6 or later; FRR 8.4"},
+		{frr.Version{}, "needs FRR 10.6 or later; FRR 10.3"},
+		{frr.Version{Major: 10, Minor: 6}, ""},
+	} {
+		c.FRR = tc.v
+		out, err := frr.Render(c)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("FRR %s: %v", tc.v, err)
+		case tc.want == "" && !strings.Contains(string(out), "  network 2001:db8:ff::1/128\n"):
+			t.Errorf("FRR %s: the VTEP is not announced:\n%s", tc.v, out)
+		case tc.want != "" && (!errors.Is(err, fielderr.ErrInvalid) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("FRR %s: err = %v, want %q", tc.v, err, tc.want)
+		}
+	}
+	// Static flooding keeps the network out of EVPN: any release serves it.
+	s.Layer2s[0].Flooding = &v1.Flooding{Mode: v1.FloodingStatic, Peers: []string{"2001:db8:ff::2"}}
+	if c, err = NodeConfig(context.Background(), s, noPasswords); err != nil {
+		t.Fatal(err)
+	}
+	c.FRR = frr.Version{Major: 8, Minor: 4}
+	if _, err := frr.Render(c); err != nil {
+		t.Errorf("static flooding over an IPv6 VTEP on FRR 8.4: %v", err)
+	}
+}

@@ -160,18 +160,29 @@ func (b *builder) vtep(spec *v1alpha1.NodeNetworkConfigSpec) error {
 			need = true
 		}
 	}
+	path := field.NewPath("settings", "vtepAddress")
 	if b.s.VTEPAddress.IsValid() {
 		b.local = b.s.VTEPAddress.Unmap()
-		return nil
+	} else if need {
+		path = field.NewPath("underlay", "vtepAddress")
+		a, err := netip.ParseAddr(spec.Underlay.VTEPAddress)
+		if err != nil {
+			return invalid(path, spec.Underlay.VTEPAddress, "not an IP address (needed for the VXLAN devices)")
+		}
+		b.local = a.Unmap()
 	}
 	if !need {
 		return nil
 	}
-	a, err := netip.ParseAddr(spec.Underlay.VTEPAddress)
-	if err != nil {
-		return invalid(field.NewPath("underlay", "vtepAddress"), spec.Underlay.VTEPAddress, "not an IP address (needed for the VXLAN devices)")
+	// Every VXLAN device sends from the VTEP address: IPv4 or IPv6 (the device then runs over IPv6), but one the
+	// other VTEPs route to (a link-local one would need a device per peer link, as the kernel says).
+	if a := b.local; a.Zone() != "" || a.IsUnspecified() || a.IsLoopback() || a.IsMulticast() || a.IsLinkLocalUnicast() {
+		return invalid(path, a.String(), "not a VTEP address the fabric can route (unspecified, loopback, link-local and multicast addresses are not)")
 	}
-	b.local = a.Unmap()
+	if b.local.Is6() {
+		b.d.Notes = append(b.d.Notes, fmt.Sprintf("VXLAN over IPv6 (local %s): 70 bytes of outer headers, 20 more than over IPv4: "+
+			"the underlay's MTU must exceed every VXLAN's by 70", b.local))
+	}
 	return nil
 }
 

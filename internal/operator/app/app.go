@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,7 +82,7 @@ type flags struct {
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	f := &flags{}
 	o := &f.controllers
-	var maxUnavailable, underlayIfaces string
+	var maxUnavailable, underlayIfaces, underlayNeighbors, underlayFamilies, vtepFamily string
 	var underlayBFD underlayBFDFlags
 	fs := flag.NewFlagSet("network-operator", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -108,6 +109,13 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.Int64Var(&o.NodeConfig.Underlay.ASN, "underlay-asn", 65000, "AS number of the nodes (Node annotation "+nodeconfig.AnnotationASN+" overrides)")
 	fs.StringVar(&underlayIfaces, "underlay-interfaces", "", "comma-separated fabric uplinks (Node annotation "+nodeconfig.AnnotationUnderlayInterfaces+" overrides)")
 	fs.StringVar(&o.NodeConfig.Underlay.RemoteASN, "underlay-remote-asn", "external", "remote AS of the uplink neighbours: a number, internal or external")
+	fs.StringVar(&underlayNeighbors, "underlay-neighbors", "", "comma-separated numbered underlay neighbours of every node, IPv4 or IPv6 "+
+		"(an IPv6 link-local one as ADDRESS%INTERFACE), e.g. route reflectors (Node annotation "+nodeconfig.AnnotationUnderlayNeighbors+" overrides)")
+	fs.StringVar(&underlayFamilies, "underlay-address-families", "", "unicast address families the underlay carries: IPv4, IPv6 or "+
+		"IPv4,IPv6 (dual-stack) (default: the family of each node's VTEP address)")
+	fs.StringVar(&vtepFamily, "underlay-vtep-family", "", "address family of every node's VTEP address, IPv4 or IPv6: enforced on the "+
+		"Nodes and on static flooding peers at admission; IPv6 takes a Node's IPv6 InternalIP without annotation "+
+		nodeconfig.AnnotationVTEPAddress+" (default: the only --underlay-address-families, else not enforced)")
 	fs.BoolVar(&underlayBFD.enabled, "underlay-bfd", false, "run BFD on every underlay session (FRR's bfdd runs next to bgpd)")
 	fs.DurationVar(&underlayBFD.interval, "underlay-bfd-interval", 0, "with --underlay-bfd: BFD receive and transmit interval, whole milliseconds 10ms..60s (0: bfdd's 300ms)")
 	fs.IntVar(&underlayBFD.multiplier, "underlay-bfd-detect-multiplier", 0, "with --underlay-bfd: packets missed before a peer is down, 2..255 (0: bfdd's 3)")
@@ -143,6 +151,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	}
 	errs := bgp.ValidateASN(field.NewPath("--underlay-asn"), o.NodeConfig.Underlay.ASN)
 	errs = append(errs, bgp.ValidateRemoteAS(field.NewPath("--underlay-remote-asn"), o.NodeConfig.Underlay.RemoteASN)...)
+	errs = append(errs, underlayFamilyFlags(&o.NodeConfig.Underlay, underlayFamilies, vtepFamily, underlayNeighbors)...)
 	errs = append(errs, validation.ValidateHealthProbes(field.NewPath("--health-probe"), o.NodeConfig.HealthProbes)...)
 	var bfdErrs field.ErrorList
 	o.NodeConfig.Underlay.BFD, bfdErrs = underlayBFD.profile()
@@ -291,7 +300,7 @@ func setup(mgr manager.Manager, f *flags, certs *webhookcert.Manager, m *metrics
 		return fmt.Errorf("set up controllers: %w", err)
 	}
 	if f.webhooks {
-		if err := webhook.SetupWebhooks(mgr); err != nil {
+		if err := (webhook.Options{VTEPFamily: opts.NodeConfig.Underlay.VTEPFamily}).Setup(mgr); err != nil {
 			return fmt.Errorf("set up webhooks: %w", err)
 		}
 	}
@@ -325,6 +334,61 @@ func addChecks(mgr manager.Manager, webhooks bool) error {
 		}
 	}
 	return nil
+}
+
+// underlayFamilyFlags reads --underlay-address-families, --underlay-vtep-family and --underlay-neighbors into u:
+// known families, each once; the VTEP family among the underlay's (the only one by default); every neighbour an
+// address of a family the underlay carries (an IPv6 link-local one with its interface). Errors name the flag.
+func underlayFamilyFlags(u *nodeconfig.Underlay, families, vtep, neighbors string) field.ErrorList {
+	var errs field.ErrorList
+	famPath, vtepPath := field.NewPath("--underlay-address-families"), field.NewPath("--underlay-vtep-family")
+	supported := []v1.IPFamily{v1.IPv4, v1.IPv6}
+	for s := range strings.SplitSeq(families, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		f, ok := validation.ParseIPFamily(s)
+		switch {
+		case !ok:
+			errs = append(errs, field.NotSupported(famPath, s, supported))
+		case slices.Contains(u.Families, f):
+			errs = append(errs, field.Duplicate(famPath, s))
+		default:
+			u.Families = append(u.Families, f)
+		}
+	}
+	switch f, ok := validation.ParseIPFamily(vtep); {
+	case vtep == "" && len(u.Families) == 1:
+		u.VTEPFamily = u.Families[0]
+	case vtep == "":
+	case !ok:
+		errs = append(errs, field.NotSupported(vtepPath, vtep, supported))
+	case len(u.Families) > 0 && !slices.Contains(u.Families, f):
+		errs = append(errs, field.Invalid(vtepPath, vtep, fmt.Sprintf(
+			"the underlay does not carry it (--underlay-address-families %s): the nodes would not learn each other's VTEP", families)))
+	default:
+		u.VTEPFamily = f
+	}
+	fams := u.Families // the families every node's underlay carries
+	switch {
+	case len(fams) > 0:
+	case u.VTEPFamily != "":
+		fams = []v1.IPFamily{u.VTEPFamily}
+	default:
+		fams = supported // each node's VTEP family: the Node's build checks the neighbours against it
+	}
+	for s := range strings.SplitSeq(neighbors, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		n := nodeconfig.ParseUnderlayNeighbor(s, u.RemoteASN)
+		if _, nerrs := validation.ValidateUnderlayNeighbor(field.NewPath("--underlay-neighbors").Key(s), &n, fams); len(nerrs) > 0 {
+			errs = append(errs, nerrs...)
+			continue
+		}
+		u.Neighbors = append(u.Neighbors, s)
+	}
+	return errs
 }
 
 // underlayBFDFlags are the --underlay-bfd* flags.

@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/bfd"
 )
 
@@ -41,6 +42,18 @@ func TestRunUsage(t *testing.T) {
 			wantErr: `"192.0.2.53:53": want NAME=ADDRESS:PORT`},
 		{name: "BFD settings without BFD", args: []string{"--underlay-bfd-echo-interval", "50ms"}, want: ExitUsage,
 			wantErr: `--underlay-bfd: Required value: the --underlay-bfd-* settings need --underlay-bfd`},
+		{name: "unknown underlay family", args: []string{"--underlay-address-families", "IPv4,IPX"}, want: ExitUsage,
+			wantErr: `--underlay-address-families: Unsupported value: "IPX": supported values: "IPv4", "IPv6"`},
+		{name: "underlay family twice", args: []string{"--underlay-address-families", "IPv6,ipv6"}, want: ExitUsage,
+			wantErr: `--underlay-address-families: Duplicate value: "ipv6"`},
+		{name: "VTEP family the underlay does not carry", args: []string{"--underlay-address-families", "IPv4", "--underlay-vtep-family", "IPv6"},
+			want: ExitUsage, wantErr: `--underlay-vtep-family: Invalid value: "IPv6": the underlay does not carry it`},
+		{name: "unknown VTEP family", args: []string{"--underlay-vtep-family", "v5"}, want: ExitUsage,
+			wantErr: `--underlay-vtep-family: Unsupported value: "v5"`},
+		{name: "IPv6 neighbour in an IPv4 underlay", args: []string{"--underlay-address-families", "IPv4", "--underlay-neighbors", "2001:db8::1"},
+			want: ExitUsage, wantErr: `--underlay-neighbors[2001:db8::1].address: Invalid value: "2001:db8::1": an IPv6 session, but the underlay carries IPv4 only`},
+		{name: "link-local neighbour without interface", args: []string{"--underlay-neighbors", "fe80::1"}, want: ExitUsage,
+			wantErr: `--underlay-neighbors[fe80::1].interface: Required value: IPv6 link-local address fe80::1`},
 		{name: "uninstall help", args: []string{"uninstall", "-h"}, want: ExitOK, wantErr: "-cleanup-image"},
 		{name: "uninstall unknown flag", args: []string{"uninstall", "--replicas", "1"}, want: ExitUsage, wantErr: "flag provided but not defined"},
 		{name: "uninstall argument", args: []string{"uninstall", "--namespace", "x", "now"}, want: ExitUsage, wantErr: `unexpected argument "now"`},
@@ -122,6 +135,27 @@ func TestParseFlags(t *testing.T) {
 					t.Errorf("underlay BFD %+v", b)
 				}
 			}},
+		{name: "IPv6-only underlay: the VTEP family follows, numbered neighbours of it",
+			args: []string{"--underlay-address-families", "IPv6", "--underlay-neighbors", "2001:db8:255::1, fe80::1%eth1"},
+			check: func(t *testing.T, f *flags) {
+				u := f.controllers.NodeConfig.Underlay
+				if !slices.Equal(u.Families, []v1.IPFamily{v1.IPv6}) || u.VTEPFamily != v1.IPv6 ||
+					!slices.Equal(u.Neighbors, []string{"2001:db8:255::1", "fe80::1%eth1"}) {
+					t.Errorf("underlay families %v, VTEP family %q, neighbours %q", u.Families, u.VTEPFamily, u.Neighbors)
+				}
+			}},
+		{name: "dual-stack underlay with IPv4 VTEPs", args: []string{"--underlay-address-families", "ipv4,ipv6", "--underlay-vtep-family", "4"},
+			check: func(t *testing.T, f *flags) {
+				u := f.controllers.NodeConfig.Underlay
+				if !slices.Equal(u.Families, []v1.IPFamily{v1.IPv4, v1.IPv6}) || u.VTEPFamily != v1.IPv4 {
+					t.Errorf("underlay families %v, VTEP family %q", u.Families, u.VTEPFamily)
+				}
+			}},
+		{name: "no family flags: nothing enforced", check: func(t *testing.T, f *flags) {
+			if u := f.controllers.NodeConfig.Underlay; u.Families != nil || u.VTEPFamily != "" || u.Neighbors != nil {
+				t.Errorf("underlay families %v, VTEP family %q, neighbours %q", u.Families, u.VTEPFamily, u.Neighbors)
+			}
+		}},
 		{name: "repeated data-plane interfaces", args: []string{"--dataplane-interface", "eth1@100=blue", "--dataplane-interface", "l2br.100=blue:pass"},
 			check: func(t *testing.T, f *flags) {
 				if got := f.controllers.NodeConfig.Interfaces; len(got) != 2 || got[0].VRF != "blue" || got[1].Name != "l2br.100" {

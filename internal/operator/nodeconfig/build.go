@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/internal/validation"
 	"github.com/network-operator/network-operator/pkg/bgp"
 	"github.com/network-operator/network-operator/pkg/fielderr"
 )
@@ -25,6 +26,9 @@ const (
 	AnnotationRouterID           = "network.network-operator.io/router-id"
 	AnnotationVTEPAddress        = "network.network-operator.io/vtep-address"
 	AnnotationUnderlayInterfaces = "network.network-operator.io/underlay-interfaces"
+	// AnnotationUnderlayNeighbors lists numbered underlay neighbours, comma-separated: IPv4 or IPv6 addresses, an
+	// IPv6 link-local one with its interface as "fe80::1%eth0". It replaces the operator's --underlay-neighbors.
+	AnnotationUnderlayNeighbors = "network.network-operator.io/underlay-neighbors"
 )
 
 const (
@@ -49,8 +53,18 @@ type Underlay struct {
 	ASN int64
 	// Interfaces are the default fabric uplinks.
 	Interfaces []string
-	// RemoteASN of the unnumbered uplink neighbours: a number, "internal" or "external".
+	// RemoteASN of the uplink neighbours (unnumbered and numbered): a number, "internal" or "external".
 	RemoteASN string
+	// Neighbors are the default numbered neighbours (AnnotationUnderlayNeighbors' syntax: "2001:db8::1",
+	// "fe80::1%eth0"), e.g. the fabric's route reflectors.
+	Neighbors []string
+	// Families are the unicast address families the underlay carries (v1.UnderlaySpec.AddressFamilies); empty:
+	// the VTEP family alone.
+	Families []v1.IPFamily
+	// VTEPFamily is the fabric's VTEP address family: every node's VTEP address must be of it. "": not enforced
+	// (each node's VTEP is of its own family; static flooding pairs only nodes of one family). A node without the
+	// vtep-address annotation takes its router id, or with IPv6 its first global IPv6 InternalIP.
+	VTEPFamily v1.IPFamily
 	// BFD on every underlay session; nil: none.
 	BFD *v1.BFDProfile
 }
@@ -141,16 +155,39 @@ func buildUnderlay(node *corev1.Node, u Underlay) (v1.UnderlaySpec, field.ErrorL
 	if out.RouterID == "" {
 		out.RouterID = internalIPv4(node)
 	}
+	routerIDOK := true
 	if a, err := netip.ParseAddr(out.RouterID); err != nil || !a.Is4() {
+		routerIDOK = false
 		errs = append(errs, field.Invalid(annotation.Key(AnnotationRouterID), out.RouterID,
 			"must be an IPv4 address (set the annotation or give the Node an IPv4 InternalIP)"))
 	}
+	// The VTEP address: the annotation's, else the router id (IPv4 VTEPs) or the Node's IPv6 InternalIP.
+	vtepPath := annotation.Key(AnnotationVTEPAddress)
 	out.VTEPAddress = node.Annotations[AnnotationVTEPAddress]
-	if out.VTEPAddress == "" {
-		out.VTEPAddress = out.RouterID
-	} else if _, err := netip.ParseAddr(out.VTEPAddress); err != nil {
-		errs = append(errs, field.Invalid(annotation.Key(AnnotationVTEPAddress), out.VTEPAddress, "not an IP address"))
+	check := true
+	switch {
+	case out.VTEPAddress != "":
+	case u.VTEPFamily != v1.IPv6:
+		out.VTEPAddress, check = out.RouterID, routerIDOK // a bad router id has its own error
+	default:
+		if out.VTEPAddress = internalIP(node, v1.IPv6); out.VTEPAddress == "" {
+			errs = append(errs, field.Required(vtepPath, "the fabric's VTEPs are IPv6: set the annotation or give the Node an IPv6 InternalIP"))
+		}
 	}
+	if out.VTEPAddress != "" && check {
+		a, verrs := validation.ValidateVTEPAddress(vtepPath, out.VTEPAddress)
+		errs = append(errs, verrs...)
+		if a.IsValid() && u.VTEPFamily != "" && validation.FamilyOf(a) != u.VTEPFamily {
+			errs = append(errs, field.Invalid(vtepPath, out.VTEPAddress, fmt.Sprintf(
+				"an %s address, but the fabric's VTEPs are %s (--underlay-vtep-family): a VXLAN device reaches VTEPs of its own family only",
+				validation.FamilyOf(a), u.VTEPFamily)))
+		} else if a.IsValid() && len(u.Families) > 0 && !slices.Contains(u.Families, validation.FamilyOf(a)) {
+			errs = append(errs, field.Invalid(vtepPath, out.VTEPAddress, fmt.Sprintf(
+				"an %s address, but the underlay carries %v only (--underlay-address-families): the other nodes would not learn it",
+				validation.FamilyOf(a), u.Families)))
+		}
+	}
+	out.AddressFamilies = slices.Clone(u.Families)
 
 	out.Interfaces = slices.Clone(u.Interfaces)
 	if s, ok := node.Annotations[AnnotationUnderlayInterfaces]; ok {
@@ -162,14 +199,77 @@ func buildUnderlay(node *corev1.Node, u Underlay) (v1.UnderlaySpec, field.ErrorL
 		}
 	}
 	remote := cmp.Or(u.RemoteASN, bgp.RemoteASExternal)
+	numbered, nerrs := underlayNeighbors(node, u.Neighbors, remote, validation.UnderlayFamilies(&out))
+	errs = append(errs, nerrs...)
+	linkLocalOn := map[string]bool{}
+	for _, n := range numbered {
+		linkLocalOn[n.Interface] = n.Interface != ""
+	}
 	for i, ifname := range out.Interfaces {
 		if ifname == "" || len(ifname) > v1.MaxInterfaceNameLen {
 			errs = append(errs, field.Invalid(field.NewPath("underlay", "interfaces").Index(i), ifname,
 				fmt.Sprintf("not an interface name (1..%d bytes)", v1.MaxInterfaceNameLen)))
 		}
-		out.Neighbors = append(out.Neighbors, v1.UnderlayNeighbor{Interface: ifname, RemoteASN: remote})
+		if !linkLocalOn[ifname] { // a link-local neighbour on the uplink is its session: no unnumbered one beside it
+			out.Neighbors = append(out.Neighbors, v1.UnderlayNeighbor{Interface: ifname, RemoteASN: remote})
+		}
+	}
+	out.Neighbors = append(out.Neighbors, numbered...)
+	return out, errs
+}
+
+// underlayNeighbors are the node's numbered underlay neighbours: the annotation's, else the operator's, each
+// checked against the underlay's families (errors name the annotation or the underlay's neighbours).
+func underlayNeighbors(node *corev1.Node, defaults []string, remote string, families []v1.IPFamily) ([]v1.UnderlayNeighbor, field.ErrorList) {
+	list, path := defaults, field.NewPath("underlay", "neighbors")
+	if s, ok := node.Annotations[AnnotationUnderlayNeighbors]; ok {
+		list, path = nil, field.NewPath("metadata", "annotations").Key(AnnotationUnderlayNeighbors)
+		for f := range strings.SplitSeq(s, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				list = append(list, f)
+			}
+		}
+	}
+	var out []v1.UnderlayNeighbor
+	var errs field.ErrorList
+	seen := map[string]bool{}
+	for i, s := range list {
+		n := ParseUnderlayNeighbor(s, remote)
+		key, nerrs := validation.ValidateUnderlayNeighbor(path.Index(i), &n, families)
+		switch {
+		case len(nerrs) > 0:
+			errs = append(errs, nerrs...)
+		case seen[key]:
+			errs = append(errs, field.Duplicate(path.Index(i), s))
+		default:
+			seen[key] = true
+			out = append(out, n)
+		}
 	}
 	return out, errs
+}
+
+// ParseUnderlayNeighbor reads one numbered neighbour as AnnotationUnderlayNeighbors and --underlay-neighbors write
+// it: an address, or an IPv6 link-local address with its interface as the zone ("fe80::1%eth0").
+func ParseUnderlayNeighbor(s, remoteASN string) v1.UnderlayNeighbor {
+	n := v1.UnderlayNeighbor{Address: s, RemoteASN: remoteASN}
+	if addr, zone, ok := strings.Cut(s, "%"); ok {
+		n.Address, n.Interface = addr, zone
+	}
+	return n
+}
+
+// internalIP is the Node's first InternalIP of the family ("" when it has none).
+func internalIP(node *corev1.Node, fam v1.IPFamily) string {
+	for _, a := range node.Status.Addresses {
+		if a.Type != corev1.NodeInternalIP {
+			continue
+		}
+		if ip, err := netip.ParseAddr(a.Address); err == nil && validation.FamilyOf(ip) == fam && ip.IsGlobalUnicast() {
+			return ip.Unmap().String()
+		}
+	}
+	return ""
 }
 
 func internalIPv4(node *corev1.Node) string {

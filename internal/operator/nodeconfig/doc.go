@@ -30,9 +30,13 @@
 //
 //	ASN:          annotation network.network-operator.io/asn, else Options.Underlay.ASN
 //	router id:    annotation network.network-operator.io/router-id, else the Node's first IPv4 InternalIP
-//	VTEP address: annotation network.network-operator.io/vtep-address, else the router id
+//	VTEP address: annotation network.network-operator.io/vtep-address, else the router id (or, with
+//	              Options.Underlay.VTEPFamily IPv6, the Node's first global IPv6 InternalIP); of VTEPFamily when set
+//	families:     Options.Underlay.Families (addressFamilies; empty: the VTEP's family)
 //	uplinks:      annotation network.network-operator.io/underlay-interfaces (comma separated), else
 //	              Options.Underlay.Interfaces; each gets an unnumbered neighbour with Options.Underlay.RemoteASN
+//	numbered:     annotation network.network-operator.io/underlay-neighbors (comma separated, "fe80::1%eth0" for a
+//	              link-local one), else Options.Underlay.Neighbors; each of a family the underlay carries
 //
 // Data plane: the eBPF router routes on the bridge and VXLAN device of every VRF with a VNI
 // ("br.<vrf>", "vx.<vrf>", mode route, in that VRF), plus Options.Interfaces whose VRF is on the node.

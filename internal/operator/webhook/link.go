@@ -56,13 +56,17 @@ func addNodeLabels(ctx context.Context, r client.Reader, s *validation.Snapshot)
 	return nil
 }
 
-type linkValidator struct{ reader client.Reader }
+type linkValidator struct {
+	reader     client.Reader
+	vtepFamily v1.IPFamily
+}
 
 func (v *linkValidator) validate(ctx context.Context, obj *v1.Link) (admission.Warnings, error) {
 	s, err := readSnapshot(ctx, v.reader, snapshotKinds{vrfs: true, layer2s: true})
 	if err != nil {
 		return nil, err
 	}
+	s.VTEPFamily = v.vtepFamily
 	if err := addLinks(ctx, v.reader, s); err != nil {
 		return nil, err
 	}

@@ -48,16 +48,24 @@ import (
 // +kubebuilder:rbac:groups=network.network-operator.io,resources=vrfrouteconfigurations;layer2networkconfigurations;bgppeerings;routingtables;podnetworkconfigs,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 
-// SetupWebhooks registers the validating webhooks on the manager's webhook server. Existing objects are read
-// with the manager's API reader (not the cache): admission must see objects created a moment ago.
-func SetupWebhooks(mgr ctrl.Manager) error {
+// Options are what the webhooks know of the operator's configuration.
+type Options struct {
+	// VTEPFamily is the fabric's VTEP address family (--underlay-vtep-family; "": not known): static flooding
+	// peers of layer-2 networks and Links must be of it.
+	VTEPFamily v1.IPFamily
+}
+
+// Setup registers the validating webhooks on the manager's webhook server (Options{}.Setup: without what the
+// operator's flags say). Existing objects are read with the manager's API reader (not the cache): admission must
+// see objects created a moment ago.
+func (o Options) Setup(mgr ctrl.Manager) error {
 	r := mgr.GetAPIReader()
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1.VRFRouteConfiguration{}).
 		WithValidator(&vrfValidator{reader: r}).Complete(); err != nil {
 		return fmt.Errorf("register VRFRouteConfiguration webhook: %w", err)
 	}
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1.Layer2NetworkConfiguration{}).
-		WithValidator(&layer2Validator{reader: r}).Complete(); err != nil {
+		WithValidator(&layer2Validator{reader: r, vtepFamily: o.VTEPFamily}).Complete(); err != nil {
 		return fmt.Errorf("register Layer2NetworkConfiguration webhook: %w", err)
 	}
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1.BGPPeering{}).
@@ -77,7 +85,7 @@ func SetupWebhooks(mgr ctrl.Manager) error {
 		return fmt.Errorf("register MirrorSelector webhook: %w", err)
 	}
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1.Link{}).
-		WithValidator(&linkValidator{reader: r}).Complete(); err != nil {
+		WithValidator(&linkValidator{reader: r, vtepFamily: o.VTEPFamily}).Complete(); err != nil {
 		return fmt.Errorf("register Link webhook: %w", err)
 	}
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1.PodNetworkConfig{}).
@@ -187,7 +195,10 @@ func (v *vrfValidator) ValidateDelete(context.Context, *v1.VRFRouteConfiguration
 	return nil, nil
 }
 
-type layer2Validator struct{ reader client.Reader }
+type layer2Validator struct {
+	reader     client.Reader
+	vtepFamily v1.IPFamily
+}
 
 // validate checks the network and, when it is admitted, warns about the PodNetworkConfigs on it that the change
 // orphans (namespace no longer admitted, pool no longer in the subnets): the administrator may withdraw a network,
@@ -197,6 +208,7 @@ func (v *layer2Validator) validate(ctx context.Context, obj *v1.Layer2NetworkCon
 	if err != nil {
 		return nil, err
 	}
+	s.VTEPFamily = v.vtepFamily
 	if err := addLinks(ctx, v.reader, s); err != nil {
 		return nil, err
 	}
