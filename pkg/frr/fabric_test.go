@@ -233,7 +233,7 @@ func ping(ctx context.Context, from *frrproc.Netns, ip string) (bool, string) {
 func TestEVPNFabric(t *testing.T) {
 	frrtest.Require(t)
 	t.Parallel() // independent namespaces and FRR instances; mostly waiting on FRR
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // the kernel lane emulates the CPU
 	defer cancel()
 
 	fab, nodes := newFabric(t, ctx, "frr", nil)

@@ -128,8 +128,18 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		if err := os.Chmod(dir, 0o750); err != nil {
 			return fail(fmt.Errorf("frr instance dir: %w", err))
 		}
+		// FRR's own directory, made as its packaging makes it where nothing did (a fresh /run: the kernel
+		// lane's guest, a container): the daemons, user frr, must reach their run space inside.
+		if _, err := os.Stat("/var/run/frr"); errors.Is(err, os.ErrNotExist) {
+			if err := os.Mkdir("/var/run/frr", 0o755); err != nil {
+				return fail(fmt.Errorf("frr run directory: %w", err))
+			}
+			if err := os.Chown("/var/run/frr", uid, gid); err != nil {
+				return fail(fmt.Errorf("frr run directory: %w", err))
+			}
+		}
 		in.RunSpace = filepath.Join("/var/run/frr", "netop-"+filepath.Base(dir))
-		if err := os.MkdirAll(in.RunSpace, 0o750); err != nil {
+		if err := os.Mkdir(in.RunSpace, 0o750); err != nil {
 			return fail(fmt.Errorf("frr instance run space: %w", err))
 		}
 	}

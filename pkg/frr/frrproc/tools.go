@@ -42,7 +42,7 @@ root=$1; shift
 while [ "$1" != -- ]; do
   if [ ! -e "$1" ]; then shift; continue; fi
   if [ -d "$1" ]; then mkdir -p "$root$1"; else [ -e "$root$1" ] || : > "$root$1"; fi
-  mount --rbind "$1" "$root$1"
+  if [ "$1" = /dev ]; then mount --rbind "$1" "$root$1"; else mount --bind "$1" "$root$1"; fi
   shift
 done
 shift

@@ -74,7 +74,9 @@ func Router(t testing.TB, opts frrproc.Options) *frrproc.Instance {
 	if opts.Tools.Root == "" {
 		opts.Tools = Require(t)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	// A deadline, not a wait: daemons start in well under a second here, but each one's chrooted start is
+	// slow under QEMU's emulation in the kernel lane.
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	in, err := frrproc.Start(ctx, opts)
 	if err != nil {
