@@ -91,6 +91,25 @@ func goldenCases() []goldenCase {
 			L2VNIs: []L2VNI{{VNI: 100}},
 			VRFs:   []VRF{{Name: "tenant1", VNI: 5001, RedistributeConnected: true}},
 		}},
+		// An IPv4 VTEP over IPv6 sessions only (RFC 8950): numbered IPv6 route reflectors in a peer group with
+		// extended next hops, dynamic IPv6 neighbours in another, an eBGP neighbour on a global and one on a
+		// link-local address with their own. Each carries ipv4 unicast (the VTEP's /32, with IPv6 next hops) and
+		// l2vpn evpn; the underlay carries no IPv6 unicast (families: the VTEP's).
+		{name: "underlay-ipv6-extended-nexthop", cfg: NodeConfig{
+			Underlay: Underlay{
+				ASN: 65000, RouterID: addr("10.0.0.41"), VTEPSource: addr("10.0.0.41"),
+				PeerGroups: []PeerGroup{
+					{Name: "rr", RemoteAS: RemoteASInternal, ExtendedNextHop: true},
+					{Name: "leaves", RemoteAS: RemoteASExternal, ExtendedNextHop: true, ListenRanges: []netip.Prefix{pfx("2001:db8:41::/64")}},
+				},
+				Neighbors: []Neighbor{
+					{Address: addr("2001:db8:255::1"), PeerGroup: "rr"}, {Address: addr("2001:db8:255::2"), PeerGroup: "rr"},
+					{Address: addr("2001:db8:0:7::1"), RemoteAS: "65007", ExtendedNextHop: true},
+					{Address: addr("fe80::8"), Interface: "eth2", RemoteAS: RemoteASExternal, ExtendedNextHop: true},
+				},
+			},
+			L2VNIs: []L2VNI{{VNI: 100}},
+		}},
 		// EVPN with an IPv6 VTEP (an L2VNI and an L3VNI, iBGP to IPv6 route reflectors): FRR 10.6 and later only
 		// (Version.IPv6VTEPs), so rendered for 10.6 alone.
 		{name: "evpn-ipv6-vtep", cfg: NodeConfig{FRR: Version{Major: 10, Minor: 6},

@@ -43,8 +43,9 @@ type Underlay struct {
 	// Families are the unicast address families the underlay sessions carry, each an "address-family ipv4|ipv6
 	// unicast" with its activations; empty: VTEPSource's family (IPv4 without one). A numbered neighbour is
 	// activated in its own family, an unnumbered one in every family (FRR gives it extended next hops, so IPv4
-	// runs over its IPv6 link-local session), a peer group in the families of its members, which must agree.
-	// Every underlay session is activated in l2vpn evpn.
+	// runs over its IPv6 link-local session), and so is a numbered IPv6 one with ExtendedNextHop (its own or its
+	// peer group's); a peer group in the families of its members, which must agree. Every underlay session is
+	// activated in l2vpn evpn.
 	Families   []Family
 	PeerGroups []PeerGroup
 	Neighbors  []Neighbor
@@ -114,6 +115,9 @@ type PeerGroup struct {
 	RemoteAS string
 	// ListenRanges accept dynamic neighbours into this group.
 	ListenRanges []netip.Prefix
+	// ExtendedNextHop gives the group's sessions, which must be IPv6 (numbered members, listen ranges) or
+	// unnumbered, extended next hops (Neighbor.ExtendedNextHop).
+	ExtendedNextHop bool
 	SessionOptions
 }
 
@@ -125,6 +129,11 @@ type Neighbor struct {
 	Interface string
 	PeerGroup string
 	RemoteAS  string
+	// ExtendedNextHop makes a numbered IPv6 session carry every family of the underlay, as an unnumbered one
+	// does: IPv4 unicast with IPv6 next hops (RFC 8950, "capability extended-nexthop"), so an IPv4 VTEP is
+	// announced over an IPv6-only underlay. Unnumbered sessions always have it (FRR's doing): not for them, nor
+	// for IPv4 sessions.
+	ExtendedNextHop bool
 	SessionOptions
 }
 

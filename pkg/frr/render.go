@@ -201,6 +201,8 @@ type sessionView struct {
 	BFD          bool
 	// BFDProfile names the session's bfdd profile; "" for bfdd's defaults.
 	BFDProfile string
+	// ExtendedNextHop: an underlay session's "capability extended-nexthop" (RFC 8950).
+	ExtendedNextHop bool
 }
 
 // bfdProfileView is one bfdd profile: its name and lines.
@@ -400,19 +402,23 @@ func (v *view) underlay(cfg *NodeConfig) {
 	groupFams := map[string][]Family{}
 	for _, n := range u.Neighbors {
 		if _, ok := groupFams[n.PeerGroup]; n.PeerGroup != "" && !ok {
-			groupFams[n.PeerGroup] = neighborFamilies(&n, fams)
+			groupFams[n.PeerGroup] = neighborFamilies(&n, fams, u.extendedNextHop(&n))
 		}
 	}
 	for _, pg := range u.PeerGroups {
 		pv := peerGroupView{Name: pg.Name, RemoteAS: pg.RemoteAS, Session: v.session(pg.Name, &pg.SessionOptions)}
+		pv.Session.ExtendedNextHop = pg.ExtendedNextHop
 		for _, r := range pg.ListenRanges {
 			pv.ListenRanges = append(pv.ListenRanges, r.String())
 		}
 		v.PeerGroups = append(v.PeerGroups, pv)
 		in, ok := groupFams[pg.Name]
 		if !ok && len(pg.ListenRanges) > 0 {
+			// A range's dynamic neighbours are numbered: activated like a numbered member.
 			for _, f := range fams {
-				if slices.ContainsFunc(pg.ListenRanges, func(r netip.Prefix) bool { return familyOfAddr(r.Addr()) == f }) {
+				if slices.ContainsFunc(pg.ListenRanges, func(r netip.Prefix) bool {
+					return slices.Contains(neighborFamilies(&Neighbor{Address: r.Addr()}, fams, pg.ExtendedNextHop), f)
+				}) {
 					in = append(in, f)
 				}
 			}
@@ -425,12 +431,13 @@ func (v *view) underlay(cfg *NodeConfig) {
 		key := neighborKey(&n)
 		nv := neighborView{Key: key, Interface: n.Interface != "", PeerGroup: n.PeerGroup, RemoteAS: n.RemoteAS,
 			Session: v.session(key, &n.SessionOptions)}
+		nv.Session.ExtendedNextHop = n.ExtendedNextHop
 		if n.Address.IsValid() {
 			nv.Interface, nv.OnInterface = false, n.Interface
 		}
 		v.Neighbors = append(v.Neighbors, nv)
 		if n.PeerGroup == "" {
-			activate(key, neighborFamilies(&n, fams))
+			activate(key, neighborFamilies(&n, fams, n.ExtendedNextHop))
 		}
 	}
 }

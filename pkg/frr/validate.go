@@ -226,7 +226,11 @@ func (v *validator) underlay(u *Underlay, brownfield bool) {
 		v.errs = append(v.errs, bgp.ValidateRemoteAS(f.Child("remoteAS"), pg.RemoteAS)...)
 		for j, r := range pg.ListenRanges {
 			v.prefix(f.Child("listenRanges").Index(j), r)
-			if r.IsValid() && !slices.Contains(fams, familyOfAddr(r.Addr())) {
+			switch {
+			case !r.IsValid():
+			case pg.ExtendedNextHop && familyOfAddr(r.Addr()) == FamilyIPv4:
+				v.add(f.Child("listenRanges").Index(j), r.String(), "is ipv4, but the group has extendedNextHop, which is for IPv6 sessions")
+			case !pg.ExtendedNextHop && !slices.Contains(fams, familyOfAddr(r.Addr())):
 				v.add(f.Child("listenRanges").Index(j), r.String(), "is %s, but the underlay carries %s only (families)",
 					familyOfAddr(r.Addr()), familyList(fams))
 			}
@@ -244,6 +248,15 @@ func (v *validator) underlay(u *Underlay, brownfield bool) {
 		f := up.Child("neighbors").Index(i)
 		key := neighborKey(n)
 		linkLocal := n.Address.Is6() && n.Address.IsLinkLocalUnicast()
+		enhe := u.extendedNextHop(n)
+		switch {
+		case n.ExtendedNextHop && !n.Address.IsValid():
+			v.add(f.Child("extendedNextHop"), true, "an unnumbered session always has extended next hops; leave it unset")
+		case n.ExtendedNextHop && n.Address.IsValid() && familyOfAddr(n.Address) == FamilyIPv4:
+			v.add(f.Child("extendedNextHop"), true, "is for IPv6 sessions; %s is ipv4", key)
+		case enhe && n.Address.IsValid() && familyOfAddr(n.Address) == FamilyIPv4:
+			v.add(f.Child("peerGroup"), n.PeerGroup, "has extendedNextHop, which is for IPv6 sessions; %s is ipv4", key)
+		}
 		switch {
 		case !n.Address.IsValid() && n.Interface == "":
 			v.add(f, key, "needs an address, an interface, or an IPv6 link-local address and its interface")
@@ -255,7 +268,7 @@ func (v *validator) underlay(u *Underlay, brownfield bool) {
 			v.add(f.Child("interface"), n.Interface, "goes with an IPv6 link-local address only (or alone: unnumbered); %s is routed", key)
 		case linkLocal && n.Interface == "":
 			v.add(f.Child("interface"), n.Interface, "IPv6 link-local neighbour %s needs the interface it is on", n.Address)
-		case n.Address.IsValid() && !slices.Contains(fams, familyOfAddr(n.Address)):
+		case n.Address.IsValid() && !slices.Contains(fams, familyOfAddr(n.Address)) && !(enhe && familyOfAddr(n.Address) == FamilyIPv6):
 			v.add(f.Child("address"), n.Address.String(), "is an %s session, but the underlay carries %s only (families): "+
 				"a numbered session carries its own family", familyOfAddr(n.Address), familyList(fams))
 		}
@@ -264,7 +277,7 @@ func (v *validator) underlay(u *Underlay, brownfield bool) {
 		}
 		seen[key] = true
 		if n.PeerGroup != "" {
-			nf := neighborFamilies(n, fams)
+			nf := neighborFamilies(n, fams, enhe)
 			if g, ok := groupFams[n.PeerGroup]; !ok {
 				groupFams[n.PeerGroup] = member{nf, key}
 			} else if !slices.Equal(g.fams, nf) {
@@ -319,9 +332,10 @@ func underlayFamilies(u *Underlay) []Family {
 }
 
 // neighborFamilies are the unicast families a neighbour is activated in: every family of the underlay for an
-// unnumbered one, its address's for a numbered one (none when the underlay does not carry it: refused).
-func neighborFamilies(n *Neighbor, fams []Family) []Family {
-	if !n.Address.IsValid() {
+// unnumbered one and for a numbered IPv6 one with extended next hops (enhe: Underlay.extendedNextHop), its
+// address's for another numbered one (none when the underlay does not carry it: refused).
+func neighborFamilies(n *Neighbor, fams []Family, enhe bool) []Family {
+	if !n.Address.IsValid() || enhe && familyOfAddr(n.Address) == FamilyIPv6 {
 		return fams
 	}
 	if f := familyOfAddr(n.Address); slices.Contains(fams, f) {
@@ -372,6 +386,19 @@ func (v *validator) evpnIPv6VTEP(c *NodeConfig) {
 			"EVPN (%s) with an IPv6 VTEP needs FRR 10.6 or later; FRR %s announces its routes with an IPv4 next hop "+
 				"(use an IPv4 VTEP, static flooding, or a newer FRR)", what, c.FRR.orShipped())
 	}
+}
+
+// extendedNextHop reports whether a neighbour's session has ExtendedNextHop, its own or its peer group's.
+func (u *Underlay) extendedNextHop(n *Neighbor) bool {
+	if n.ExtendedNextHop {
+		return true
+	}
+	for i := range u.PeerGroups {
+		if n.PeerGroup != "" && u.PeerGroups[i].Name == n.PeerGroup {
+			return u.PeerGroups[i].ExtendedNextHop
+		}
+	}
+	return false
 }
 
 // neighborKey is the name FRR knows a neighbour by: its address, or the interface of an unnumbered one.

@@ -46,6 +46,17 @@ func TestValidateNamesFieldAndValue(t *testing.T) {
 		{"ipv6 neighbour in an ipv4 underlay", func(c *NodeConfig) {
 			c.Underlay.Neighbors = append(c.Underlay.Neighbors, Neighbor{Address: addr("2001:db8::1"), RemoteAS: "65001"})
 		}, `underlay.neighbors[1].address: Invalid value: "2001:db8::1": is an ipv6 session, but the underlay carries ipv4 only`},
+		{"extended next hop on an ipv4 session", func(c *NodeConfig) { c.Underlay.Neighbors[0].ExtendedNextHop = true },
+			`underlay.neighbors[0].extendedNextHop: Invalid value: true: is for IPv6 sessions; 192.168.0.254 is ipv4`},
+		{"extended next hop for an ipv4 member", func(c *NodeConfig) { c.Underlay.PeerGroups[0].ExtendedNextHop = true },
+			`underlay.neighbors[0].peerGroup: Invalid value: "fabric": has extendedNextHop, which is for IPv6 sessions; 192.168.0.254 is ipv4`},
+		{"extended next hop on an unnumbered session", func(c *NodeConfig) {
+			c.Underlay.Neighbors = append(c.Underlay.Neighbors, Neighbor{Interface: "eth0", RemoteAS: "external", ExtendedNextHop: true})
+		}, `underlay.neighbors[1].extendedNextHop: Invalid value: true: an unnumbered session always has extended next hops`},
+		{"extended next hop for an ipv4 listen range", func(c *NodeConfig) {
+			c.Underlay.PeerGroups = append(c.Underlay.PeerGroups, PeerGroup{Name: "rr6", RemoteAS: "internal", ExtendedNextHop: true,
+				ListenRanges: []netip.Prefix{pfx("2001:db8::/64"), pfx("10.1.0.0/24")}})
+		}, `underlay.peerGroups[1].listenRanges[1]: Invalid value: "10.1.0.0/24": is ipv4, but the group has extendedNextHop`},
 		{"unknown family", func(c *NodeConfig) { c.Underlay.Families = []Family{FamilyIPv4, 5} }, `underlay.families[1]: Invalid value: 5: must be 4 or 6`},
 		{"repeated family", func(c *NodeConfig) { c.Underlay.Families = []Family{FamilyIPv4, FamilyIPv4} }, `underlay.families[1]: Invalid value: "ipv4": duplicate family`},
 		{"link-local neighbour without interface", func(c *NodeConfig) {
