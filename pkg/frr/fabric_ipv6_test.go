@@ -191,29 +191,10 @@ func ipv6UnderlayFabric(t *testing.T, f frrtest.FRR, unnumbered bool) {
 
 	// Sessions up over IPv6, each node holds the other's type-3 (IMET) route, valid and best: its next hop, the
 	// other's IPv4 VTEP, resolves through the VTEP route learnt over the IPv6 session.
-	for _, n := range nodes {
-		other := nodes[2-n.id]
-		frrtest.Eventually(t, 60*time.Second, fmt.Sprintf("node %d: EVPN session over IPv6 and type-3 from node %d", n.id, other.id),
-			func(ctx context.Context) (bool, string) {
-				sum, err := n.target.EVPNSummary(ctx)
-				if err != nil {
-					return false, err.Error()
-				}
-				if p, ok := sum.Peers[rrPeer]; !ok || !p.Established() {
-					return false, fmt.Sprintf("peer %s: %+v", rrPeer, sum.Peers)
-				}
-				routes, err := n.target.EVPNRoutes(ctx, "multicast")
-				if err != nil {
-					return false, err.Error()
-				}
-				for _, r := range routes {
-					if strings.Contains(r.Prefix, "["+other.vtep()+"]") && strings.Contains(r.RTs, "RT:65000:100") && r.Best && r.NextHop == other.vtep() {
-						return true, ""
-					}
-				}
-				return false, fmt.Sprintf("type-3 routes: %+v", routes)
-			})
-	}
+	waitType3(t, nodes, rrPeer, func(r frr.EVPNRoute, other *fabricNode) bool {
+		return strings.Contains(r.Prefix, "["+other.vtep()+"]") && strings.Contains(r.RTs, "RT:65000:100") && r.Best &&
+			r.NextHop == other.vtep()
+	})
 	converged := time.Now()
 
 	// Each session's transport is IPv6: the local and remote addresses bgpd reports. The uplinks have no IPv4.

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -208,6 +209,31 @@ func assertNoReset(t *testing.T, ctx context.Context, what string, before map[st
 	}
 }
 
+// waitType3 waits until each of the two nodes has its EVPN session to peer established and holds a type-3 route
+// of the other node that match accepts.
+func waitType3(t *testing.T, nodes []*fabricNode, peer string, match func(r frr.EVPNRoute, other *fabricNode) bool) {
+	t.Helper()
+	for _, n := range nodes {
+		other := nodes[2-n.id]
+		frrtest.Eventually(t, 60*time.Second, fmt.Sprintf("node %d: EVPN session to %s and type-3 from node %d", n.id, peer, other.id),
+			func(ctx context.Context) (bool, string) {
+				sum, err := n.target.EVPNSummary(ctx)
+				if err != nil {
+					return false, err.Error()
+				}
+				if p, ok := sum.Peers[peer]; !ok || !p.Established() {
+					return false, fmt.Sprintf("peer %s: %+v", peer, sum.Peers)
+				}
+				routes, err := n.target.EVPNRoutes(ctx, "multicast")
+				if err != nil {
+					return false, err.Error()
+				}
+				return slices.ContainsFunc(routes, func(r frr.EVPNRoute) bool { return match(r, other) }),
+					fmt.Sprintf("type-3 routes: %+v", routes)
+			})
+	}
+}
+
 func hasRoute(routes []frr.EVPNRoute, rd, prefixPart, rt string) bool {
 	for _, r := range routes {
 		if (rd == "" || r.RD == rd) && strings.Contains(r.Prefix, prefixPart) && strings.Contains(r.RTs, rt) {
@@ -232,7 +258,7 @@ func ping(ctx context.Context, from *frrproc.Netns, ip string) (bool, string) {
 // refused without touching FRR, and the cold-start path.
 func TestEVPNFabric(t *testing.T) {
 	frrtest.Require(t)
-	t.Parallel() // independent namespaces and FRR instances; mostly waiting on FRR
+	t.Parallel()                                                             // independent namespaces and FRR instances; mostly waiting on FRR
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // the kernel lane emulates the CPU
 	defer cancel()
 
@@ -255,24 +281,9 @@ func TestEVPNFabric(t *testing.T) {
 	configured := time.Now()
 
 	// Sessions up and each node holds the other's type-3 (IMET) route.
-	for _, n := range nodes {
-		other := nodes[2-n.id]
-		frrtest.Eventually(t, 60*time.Second, fmt.Sprintf("node %d: EVPN session and type-3 from node %d", n.id, other.id),
-			func(ctx context.Context) (bool, string) {
-				sum, err := n.target.EVPNSummary(ctx)
-				if err != nil {
-					return false, err.Error()
-				}
-				if p, ok := sum.Peers[rrAddr]; !ok || !p.Established() {
-					return false, fmt.Sprintf("peer %s: %+v", rrAddr, sum.Peers)
-				}
-				routes, err := n.target.EVPNRoutes(ctx, "multicast")
-				if err != nil {
-					return false, err.Error()
-				}
-				return hasRoute(routes, "", "["+other.vtep()+"]", "RT:65000:100"), fmt.Sprintf("type-3 routes: %+v", routes)
-			})
-	}
+	waitType3(t, nodes, rrAddr, func(r frr.EVPNRoute, other *fabricNode) bool {
+		return strings.Contains(r.Prefix, "["+other.vtep()+"]") && strings.Contains(r.RTs, "RT:65000:100")
+	})
 	converged := time.Now()
 	t.Logf("FRR daemons (3 routers) up in %v; configs applied in %v; sessions established and type-3 routes exchanged %v after apply (%v after start)",
 		daemonsUp.Sub(start).Round(time.Millisecond), configured.Sub(daemonsUp).Round(time.Millisecond),
