@@ -84,7 +84,7 @@ func fileExists(path string) bool {
 func acceptGolden(t *testing.T, target frr.Target, file string) {
 	t.Run(strings.TrimSuffix(filepath.Base(file), ".conf"), func(t *testing.T) {
 		t.Parallel()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a deadline: ~1 s each on a quiet machine
 		defer cancel()
 		abs, err := filepath.Abs(file)
 		if err != nil {
