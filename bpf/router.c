@@ -10,7 +10,9 @@
  * {ifindex, vlan} in iface_cache, else in iface_table, then either
  *   route mode:    bpf_fib_lookup in the VRF's kernel table and redirect (in
  *                  the table of a source-based routing VRF instead when the
- *                  source is in sbr_table and the VRF has VRF_F_SBR), or
+ *                  source is in sbr_table and the VRF has VRF_F_SBR; the VRF
+ *                  routing by main through the kernel's rules, so that the
+ *                  node's own addresses in table local go up the stack), or
  *   redirect mode: redirect to the egress interface from redirect_table.
  * fast_path() takes the common case (untagged unicast IPv4/IPv6, route mode,
  * interface in iface_cache, no check failing) with fewer instructions to the
@@ -426,6 +428,17 @@ static __always_inline __u32 fwd_fib(void *ctx, const int hook, const struct pkt
 	/* One flag test when no source-based routing applies. */
 	if (vrf_flags & VRF_F_SBR)
 		sbr_lookup(fib, slot, vrf_out);
+	/*
+	 * A VRF routing by main (the cluster VRF) looks up as the kernel routes
+	 * a packet from fib->ifindex: through its rules, so the local table
+	 * (rule 0) first. Main alone misses the node's own addresses, which
+	 * live in table local (IPv6 always, IPv4 once any rule exists), and
+	 * would send them out again; the rules' lookup returns NOT_FWDED for
+	 * them and the kernel delivers them. A source-based routing match
+	 * (tbid: its VRF's table) and mode fib (tbid 0) look up directly.
+	 */
+	if (fib->tbid == MAIN_TABLE_ID)
+		flags = 0;
 
 	rc = bpf_fib_lookup(ctx, fib, sizeof(*fib), flags);
 	switch (rc) {

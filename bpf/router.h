@@ -31,7 +31,8 @@
  * extension) makes the field one byte and keeps the enum in BTF for bpf2go. */
 enum iface_mode : __u8 {
 	IFACE_MODE_PASS = 0,
-	/* FIB lookup in the table of the entry's VRF (vrf_table). */
+	/* FIB lookup in the table of the entry's VRF (vrf_table); a VRF routing
+	 * by main (MAIN_TABLE_ID) looks up through the kernel's rules. */
 	IFACE_MODE_ROUTE = 1,
 	IFACE_MODE_REDIRECT = 2,
 	/* FIB lookup in the table of the interface's own VRF device (its

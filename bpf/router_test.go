@@ -262,6 +262,16 @@ func routerCases() []routerCase {
 			reason: maps.ReasonPassedNotFwded},
 		{name: "other ipv6 source in main vrf", pkt: tagged(ip6(route6, protoTCP), vlanMain), vrf: 4,
 			reason: maps.ReasonPassedNotFwded},
+		// The VRF routing by main looks up as the kernel routes, through its rules: the local table first, so the
+		// node's own addresses go up the stack (main alone routes fd00:1::1 out of rout, its /64's device).
+		{name: "main vrf: local ipv4 address", pkt: tagged(ip4(addrLocal, protoUDP), vlanMain), vrf: 4,
+			reason: maps.ReasonPassedNotFwded},
+		{name: "main vrf: local ipv6 address", pkt: tagged(ip6(local6, protoUDP), vlanMain), vrf: 4,
+			reason: maps.ReasonPassedNotFwded},
+		{name: "main vrf routes by main", pkt: tagged(ip4(addrMain, protoTCP), vlanMain), vrf: 4,
+			reason: maps.ReasonForwardedFib, out: routed},
+		{name: "main vrf routes by main ipv6", pkt: tagged(ip6(main6, protoUDP), vlanMain), vrf: 4,
+			reason: maps.ReasonForwardedFib, out: routed},
 		{name: "sbr source next to the prefix", pkt: tagged(from(ip4(addrRoute, protoTCP), netip.MustParseAddr("10.0.6.1")), vlanMain),
 			vrf: 4, reason: maps.ReasonPassedNotFwded},
 		{name: "sbr source ttl 1 stays in the interface vrf", pkt: tagged(from(with(ip4(addrRoute, protoTCP), func(p *packet) { p.TTL = 1 }), addrSBR), vlanMain),

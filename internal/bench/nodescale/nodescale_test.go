@@ -53,6 +53,24 @@ time=2026-11-25T00:00:02Z level=INFO msg="something else" result=failed`
 	}
 }
 
+// A standalone agent prints one line per reconcile (internal/agent/standalone), its log lines go elsewhere.
+func TestStandaloneReconciles(t *testing.T) {
+	out := `note: the node has no VRF devices
+reconcile applied: revision "idle-1", map version 740d868b7e83, 812ms
+time=2026-11-25T00:00:01Z level=INFO msg="FRR reloaded" hash=ab
+reconcile unchanged: revision "idle-1", map version 740d868b7e83, 6ms
+reconcile failed: revision "idle-1", map version 740d868b7e83, 3ms: plan: boom
+`
+	recs := standaloneReconciles(out)
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.result)
+	}
+	if strings.Join(got, ",") != "applied,unchanged,failed" || !strings.HasSuffix(recs[2].line, ": plan: boom") {
+		t.Errorf("reconciles %q (last line %q), want applied, unchanged, failed", got, recs[len(recs)-1].line)
+	}
+}
+
 func TestMetricsSum(t *testing.T) {
 	m := metricsText(`# HELP x
 network_operator_reconcile_duration_seconds_count{result="applied"} 1
@@ -72,8 +90,8 @@ network_operator_netlink_observes_total 21
 	}
 }
 
-// TestRunSmall runs the measurement with 5 VRFs: the agent as a process of its own against a real API server and
-// FRR, every row measured and checked. (How fast is make bench's business, not asserted.)
+// TestRunSmall runs the measurement with 5 VRFs (and the idle agent): the agent as a process of its own against a
+// real API server and FRR, every row measured and checked. (How fast is make bench's business, not asserted.)
 func TestRunSmall(t *testing.T) {
 	testreq.Root(t)
 	testreq.BPFFS(t)
@@ -90,7 +108,8 @@ func TestRunSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.FirstApply <= 0 || len(res.Resyncs) != 3 || len(res.ReadResyncs) == 0 || res.Drift <= 0 || res.Repair.result != "applied" || res.Kernel.Bridges != 10 || res.Kernel.VXLANs != 10 || res.FRRVRFs != 5 ||
-		res.Attached != 5 || res.AgentPeak <= 0 || res.AgentAnonPeak <= 0 || res.AgentBinary <= 0 {
+		res.Attached != 5 || res.AgentPeak <= 0 || res.AgentAnonPeak <= 0 || res.AgentBinary <= 0 ||
+		res.Idle.Anon <= 0 || res.Idle.AnonPeak < res.Idle.Anon || res.Idle.Reconciles <= idleResyncs {
 		t.Fatalf("result %+v", res)
 	}
 	if !strings.Contains(formatSteps(res.FirstSteps), "frr ") || !strings.Contains(medianSteps(res.ResyncSteps), "plan ") {

@@ -170,7 +170,7 @@ func Measure(ctx context.Context, l *lab.Lab, p topo.Paths, o Options) []report.
 		ratio(Section, "eBPF / kernel", rEBPF, rKernel, TargetRatio, "same run"),
 		ratio(Section, "eBPF / direct", rEBPF, rDirect, 0, "same run"),
 	}
-	small := smallRows(ctx, p, set, xdpRouter, o, 0, "", TargetSmallRatio)
+	small := smallRows(ctx, p, set, xdpRouter, o, 0, "", 0)
 
 	rulesSuffix := fmt.Sprintf(" + %d rules", o.Rules)
 	ruleset, layout, err := netfilter.Ruleset(netfilter.Spec{Rules: o.Rules, ServiceCIDR: netfilter.DefaultSpec().ServiceCIDR})

@@ -19,8 +19,8 @@ func TestMeasureShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := Measure(context.Background(), l, paths, Options{Runs: 1, Duration: time.Second, Rules: 40, SmallDuration: 200 * time.Millisecond, Flows: 8})
-	if len(rows) != 20 {
-		t.Fatalf("%d rows, want 20: %+v", len(rows), rows)
+	if len(rows) != 21 {
+		t.Fatalf("%d rows, want 21: %+v", len(rows), rows)
 	}
 	for _, r := range rows {
 		if r.Err != nil {
@@ -71,9 +71,9 @@ func TestSmallShort(t *testing.T) {
 	defer set.Close()
 	defer xdp.Close()
 	o := Options{Runs: 1, SmallDuration: 200 * time.Millisecond, Flows: 8}
-	rows := smallRows(ctx, paths, set, xdp, o, 0, "", TargetSmallRatio)
-	if len(rows) != 8 {
-		t.Errorf("%d rows, want 8 (direct, kernel, tc, tc redirect only, XDP, three ratios)", len(rows))
+	rows := smallRows(ctx, paths, set, xdp, o, 0, "", 0)
+	if len(rows) != 9 {
+		t.Errorf("%d rows, want 9 (direct, kernel, tc, tc redirect only, XDP, four ratios)", len(rows))
 	}
 	for _, r := range rows {
 		t.Logf("%s: %.1f %s %s", r.Name, r.Value, r.Unit, r.Detail)
