@@ -475,14 +475,14 @@ func TestEVPNFabric(t *testing.T) {
 					Import: []frr.PrefixItem{{CIDR: netip.MustParsePrefix("10.99.0.0/16"), LE: 32, Action: frr.Permit}}}}}}
 			n.apply(t, ctx)
 		}
-		frrtest.Eventually(t, 30*time.Second, "type-5 route of node 2's VRF address on node 1", func(ctx context.Context) (bool, string) {
+		frrtest.Eventually(t, 2*time.Minute, "type-5 route of node 2's VRF address on node 1", func(ctx context.Context) (bool, string) {
 			routes, err := n1.target.EVPNRoutes(ctx, "prefix")
 			if err != nil {
 				return false, err.Error()
 			}
 			return hasRoute(routes, "", "[10.99.0.2]", "RT:65000:5001"), fmt.Sprintf("%+v", routes)
 		})
-		frrtest.Eventually(t, 20*time.Second, "kernel route in VRF tenant1 and leaked into the cluster VRF", func(ctx context.Context) (bool, string) {
+		frrtest.Eventually(t, 2*time.Minute, "kernel route in VRF tenant1 and leaked into the cluster VRF", func(ctx context.Context) (bool, string) {
 			vrf, err := n1.ns.Exec(ctx, "ip", "route", "show", "vrf", "tenant1")
 			if err != nil {
 				return false, err.Error()
