@@ -64,20 +64,10 @@ func TestGoldenAcceptedByFRR(t *testing.T) {
 		t.Run(f.Name, func(t *testing.T) {
 			t.Parallel()
 			for _, file := range files {
-				if f.Major == 8 {
-					if own := filepath.Join(filepath.Dir(file), "frr8", filepath.Base(file)); fileExists(own) {
-						file = own
-					}
-				}
-				acceptGolden(t, target, file)
+				acceptGolden(t, target, f.Golden(file))
 			}
 		})
 	}
-}
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
 
 // acceptGolden is one golden file of TestGoldenAcceptedByFRR.

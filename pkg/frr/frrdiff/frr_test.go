@@ -43,21 +43,6 @@ func dialectOf(f frrtest.FRR) frrdiff.Dialect {
 // frrs are the FRRs the live tests run against: the one that ships and the host's 8.4.
 func frrs(t *testing.T) []frrtest.FRR { return []frrtest.FRR{frrtest.Shipped(t), frrtest.Host(t)} }
 
-// goldenFor is the golden config for f: FRR 8's rendering where it differs (testdata/golden/frr8).
-func goldenFor(file string, f frrtest.FRR) string {
-	if f.Major < 10 {
-		if own := filepath.Join(filepath.Dir(file), "frr8", filepath.Base(file)); fileExists(own) {
-			return own
-		}
-	}
-	return file
-}
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
 func (r *router) running(ctx context.Context) []byte {
 	r.t.Helper()
 	out, err := r.in.Vtysh(ctx, "show running-config")
@@ -224,14 +209,14 @@ func againstFRRReload(t *testing.T, f frrtest.FRR) {
 	var files []string
 	for _, file := range all {
 		if f.Major < 10 || !slices.Contains(refusedBy10, filepath.Base(file)) {
-			files = append(files, goldenFor(file, f))
+			files = append(files, f.Golden(file))
 		}
 	}
 	if err != nil || len(files) < 20 {
 		t.Fatalf("want the golden configs, got %d (%v)", len(files), err)
 	}
 	slices.Sort(files)
-	full := goldenFor(filepath.Join(goldenDir, "full.conf"), f)
+	full := f.Golden(filepath.Join(goldenDir, "full.conf"))
 	var hub []string
 	for _, file := range files {
 		hub = append(hub, file, full)

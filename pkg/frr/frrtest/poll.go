@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -43,6 +44,18 @@ type FRR struct {
 	Tools frrproc.Tools
 	// Major is its major release, which says the dialect it is rendered for and diffed like.
 	Major int
+}
+
+// Golden is the golden config file for this FRR: FRR 8's rendering (frr8/NAME beside it) where that differs
+// from the FRR that ships, else file itself.
+func (f FRR) Golden(file string) string {
+	if f.Major < 10 {
+		own := filepath.Join(filepath.Dir(file), "frr8", filepath.Base(file))
+		if _, err := os.Stat(own); err == nil {
+			return own
+		}
+	}
+	return file
 }
 
 // Shipped is the FRR that ships (Require).
