@@ -100,6 +100,8 @@ type Options struct {
 	// RenderFRR turns the translated config into frr.conf; nil is frr.Render (the whole file). The agent's
 	// --frr-base-config renders into the host's own base config instead (frr.RenderBrownfield).
 	RenderFRR func(cfg *frr.NodeConfig) ([]byte, error)
+	// FRRVersion is the FRR release configs are validated and rendered for (the one FRR runs); zero: frr.Shipped.
+	FRRVersion frr.Version
 	// GracefulRestart goes into every rendered FRR config (the node a graceful-restart speaker); nil: none.
 	GracefulRestart *frr.GracefulRestart
 	// GateTimeout bounds the health gate after a changed spec is applied (Gate); 0: DefaultGateTimeout,

@@ -582,3 +582,47 @@ func TestRecreatedDevicePlannedAsApplied(t *testing.T) {
 		t.Fatalf("steps %q, eth0 %+v", log, r.dp.attached["eth0"])
 	}
 }
+
+// The FRR release of Options reaches the rendering and its validation (EVPN with an IPv6 VTEP needs 10.6), and
+// the default renderer with a release set still reuses the last rendering of an unchanged spec.
+func TestFRRVersionRendered(t *testing.T) {
+	ipv6VTEP := func() *v1.NodeNetworkConfigSpec {
+		s := spec("r1", "red")
+		s.Underlay.VTEPAddress = "fd00::1"
+		return s
+	}
+	for _, tc := range []struct {
+		version frr.Version
+		refused bool
+	}{
+		{frr.Version{}, true}, // the shipped 10.3
+		{frr.Version{Major: 10, Minor: 3}, true},
+		{frr.Version{Major: 10, Minor: 6}, false},
+	} {
+		t.Run(tc.version.String(), func(t *testing.T) {
+			r := newRig(t, t.TempDir())
+			r.e.o.FRRVersion = tc.version
+			_, err := r.e.Plan(context.Background(), ipv6VTEP(), nil)
+			if refused := err != nil && strings.Contains(err.Error(), "needs FRR 10.6"); refused != tc.refused {
+				t.Fatalf("FRR %s, IPv6 VTEP: err = %v, want refused %v", tc.version, err, tc.refused)
+			}
+		})
+	}
+	r := newRig(t, t.TempDir())
+	r.e.o.FRRVersion = frr.Version{Major: 8, Minor: 4}
+	s := spec("r1", "red")
+	first, err := r.e.Plan(context.Background(), s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.e.frrRendered == nil || r.e.frrRendered.specHash != first.SpecHash {
+		t.Fatalf("the rendering of %s is not kept for the next plan", first.SpecHash)
+	}
+	second, err := r.e.Plan(context.Background(), s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &second.FRR.Config[0] != &first.FRR.Config[0] {
+		t.Error("the second plan of the same spec rendered FRR again")
+	}
+}

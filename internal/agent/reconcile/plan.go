@@ -334,6 +334,7 @@ func (e *Engine) renderFRR(ctx context.Context, spec *v1.NodeNetworkConfigSpec, 
 		return nil, "", "", err
 	}
 	nc.Underlay.GracefulRestart = e.o.GracefulRestart
+	nc.FRR = e.o.FRRVersion
 	if err := nc.Validate(); err != nil {
 		return nil, "", "", err
 	}
