@@ -126,6 +126,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.Result, err = Boot{Kernel: k, Initramfs: initramfs, Out: out, Job: job.String(), Append: o.Variant.Append, Console: console,
 		Env: env}.Run(ctx)
 	if err != nil {
+		// The work directory usually goes with the run (make test's is temporary): the ends of the console and
+		// the job's log are what tells a panic, an OOM or a hung test apart afterwards.
+		for _, f := range []string{console.Name(), filepath.Join(out, "job.log")} {
+			fmt.Fprintf(o.Log, "--- the last %d lines of %s:\n%s", tailLines, f, tail(f, tailLines))
+		}
 		return rep, fmt.Errorf("%s%s: %w (console: %s)", k.Release, variantSuffix(o.Variant.Name), err, console.Name())
 	}
 	for _, stream := range rep.Streams {
@@ -199,4 +204,20 @@ func readOutcomes(path string) ([]Outcome, error) {
 		}
 	}
 	return out, sc.Err()
+}
+
+// tailLines is how much of a failed guest's console and job log the lane prints.
+const tailLines = 60
+
+// tail returns the last n lines of the file at path (a note when it cannot be read).
+func tail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(%v)\n", err)
+	}
+	lines := strings.SplitAfter(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "") + "\n"
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -48,5 +49,31 @@ not json: a line the guest printed
 func TestGuestHashIsStable(t *testing.T) {
 	if a, b := guestHash(), guestHash(); a != b || len(a) != 12 {
 		t.Errorf("guestHash %q, %q", a, b)
+	}
+}
+
+func TestTail(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, text string
+		n          int
+		want       string
+	}{
+		{"fewer lines than n", "a\nb\n", 5, "a\nb\n"},
+		{"the last n", "a\nb\nc\nd\n", 2, "c\nd\n"},
+		{"no final newline", "a\nb\nc", 2, "b\nc\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
+			if err := os.WriteFile(p, []byte(tc.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if got := tail(p, tc.n); got != tc.want {
+				t.Errorf("tail(%q, %d) = %q, want %q", tc.text, tc.n, got, tc.want)
+			}
+		})
+	}
+	if got := tail(filepath.Join(dir, "missing"), 3); !strings.Contains(got, "no such file") {
+		t.Errorf("tail of a missing file = %q, want the error", got)
 	}
 }
