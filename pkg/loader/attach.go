@@ -162,6 +162,9 @@ func (l *Loader) attach(iface *net.Interface, requested Mode) (*attachment, erro
 	}
 
 	prog := l.coll.Programs[l.opts.TCProgram]
+	if mode == ModeTCX && l.opts.LegacyTC {
+		mode, reason = ModeTC, reason+"; legacy tc (LegacyTC)"
+	}
 	if mode == ModeTCX {
 		a, err := l.attachTCX(iface, prog, cur)
 		if err == nil {

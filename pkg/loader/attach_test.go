@@ -294,6 +294,58 @@ func TestAttachAutoAndOverrides(t *testing.T) {
 	}
 }
 
+// With LegacyTC the tc hook is a cls_bpf filter, for auto and an explicit tcx request alike; an interface already
+// attached with tcx keeps its link when asked for the tc hook again.
+func TestLegacyTC(t *testing.T) {
+	requireRoot(t)
+	ns := newNS(t)
+	addVeth(t, ns, "a0", "b0")
+	addVeth(t, ns, "a1", "b1")
+	addVeth(t, ns, "a2", "b2")
+	pins := newPinDir(t)
+	ctx := context.Background()
+	tcx := mustLoad(t, testOptions(ns, pins, defaultParams()))
+	kept, err := tcx.Attach(ctx, "a2", ModeTCX)
+	skipIfNotSupported(t, err)
+	if err != nil {
+		t.Fatalf("Attach(tcx) without LegacyTC: %v", err)
+	}
+	tcx.Close()
+
+	opts := testOptions(ns, pins, defaultParams())
+	opts.LegacyTC = true
+	l := mustLoad(t, opts)
+	for _, tc := range []struct {
+		ifname string
+		mode   Mode
+	}{{"a0", ModeAuto}, {"a1", ModeTCX}} {
+		a, err := l.Attach(ctx, tc.ifname, tc.mode)
+		if err != nil {
+			t.Fatalf("Attach(%s, %s): %v", tc.ifname, tc.mode, err)
+		}
+		if a.Mode != ModeTC || !strings.Contains(a.Reason, "legacy tc (LegacyTC)") {
+			t.Fatalf("Attach(%s, %s) with LegacyTC: mode %q reason %q, want tc", tc.ifname, tc.mode, a.Mode, a.Reason)
+		}
+		assertRunning(t, ns, a)
+		if h := kernelHooks(t, ns, tc.ifname); len(h.tcx) != 0 {
+			t.Fatalf("%s: a tcx program besides the filter: %+v", tc.ifname, h)
+		}
+		expectCounted(t, ns, "b"+tc.ifname[1:], l.Map("vrf_counters"), 5, 1)
+	}
+	var adopted Attachment
+	for _, a := range l.Attachments() {
+		if a.Interface == "a2" {
+			adopted = a
+		}
+	}
+	if adopted.Mode != ModeTCX || adopted.LinkID != kept.LinkID {
+		t.Fatalf("the tcx attachment of a2 after a load with LegacyTC: %+v, want link %d kept", adopted, kept.LinkID)
+	}
+	if err := l.DetachAll(ctx); err != nil {
+		t.Fatalf("DetachAll: %v", err)
+	}
+}
+
 func TestAutoWithoutXDPProgramFallsBack(t *testing.T) {
 	requireRoot(t)
 	ns := newNS(t)

@@ -79,6 +79,13 @@ type Options struct {
 	// Without it such an attach fails with a *ForeignXDPError.
 	XDPFallbackToTC bool
 
+	// LegacyTC attaches at the tc hook with legacy tc (clsact + cls_bpf)
+	// where tcx would be used: a tcx attach or detach waits an RCU grace
+	// period under the rtnl lock (~12 ms a device here), a cls_bpf filter
+	// does not (~0.5 ms), which counts on a node that attaches to thousands
+	// of devices at once. Existing tcx attachments are kept.
+	LegacyTC bool
+
 	// Rebuild refills the config tables of a freshly created collection
 	// from desired state. It is called only when pinned maps are
 	// incompatible with Spec (an upgrade changed a map definition), after

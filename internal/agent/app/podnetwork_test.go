@@ -9,7 +9,7 @@ import (
 	"github.com/network-operator/network-operator/internal/agent/app"
 )
 
-// Pod networking flags the agent refuses before touching anything.
+// Pod networking and dataplane flags the agent refuses before touching anything.
 func TestPodNetworkFlagErrors(t *testing.T) {
 	dir := tempDir(t)
 	for _, c := range []struct {
@@ -21,6 +21,7 @@ func TestPodNetworkFlagErrors(t *testing.T) {
 			"--pod-network needs Kubernetes mode"},
 		{"unknown netns source", []string{"--node-name", "n1", "--pod-network", "--pod-netns", "proc"},
 			`--pod-netns: unknown netns source "proc": want auto, path or pid`},
+		{"unknown tc hook", []string{"--node-name", "n1", "--tc-hook", "tc"}, `--tc-hook "tc": want tcx or legacy`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out := runAgent(t, 30*time.Second, append(c.args, "--listen", "")...)

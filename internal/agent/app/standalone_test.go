@@ -28,11 +28,21 @@ func forwardedPackets(t *testing.T, a *agent, vrf string) (packets, bytes float6
 
 // The agent binary applies two VRFs and an L2 network from a file to a namespace node; traffic in both VRFs and
 // from the L2 network crosses the eBPF path (the kernel forwards nothing), and the per-VRF counters scraped
-// from /metrics match the traffic exactly.
+// from /metrics match the traffic exactly: with the router attached through tcx and, with --tc-hook legacy,
+// through cls_bpf filters.
 func TestStandaloneAppliesAndCounts(t *testing.T) {
+	for _, hook := range []struct {
+		flag string
+		mode v1.AttachMode
+	}{{"tcx", v1.AttachTCX}, {"legacy", v1.AttachTCLegacy}} {
+		t.Run(hook.flag, func(t *testing.T) { standaloneAppliesAndCounts(t, hook.flag, hook.mode) })
+	}
+}
+
+func standaloneAppliesAndCounts(t *testing.T, tcHook string, mode v1.AttachMode) {
 	n := newNode(t)
 	n.writeSpec(t, baseSpec("rev-1"))
-	a := startAgent(t, freePort(t), append(n.agentArgs(), "--memory-limit", "48Mi")...)
+	a := startAgent(t, freePort(t), append(n.agentArgs(), "--memory-limit", "48Mi", "--tc-hook", tcHook)...)
 	st := n.appliedRev(t, a, "rev-1")
 	fams, err := a.scrape()
 	mustf(t, err, "scrape /metrics")
@@ -43,8 +53,8 @@ func TestStandaloneAppliesAndCounts(t *testing.T) {
 		t.Fatalf("status.mapVersion %q, want expectedMapVersion %q", st.Status.MapVersion, st.Spec.ExpectedMapVersion)
 	}
 	for _, i := range st.Status.Interfaces {
-		if i.Mode != v1.AttachTCX {
-			t.Errorf("interface %s: attach mode %q (%s), want tcx", i.Name, i.Mode, i.Error)
+		if i.Mode != mode {
+			t.Errorf("interface %s: attach mode %q (%s), want %s", i.Name, i.Mode, i.Error, mode)
 		}
 	}
 	if len(st.Status.Interfaces) != len(st.Spec.DataPlane.Interfaces) {
@@ -90,8 +100,8 @@ func TestStandaloneAppliesAndCounts(t *testing.T) {
 	}
 	fams, err = a.scrape()
 	mustf(t, err, "scrape")
-	if got := counter(fams, "network_operator_interface_attach_info", map[string]string{"interface": "nA", "mode": "tcx"}); got != 1 {
-		t.Errorf("attach info of nA in mode tcx = %v, want 1", got)
+	if got := counter(fams, "network_operator_interface_attach_info", map[string]string{"interface": "nA", "mode": string(mode)}); got != 1 {
+		t.Errorf("attach info of nA in mode %s = %v, want 1", mode, got)
 	}
 	if got := counter(fams, "network_operator_ready", nil); got != 1 {
 		t.Errorf("network_operator_ready = %v, want 1", got)

@@ -39,7 +39,9 @@ type Options struct {
 	// Rebuild returns the tables and revision to fill new maps with when an upgrade changed a map definition
 	// (the loader then migrates); nil refuses such an upgrade.
 	Rebuild func(ctx context.Context) (maps.Tables, string, error)
-	Logger  *slog.Logger
+	// LegacyTC: the router's tc attachments are cls_bpf filters, not tcx links (loader.Options.LegacyTC).
+	LegacyTC bool
+	Logger   *slog.Logger
 }
 
 // Dataplane owns the loader and the map set of one router.
@@ -60,7 +62,7 @@ func Open(ctx context.Context, o Options) (*Dataplane, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	lo := loader.Options{PinDir: o.PinDir, NetNS: o.NetNS, Logger: o.Logger}
+	lo := loader.Options{PinDir: o.PinDir, NetNS: o.NetNS, LegacyTC: o.LegacyTC, Logger: o.Logger}
 	if o.Rebuild != nil {
 		lo.Rebuild = loader.RebuildTables(o.Rebuild)
 	}

@@ -115,7 +115,9 @@ type Result struct {
 	// and its memory limit.
 	AgentGo map[string]float64
 	// Idle is the agent standalone with the small config IdleScale (its own namespace and FRR).
-	Idle                         Idle
+	Idle Idle
+	// Attach is the agent's attach step on fresh bridges, through tcx and through legacy tc.
+	Attach                       AttachTimes
 	FRR, Scratch, DemoFRR        map[string]float64
 	DemoFRRConfig, ScaleFRRBytes int
 }
@@ -160,6 +162,8 @@ func rows(s Scale, res *Result, err error) []report.Row {
 			Unit: "MiB", Target: report.Target{Cmp: report.AtMost, Bound: TargetAnonIdleMiB}},
 		{Section: Section, Name: name + "FRR RSS (zebra + bgpd)", Unit: "MiB"},
 		{Section: Section, Name: "demo node: FRR RSS (zebra + bgpd)", Unit: "MiB"},
+		{Section: Section, Name: fmt.Sprintf("attach step, %d bridges: tcx (default)", s.VRFs), Unit: "ms"},
+		{Section: Section, Name: fmt.Sprintf("attach step, %d bridges: legacy tc (--tc-hook legacy)", s.VRFs), Unit: "ms"},
 	}
 	if err != nil {
 		for i := range rs {
@@ -218,6 +222,14 @@ func rows(s Scale, res *Result, err error) []report.Row {
 	rs[9].Value = mib(res.DemoFRR["zebra"] + res.DemoFRR["bgpd"])
 	rs[9].Detail = fmt.Sprintf("zebra %.1f, bgpd %.1f MiB with the config of section FRR apply (2 tenant VRFs, 4 L2VNIs, %d bytes)",
 		mib(res.DemoFRR["zebra"]), mib(res.DemoFRR["bgpd"]), res.DemoFRRConfig)
+	a := res.Attach
+	per := func(d time.Duration) float64 { return ms(d) / float64(max(1, a.Devices)) }
+	rs[10].Value = ms(a.TCX)
+	rs[10].Detail = fmt.Sprintf("the agent's attach step (dataplane.Ensure, its workers) on %d fresh bridges: %.2f ms a device "+
+		"(a tcx attach waits an RCU grace period under the rtnl lock)", a.Devices, per(a.TCX))
+	rs[11].Value = ms(a.Legacy)
+	rs[11].Detail = fmt.Sprintf("the same step on the same bridges with cls_bpf filters: %.2f ms a device, %.1fx faster than tcx",
+		per(a.Legacy), ms(a.TCX)/max(ms(a.Legacy), 1e-3))
 	return rs
 }
 
@@ -269,7 +281,9 @@ const Method = "- node scale: one node in a namespace of its own (internal/lab) 
 	"node's FRR is zebra + bgpd loaded with section FRR apply's config. The targets are on RssAnon: the agent at scale " +
 	"(its largest sample) and the idle agent, run first and alone: the same binary and flags, standalone (a config file of " +
 	"one VRF and its layer-2 network, no API server) in a namespace of its own with zebra + bgpd, read after its apply and " +
-	"ten resyncs."
+	"ten resyncs. The attach rows, side by side before the scale run: as many fresh bridges as the scale run routes on, in a " +
+	"namespace of their own, and the agent's attach step (dataplane.Ensure with its workers) on them, once through tcx links " +
+	"(the default) and, detached again, once through cls_bpf filters (`--tc-hook legacy`), each with a router of its own."
 
 // Run starts the API server, FRR and the agent, measures and tears everything down. It returns a result only when
 // everything was measured, with the teardown's errors, if any.
@@ -342,6 +356,10 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	logf("idle agent: RssAnon %.1f MiB after %d reconciles (largest sample %.1f MiB)", res.Idle.Anon/(1<<20),
 		res.Idle.Reconciles, res.Idle.AnonPeak/(1<<20))
+	if res.Attach, err = attachSideBySide(ctx, l, o.Scale.VRFs); err != nil {
+		return nil, fmt.Errorf("the attach step side by side: %w", err)
+	}
+	logf("attach step, %d bridges: tcx %v, legacy tc %v", res.Attach.Devices, res.Attach.TCX, res.Attach.Legacy)
 	in, err := frrproc.Start(ctx, frrproc.Options{Tools: o.FRR, Netns: node.Name})
 	if err != nil {
 		return nil, fmt.Errorf("the node's FRR: %w", err)

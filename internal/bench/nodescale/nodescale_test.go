@@ -10,6 +10,7 @@ import (
 	"github.com/network-operator/network-operator/internal/agent/app"
 	agentreconcile "github.com/network-operator/network-operator/internal/agent/reconcile"
 	"github.com/network-operator/network-operator/internal/bench/benchproc/reexec"
+	"github.com/network-operator/network-operator/internal/lab"
 	"github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
@@ -158,5 +159,24 @@ func TestSettle(t *testing.T) {
 		if len(settling) != tc.settling || len(quiet) != tc.quietly {
 			t.Errorf("settle(%v) = %d settling, %d quiet; want %d, %d", tc.in, len(settling), len(quiet), tc.settling, tc.quietly)
 		}
+	}
+}
+
+// The attach step side by side on a few bridges: both ways attach every bridge (attachOnce checks each mode)
+// and leave nothing attached.
+func TestAttachSideBySide(t *testing.T) {
+	testreq.Root(t)
+	testreq.BPFFS(t)
+	l := lab.New(t)
+	res, err := attachSideBySide(t.Context(), l, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Devices != 5 || res.TCX <= 0 || res.Legacy <= 0 {
+		t.Fatalf("%+v: want both times for 5 devices", res)
+	}
+	out, err := l.NS("attach").Output(t.Context(), "tc", "filter", "show", "dev", "ab0", "ingress")
+	if err != nil || strings.TrimSpace(out) != "" {
+		t.Errorf("ab0's ingress after the measurement: %q (%v), want no filter", out, err)
 	}
 }
