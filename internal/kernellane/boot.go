@@ -3,6 +3,7 @@ package kernellane
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -36,6 +37,10 @@ type Result struct {
 	RC       int
 	Duration time.Duration
 }
+
+// ErrNoStatus: the guest powered off or died before its job wrote an exit status (a kernel panic, the guest's
+// OOM killer taking the job, QEMU killed).
+var ErrNoStatus = errors.New("the guest ended without the job's status")
 
 // Run boots the guest under QEMU (TCG) and waits for it to power off. The job's output is in Out/job.log.
 func (b Boot) Run(ctx context.Context) (Result, error) {
@@ -96,7 +101,7 @@ func (b Boot) Run(ctx context.Context) (Result, error) {
 		}
 	}
 	if res.RC < 0 {
-		return res, fmt.Errorf("the guest ended without the job's status (qemu: %v)", werr)
+		return res, fmt.Errorf("%w (qemu: %v)", ErrNoStatus, werr)
 	}
 	return res, nil
 }

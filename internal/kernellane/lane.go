@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -123,14 +124,18 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			env[k] = v
 		}
 	}
-	rep.Result, err = Boot{Kernel: k, Initramfs: initramfs, Out: out, Job: job.String(), Append: o.Variant.Append, Console: console,
-		Env: env}.Run(ctx)
-	if err != nil {
+	boot := Boot{Kernel: k, Initramfs: initramfs, Out: out, Job: job.String(), Append: o.Variant.Append, Console: console, Env: env}
+	rep.Result, err = bootAgain(ctx, guestAttempts, boot.Run, func(attempt int, err error) {
 		// The work directory usually goes with the run (make test's is temporary): the ends of the console and
 		// the job's log are what tells a panic, an OOM or a hung test apart afterwards.
 		for _, f := range []string{console.Name(), filepath.Join(out, "job.log")} {
 			fmt.Fprintf(o.Log, "--- the last %d lines of %s:\n%s", tailLines, f, tail(f, tailLines))
 		}
+		fmt.Fprintf(o.Log, "kernellane: %s%s, attempt %d of %d: %v\n", k.Release, variantSuffix(o.Variant.Name), attempt,
+			guestAttempts, err)
+		fmt.Fprintf(console, "=== attempt %d ended: %v\n", attempt, err)
+	})
+	if err != nil {
 		return rep, fmt.Errorf("%s%s: %w (console: %s)", k.Release, variantSuffix(o.Variant.Name), err, console.Name())
 	}
 	for _, stream := range rep.Streams {
@@ -205,6 +210,25 @@ func readOutcomes(path string) ([]Outcome, error) {
 	}
 	return out, sc.Err()
 }
+
+// bootAgain runs boot up to attempts times while it ends with ErrNoStatus: a guest that dies without its job's
+// status is booted once more, the last run's tests are the report, and a failure that repeats (a panic our code
+// causes) still fails. failed hears of every failed run.
+func bootAgain(ctx context.Context, attempts int, boot func(context.Context) (Result, error), failed func(attempt int, err error)) (Result, error) {
+	for attempt := 1; ; attempt++ {
+		res, err := boot(ctx)
+		if err == nil {
+			return res, nil
+		}
+		failed(attempt, err)
+		if attempt >= attempts || !errors.Is(err, ErrNoStatus) || ctx.Err() != nil {
+			return res, err
+		}
+	}
+}
+
+// guestAttempts is how often a guest is booted when it ends without its job's status.
+const guestAttempts = 2
 
 // tailLines is how much of a failed guest's console and job log the lane prints.
 const tailLines = 60

@@ -1,6 +1,8 @@
 package kernellane
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -76,4 +78,48 @@ func TestTail(t *testing.T) {
 	if got := tail(filepath.Join(dir, "missing"), 3); !strings.Contains(got, "no such file") {
 		t.Errorf("tail of a missing file = %q, want the error", got)
 	}
+}
+
+// A guest that dies without its job's status is booted once more; other errors and a second death are final.
+func TestBootAgain(t *testing.T) {
+	other := errors.New("qemu-system-x86_64 missing")
+	for _, tc := range []struct {
+		name     string
+		errs     []error // what each boot returns, in order
+		wantRuns int
+		wantErr  error
+	}{
+		{"first boot passes", []error{nil}, 1, nil},
+		{"died once, then passes", []error{ErrNoStatus, nil}, 2, nil},
+		{"died twice", []error{ErrNoStatus, ErrNoStatus, nil}, 2, ErrNoStatus},
+		{"another error is final", []error{other, nil}, 1, other},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runs, failed := 0, 0
+			res, err := bootAgain(context.Background(), 2, func(context.Context) (Result, error) {
+				e := tc.errs[runs]
+				runs++
+				if e != nil {
+					return Result{RC: -1}, e
+				}
+				return Result{RC: 0}, nil
+			}, func(int, error) { failed++ })
+			if runs != tc.wantRuns || !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
+				t.Fatalf("%d boots, err %v; want %d boots, err %v", runs, err, tc.wantRuns, tc.wantErr)
+			}
+			if tc.wantErr == nil && res.RC != 0 {
+				t.Errorf("result %+v of the passing boot", res)
+			}
+			if want := runs - btoi(tc.wantErr == nil); failed != want {
+				t.Errorf("told of %d failed boots, want %d", failed, want)
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
