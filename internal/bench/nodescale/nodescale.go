@@ -42,10 +42,11 @@ import (
 // Section is the table's area for these rows.
 const Section = "node scale"
 
-// Targets of issue 14 (target 4); the memory targets as issue 25 (item 5) restates them: on RssAnon, the agent's
-// own memory (the Go runtime's), not on the pages of its binary that are mapped.
+// Targets as issue 25 restates them: the first apply of the 1000-VRF node (item 4; issue 14 had 2 s, before FRR's
+// share was measured), the no-op resync, and the memory targets (item 5) on RssAnon, the agent's own memory (the Go
+// runtime's), not on the pages of its binary that are mapped.
 const (
-	TargetFirstApplyMs   = 2000
+	TargetFirstApplyMs   = 10000
 	TargetResyncMs       = 50
 	TargetAnonIdleMiB    = 40
 	TargetAnonAtScaleMiB = 64
