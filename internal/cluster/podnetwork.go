@@ -596,7 +596,8 @@ func (pn *PodNetworking) connect(ctx context.Context, tp *TenantPod) (Connect, e
 		return true, "", nil
 	})
 	if err != nil {
-		return cn, err
+		// What both nodes knew of the two ends when the connection failed: routes, neighbours and EVPN routes.
+		return cn, fmt.Errorf("%w\n%s", err, pn.c.pathDiagnosis(ctx, tp.Addr.Addr(), tp.Node, tp.Target.Addr, tp.Target.Node))
 	}
 	cn.Took = time.Since(start)
 	after, err := pn.c.forwardedByNode(ctx)
@@ -953,3 +954,43 @@ func (pn *PodNetworking) AfterUninstall(ctx context.Context) (left []string, err
 	}
 	return append(left, host...), nil
 }
+
+// pathDiagnosis reads, on both nodes, what routes a packet between the addresses a (on node an) and b (on node bn):
+// the kernel's route to the other end in every table, its neighbour entries, and FRR's EVPN routes and MACs. Each
+// output is cut to diagMaxLines; a read that fails says why.
+func (c *Cluster) pathDiagnosis(ctx context.Context, a netip.Addr, an *Node, b netip.Addr, bn *Node) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	var out strings.Builder
+	add := func(what string, data []byte, err error) {
+		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+		if len(lines) > diagMaxLines {
+			lines = append(lines[:diagMaxLines], fmt.Sprintf("(%d lines more)", len(lines)-diagMaxLines))
+		}
+		fmt.Fprintf(&out, "--- %s", what)
+		if err != nil {
+			fmt.Fprintf(&out, " (%v)", err)
+		}
+		fmt.Fprintf(&out, "\n%s\n", strings.Join(lines, "\n"))
+	}
+	for _, n := range []*Node{an, bn} {
+		for _, args := range [][]string{
+			{"route", "show", "table", "all", "match", a.String()},
+			{"route", "show", "table", "all", "match", b.String()},
+			{"neigh", "show", "to", a.String()},
+			{"neigh", "show", "to", b.String()},
+		} {
+			o, err := n.NS.Output(ctx, "ip", args...)
+			add(n.Name+": ip "+strings.Join(args, " "), []byte(o), err)
+		}
+		for _, cmd := range []string{"show bgp l2vpn evpn route type macip", "show bgp l2vpn evpn route type prefix",
+			"show evpn mac vni all", "show evpn arp-cache vni all"} {
+			o, err := c.vtysh(ctx, n, cmd)
+			add(n.Name+": vtysh "+cmd, o, err)
+		}
+	}
+	return out.String()
+}
+
+// diagMaxLines bounds each output of pathDiagnosis.
+const diagMaxLines = 60

@@ -198,6 +198,16 @@ func (d *delNeigh) String() string {
 	return fmt.Sprintf("delete host neighbour %s lladdr %s dev %s (interface removed)", d.IP, d.MAC, d.Dev)
 }
 
+// addFDB adds a static bridge FDB entry on the host for a pod interface's MAC on its veth's host end.
+type addFDB struct {
+	FDBEntry
+	forConfig
+}
+
+func (a *addFDB) String() string {
+	return fmt.Sprintf("add host fdb %s dev %s master %s static", a.MAC, a.Port, a.Bridge)
+}
+
 // delFDB deletes a bridge FDB entry on the host for a removed interface's MAC.
 type delFDB struct {
 	FDBEntry

@@ -558,6 +558,15 @@ func (d *delNeigh) apply(r *runner) error {
 	return nil
 }
 
+func (a *addFDB) apply(r *runner) error {
+	idx, err := r.index(onHost, a.Port)
+	if err != nil {
+		return err
+	}
+	return r.host.NeighSet(&netlink.Neigh{LinkIndex: idx, Family: unix.AF_BRIDGE, Flags: netlink.NTF_MASTER,
+		State: netlink.NUD_NOARP, HardwareAddr: a.MAC, Vlan: a.VLAN})
+}
+
 func (d *delFDB) apply(r *runner) error {
 	idx, err := r.index(onHost, d.Port)
 	if errors.As(err, new(netlink.LinkNotFoundError)) {

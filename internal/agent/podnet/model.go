@@ -310,6 +310,8 @@ type FDBEntry struct {
 	Port, Bridge string
 	MAC          net.HardwareAddr
 	VLAN         int
+	// Static: added (bridge fdb ... static), not learnt; only observed.
+	Static bool
 }
 
 // Observed is the state of one pod and of the host objects that are the pod's.

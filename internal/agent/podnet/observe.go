@@ -287,7 +287,8 @@ func observeHost(t target, d *Desired, rec *podstate.Record, o *Observed) error 
 		if !ok || !macs[f.HardwareAddr.String()] || f.Flags&netlink.NTF_EXT_LEARNED != 0 || f.State&netlink.NUD_PERMANENT != 0 {
 			continue
 		}
-		o.FDB = append(o.FDB, FDBEntry{Port: names[f.LinkIndex], Bridge: br, MAC: slices.Clone(f.HardwareAddr), VLAN: f.Vlan})
+		o.FDB = append(o.FDB, FDBEntry{Port: names[f.LinkIndex], Bridge: br, MAC: slices.Clone(f.HardwareAddr), VLAN: f.Vlan,
+			Static: f.State&netlink.NUD_NOARP != 0})
 	}
 	sortHost(o)
 	return nil

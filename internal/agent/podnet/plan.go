@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/agent/podstate"
@@ -26,7 +27,14 @@ type Plan struct {
 	Links []Link
 	// Record is what podstate remembers once the plan ran; Prev what it remembered before.
 	Record, Prev *podstate.Record
+	// Settle: a veth's host end joins its bridge in this plan or was not seen in it and up; its static FDB entry
+	// comes with the next plan, which should follow in SettleAfter (staticFDB).
+	Settle bool
 }
+
+// SettleAfter is how soon a plan with Settle is followed by the next: zebra has long handled the port's link
+// events by then (milliseconds).
+const SettleAfter = 2 * time.Second
 
 // Empty reports whether the plan changes nothing, in the kernel or in podstate.
 func (p *Plan) Empty() bool { return len(p.Actions) == 0 && sameRecord(p.Prev, p.Record) }
@@ -85,8 +93,8 @@ type planner struct {
 	// unavailable are desired links left out while planning, with the reason.
 	unavailable map[string]string
 
-	recreate, create, update, addrs, up, routes, sysctls, primary []Action
-	delRoutes, restores, delLinks, delHost, delNeigh              []Action
+	recreate, create, update, addrs, up, fdb, routes, sysctls, primary []Action
+	delRoutes, restores, delLinks, delHost, delNeigh                   []Action
 }
 
 // ComputePlan diffs the desired and the observed state of one pod into ordered actions. It is pure. Without the
@@ -104,7 +112,7 @@ func ComputePlan(d *Desired, o *Observed) *Plan {
 	}
 	pl.planRemovals()
 	p.Record, p.Links = pl.record(), pl.links
-	for _, group := range [][]Action{pl.recreate, pl.create, pl.update, pl.addrs, pl.up, pl.routes, pl.sysctls, pl.primary,
+	for _, group := range [][]Action{pl.recreate, pl.create, pl.update, pl.addrs, pl.up, pl.fdb, pl.routes, pl.sysctls, pl.primary,
 		pl.delRoutes, pl.restores, pl.delLinks, pl.delHost, pl.delNeigh} {
 		p.Actions = append(p.Actions, group...)
 	}
@@ -278,7 +286,33 @@ func (pl *planner) createLink(l Link) {
 	pl.up = append(pl.up, &setUp{Name: l.Name, Side: inPod, forConfig: cfg})
 	if l.Kind == v1.PodInterfaceVeth {
 		pl.up = append(pl.up, &setUp{Name: l.HostName, Side: onHost, forConfig: cfg})
+		if l.Bridge != "" {
+			pl.p.Settle = true // its static FDB entry comes with the next plan (staticFDB)
+		}
 	}
+}
+
+// staticFDB plans a static FDB entry of a veth's MAC on its host end, in its bridge, when there is none: other
+// nodes reach the pod by the MAC/IP route its node's zebra advertises, only for a neighbour whose MAC zebra knows
+// as local. zebra drops a MAC event of a port it does not know in its bridge yet (FRR 10 handles link events apart
+// from FDB events): the entry of a pod's first frame, learnt just after its port joined the bridge, may never
+// reach it, and the pod stays unreachable (seen with FRR 10.3). So the entry is made static, and only for a host
+// end observed in its bridge and up, on the plan after the one that made it (Plan.Settle): turning a learnt entry
+// static notifies it again.
+func (pl *planner) staticFDB(l Link) {
+	if l.Bridge == "" || l.HostName == "" || len(l.MAC) == 0 {
+		return
+	}
+	if h, ok := pl.o.hostLink(l.HostName); !ok || h.Master != l.Bridge || !h.Up || pl.fresh[l.Name] || pl.hostGone[l.HostName] {
+		pl.p.Settle = true
+		return
+	}
+	if slices.ContainsFunc(pl.o.FDB, func(f FDBEntry) bool {
+		return f.Static && f.Port == l.HostName && f.Bridge == l.Bridge && bytes.Equal(f.MAC, l.MAC)
+	}) {
+		return
+	}
+	pl.fdb = append(pl.fdb, &addFDB{FDBEntry: FDBEntry{Port: l.HostName, Bridge: l.Bridge, MAC: l.MAC}, forConfig: forConfig{l.Config}})
 }
 
 // updateLink plans the changes of an existing owned link.
@@ -308,6 +342,7 @@ func (pl *planner) updateLink(l Link, ob PodLink) {
 		if !h.Up {
 			pl.up = append(pl.up, &setUp{Name: h.Name, Side: onHost, forConfig: cfg})
 		}
+		pl.staticFDB(l)
 	}
 	for _, a := range ob.Addrs {
 		if !slices.Contains(l.Addrs, a) {

@@ -141,6 +141,11 @@ func converged(t *testing.T, base *podnet.Observed, p *podnet.Plan) *podnet.Obse
 			hosts = append(hosts, podnet.HostLink{Name: l.HostName, Kind: "veth", Alias: podnet.Alias(uid, l.Name), Index: next,
 				MTU: l.MTU, Master: l.Bridge, Up: true})
 			pl.ParentIndex = next
+			if l.Bridge != "" && l.MAC != nil {
+				// The static entry of the plan that follows a new port (Plan.Settle), taken as made: converged is
+				// the state once the agent has nothing left to do.
+				o.FDB = append(o.FDB, podnet.FDBEntry{Port: l.HostName, Bridge: l.Bridge, MAC: l.MAC, Static: true})
+			}
 		case v1.PodInterfaceMACVLAN:
 			pl.ParentIndex = hostIndex(l.Bridge)
 		case v1.PodInterfaceVLAN:
@@ -337,6 +342,14 @@ func TestPlanChanges(t *testing.T) {
 			want: []string{
 				"set mtu of pod net1 1450 -> 1300",
 				"set mtu of host " + podnet.HostVethName(uid, "net1") + " 1450 -> 1300",
+			},
+		},
+		{
+			name:   "the bridge lost the pod's MAC: its static entry again",
+			change: func(*v1.PodNetworkConfig) {},
+			extra:  func(o *podnet.Observed) { o.FDB = nil },
+			want: []string{
+				"add host fdb " + mac("net1").String() + " dev " + podnet.HostVethName(uid, "net1") + " master l2br.100 static",
 			},
 		},
 		{

@@ -338,6 +338,9 @@ func (r *Reconciler) apply(ctx context.Context, pod *corev1.Pod, selecting []v1.
 		entries[o.Config] = v1.PodNetworkStatus{Applied: o.Applied, Interfaces: o.Interfaces, Reason: o.Reason,
 			Message: truncate(o.Message), ObservedGeneration: o.Generation}
 	}
+	if plan.Settle && aerr == nil {
+		return entries, min(r.o.Resync, podnet.SettleAfter), nil
+	}
 	return entries, r.o.Resync, aerr
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -321,6 +322,32 @@ func (e *env) hostLinks() []string {
 	return out
 }
 
+// staticFDB reports whether every pod veth's host end in a bridge has the static FDB entry of its pod end's MAC.
+func (e *env) staticFDB() (bool, error) {
+	links, err := e.node.Handle().LinkList()
+	if err != nil {
+		return false, err
+	}
+	for _, l := range links {
+		a := l.Attrs()
+		uid, ifname, ok := podnet.ParseAlias(a.Alias)
+		if !ok || a.MasterIndex == 0 || l.Type() != "veth" {
+			continue
+		}
+		fdb, err := e.node.Handle().NeighList(a.Index, unix.AF_BRIDGE)
+		if err != nil {
+			return false, err
+		}
+		mac := podnet.MAC(uid, ifname).String()
+		if !slices.ContainsFunc(fdb, func(n netlink.Neigh) bool {
+			return n.HardwareAddr.String() == mac && n.State&netlink.NUD_NOARP != 0
+		}) {
+			return false, fmt.Errorf("no static entry of %s on %s", mac, a.Name)
+		}
+	}
+	return true, nil
+}
+
 // TestPodLifecycle drives one node's agent through a pod's life against the API server: pod ready ->
 // interfaces up (latency measured over several pods), status written beside another node's entry and the
 // operator's allocations, label removed/added, an interface removed, an agent restart (nothing planned), the
@@ -386,6 +413,9 @@ func TestPodLifecycle(t *testing.T) {
 	must(t, err)
 
 	t.Run("restart plans nothing", func(t *testing.T) {
+		// Each apply that made a veth is followed by one that makes the bridge's entry of its MAC static
+		// (podnet.Plan.Settle, 2 s later): what a restart must find done, on every pod's veth.
+		waittest.Must(t, 50*time.Millisecond, 20*time.Second, "static fdb entries of the pods' veths", waittest.Check(e.staticFDB))
 		e.stop()
 		applied := e.logs.count("pod network applied")
 		seen := e.logs.count("pod network unchanged " + podRef(pod))
