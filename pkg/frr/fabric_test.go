@@ -470,7 +470,9 @@ func TestEVPNFabric(t *testing.T) {
 			} {
 				must(t, n.ns.IP(ctx, args...))
 			}
-			n.cfg.VRFs = []frr.VRF{{Name: "tenant1", VNI: 5001, RedistributeConnected: true,
+			// Explicit route targets: with auto-derived ones FRR 10.3 at times exported node 2's type-5 route with
+			// RT 1:5001 instead of 65000:5001 (seen in the kernel lane), and node 1 never imported it.
+			n.cfg.VRFs = []frr.VRF{{Name: "tenant1", VNI: 5001, RedistributeConnected: true, RouteTargets: []string{"65000:5001"},
 				RouteConfigs: []frr.RouteConfig{{Seq: 10,
 					Import: []frr.PrefixItem{{CIDR: netip.MustParsePrefix("10.99.0.0/16"), LE: 32, Action: frr.Permit}}}}}}
 			n.apply(t, ctx)
