@@ -139,6 +139,7 @@ lint:
 	$(GO) mod tidy -diff
 	test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '_bpfel.go$$' | grep -v '^third_party/'))"
 	./hack/deadcode.sh
+	./hack/binary-deps.sh
 
 clean:
 	rm -rf bin _out

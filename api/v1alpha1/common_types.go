@@ -20,6 +20,7 @@ import (
 	"math"
 
 	"github.com/network-operator/network-operator/bpf/limits"
+	"github.com/network-operator/network-operator/pkg/bounds"
 )
 
 // IPFamily is an IP address family, spelt as Kubernetes spells it (core/v1 IPFamily).
@@ -32,25 +33,26 @@ const (
 	IPv6 IPFamily = "IPv6"
 )
 
-// Limits shared by the CRD schemas (markers), the validator (internal/validation) and the operator.
+// Limits shared by the CRD schemas (markers), the validator (internal/validation) and the operator; the protocols'
+// and the kernel's ranges are pkg/bounds', which the libraries under pkg/ use too.
 const (
 	// MaxHealthProbes bounds a node's health probes (NodeNetworkConfigSpec.HealthProbes' MaxItems): each is
 	// dialled after every change.
 	MaxHealthProbes = 16
 	// MinVNI and MaxVNI bound a VXLAN network identifier (24 bits; 0 is reserved).
-	MinVNI = 1
-	MaxVNI = 16777215
+	MinVNI = bounds.MinVNI
+	MaxVNI = bounds.MaxVNI
 	// MinVLAN and MaxVLAN bound an 802.1Q VLAN id (0 and 4095 are reserved).
-	MinVLAN = 1
-	MaxVLAN = 4094
+	MinVLAN = bounds.MinVLAN
+	MaxVLAN = bounds.MaxVLAN
 	// MinMTU and MaxMTU bound every MTU field.
 	MinMTU = 1000
 	MaxMTU = 9000
 	// MinRouteMapSeq and MaxRouteMapSeq bound VRFRouteConfiguration.spec.seq (a route-map entry).
-	MinRouteMapSeq = 1
-	MaxRouteMapSeq = DefaultDenyRouteMapSeq - 1
+	MinRouteMapSeq = bounds.MinRouteMapSeq
+	MaxRouteMapSeq = bounds.MaxRouteMapSeq
 	// DefaultDenyRouteMapSeq is the route-map entry the node agent generates after all others: it denies the rest.
-	DefaultDenyRouteMapSeq = 65535
+	DefaultDenyRouteMapSeq = bounds.DefaultDenyRouteMapSeq
 	// MinPrefixSeq and MaxPrefixSeq bound an explicit prefix-list sequence number (FRR's range). 0 in a
 	// PrefixItem means "unset": the entry's position decides (EffectiveSeq).
 	MinPrefixSeq = 1
@@ -59,8 +61,8 @@ const (
 	MaxPrefixLen = 128
 	// MinASN and MaxASN bound an AS number, local or remote: 0 (RFC 7607) and 4294967295 (RFC 7300) are reserved.
 	// FRR accepts 4294967295 with a warning; the operator never configures a reserved AS.
-	MinASN = 1
-	MaxASN = math.MaxUint32 - 1
+	MinASN = bounds.MinASN
+	MaxASN = bounds.MaxASN
 	// ASTrans is AS_TRANS (RFC 6793), the placeholder 4-byte speakers show 2-byte ones: never a real AS.
 	ASTrans = 23456
 	// MinMaximumPrefixes and MaxMaximumPrefixes bound BGPPeering.spec.maximumPrefixes (FRR's maximum-prefix).
@@ -71,15 +73,15 @@ const (
 	MinVRFID = 1
 	MaxVRFID = limits.MaxVRFs - 1
 	// MinTableID and MaxTableID bound a kernel routing table id (32 bits; 0 is "unspecified").
-	MinTableID = 1
-	MaxTableID = math.MaxUint32
+	MinTableID = bounds.MinTableID
+	MaxTableID = bounds.MaxTableID
 	// VRFTableIDBase + VNI is the routing table of a VRF with a VNI: the rule operator and standalone agent share,
 	// so a node keeps its tables when it moves between them. MainTableID is the kernel's main table, used by the
 	// VRFs without a VNI ("default", "cluster").
 	VRFTableIDBase = 1_000_000_000
 	MainTableID    = 254
 	// MaxInterfaceNameLen is the kernel's IFNAMSIZ-1: the longest network interface name.
-	MaxInterfaceNameLen = 15
+	MaxInterfaceNameLen = bounds.MaxInterfaceNameLen
 	// InterfacePrefixLen is the length of every prefix the node agent puts before a VRF or network name to name
 	// its interfaces: "vr." (VRF device), "br." (bridge), "vx." (VXLAN device), "lo." (loopback). All are 3
 	// bytes, so a VRF name may have at most 15-3 = 12 bytes.
@@ -87,9 +89,9 @@ const (
 	// MaxVRFNameLen is the longest VRF name: InterfacePrefixLen + name must fit MaxInterfaceNameLen.
 	MaxVRFNameLen = MaxInterfaceNameLen - InterfacePrefixLen
 	// MinHoldTimeSeconds is the smallest BGP hold time (RFC 4271: 0 or at least 3 seconds; 0 is not offered).
-	MinHoldTimeSeconds = 3
+	MinHoldTimeSeconds = bounds.MinHoldTimeSeconds
 	// MaxHoldTimeSeconds is the largest BGP hold time (16-bit field).
-	MaxHoldTimeSeconds = 65535
+	MaxHoldTimeSeconds = bounds.MaxHoldTimeSeconds
 	// MaxFloodPeers is the most peer VTEPs one VXLAN floods to in static mode (Flooding.Peers, listed or resolved):
 	// head-end replication sends one copy of every broadcast per peer.
 	MaxFloodPeers = 256

@@ -28,13 +28,13 @@ import (
 	"github.com/network-operator/network-operator/pkg/bfd"
 )
 
-// bounds is the minimum and maximum of a schema property; nil when the schema has none.
-type bounds struct{ min, max *int64 }
+// schemaBounds is the minimum and maximum of a schema property; nil when the schema has none.
+type schemaBounds struct{ min, max *int64 }
 
-func b(lo, hi int64) bounds   { return bounds{&lo, &hi} }
-func atLeast(lo int64) bounds { return bounds{min: &lo} }
+func b(lo, hi int64) schemaBounds   { return schemaBounds{&lo, &hi} }
+func atLeast(lo int64) schemaBounds { return schemaBounds{min: &lo} }
 
-func (x bounds) String() string {
+func (x schemaBounds) String() string {
 	f := func(p *int64) string {
 		if p == nil {
 			return "-"
@@ -48,20 +48,20 @@ func (x bounds) String() string {
 // validator, operator and agent use: every minimum/maximum in the generated CRDs must be listed here, from the
 // constants. A marker changed without its constant (or the reverse), or a new bounded field, fails.
 func TestCRDBoundsMatchConstants(t *testing.T) {
-	prefixItem := func(list string) map[string]bounds {
-		return map[string]bounds{
+	prefixItem := func(list string) map[string]schemaBounds {
+		return map[string]schemaBounds{
 			list + "[].seq": b(MinPrefixSeq, MaxPrefixSeq),
 			list + "[].ge":  b(0, MaxPrefixLen),
 			list + "[].le":  b(0, MaxPrefixLen),
 		}
 	}
-	want := map[string]map[string]bounds{
-		"bgppeerings": merge(prefixItem(".spec.import"), prefixItem(".spec.export"), map[string]bounds{
+	want := map[string]map[string]schemaBounds{
+		"bgppeerings": merge(prefixItem(".spec.import"), prefixItem(".spec.export"), map[string]schemaBounds{
 			".spec.remoteASN":            b(MinASN, MaxASN),
 			".spec.maximumPrefixes":      b(MinMaximumPrefixes, MaxMaximumPrefixes),
 			".spec.bfd.detectMultiplier": b(bfd.MinDetectMultiplier, bfd.MaxDetectMultiplier),
 		}),
-		"vrfrouteconfigurations": merge(prefixItem(".spec.import"), prefixItem(".spec.export"), map[string]bounds{
+		"vrfrouteconfigurations": merge(prefixItem(".spec.import"), prefixItem(".spec.export"), map[string]schemaBounds{
 			".spec.vni": b(MinVNI, MaxVNI),
 			".spec.seq": b(MinRouteMapSeq, MaxRouteMapSeq),
 			".spec.mtu": b(MinMTU, MaxMTU),
@@ -138,7 +138,7 @@ func TestCRDBoundsMatchConstants(t *testing.T) {
 		plural := crd.Spec.Names.Plural
 		seen[plural] = true
 		for _, v := range crd.Spec.Versions {
-			got := map[string]bounds{}
+			got := map[string]schemaBounds{}
 			v.Schema.OpenAPIV3Schema.walk("", got)
 			for path, g := range got {
 				if strings.HasPrefix(path, ".status.conditions[]") {
@@ -146,16 +146,16 @@ func TestCRDBoundsMatchConstants(t *testing.T) {
 				}
 				w, ok := want[plural][path]
 				if !ok {
-					t.Errorf("%s %s: bounds %s in the CRD but not tied to a constant here", plural, path, g)
+					t.Errorf("%s %s: schemaBounds %s in the CRD but not tied to a constant here", plural, path, g)
 					continue
 				}
 				if !eq(g.min, w.min) || !eq(g.max, w.max) {
-					t.Errorf("%s %s: CRD bounds %s, constants say %s", plural, path, g, w)
+					t.Errorf("%s %s: CRD schemaBounds %s, constants say %s", plural, path, g, w)
 				}
 			}
 			for path, w := range want[plural] {
 				if _, ok := got[path]; !ok {
-					t.Errorf("%s %s: no bounds in the CRD, constants say %s", plural, path, w)
+					t.Errorf("%s %s: no schemaBounds in the CRD, constants say %s", plural, path, w)
 				}
 			}
 		}
@@ -174,9 +174,9 @@ type crdSchema struct {
 	Items      *crdSchema           `json:"items"`
 }
 
-func (s crdSchema) walk(path string, out map[string]bounds) {
+func (s crdSchema) walk(path string, out map[string]schemaBounds) {
 	if s.Minimum != nil || s.Maximum != nil {
-		out[path] = bounds{s.Minimum, s.Maximum}
+		out[path] = schemaBounds{s.Minimum, s.Maximum}
 	}
 	for name, p := range s.Properties {
 		p.walk(path+"."+name, out)
@@ -188,8 +188,8 @@ func (s crdSchema) walk(path string, out map[string]bounds) {
 
 func eq(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
-func merge(ms ...map[string]bounds) map[string]bounds {
-	out := map[string]bounds{}
+func merge(ms ...map[string]schemaBounds) map[string]schemaBounds {
+	out := map[string]schemaBounds{}
 	for _, m := range ms {
 		for k, v := range m {
 			out[k] = v

@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/namedns"
 	"github.com/network-operator/network-operator/internal/wait"
+	"github.com/network-operator/network-operator/pkg/namedns"
 )
 
 // StateFileName is the file a running cluster keeps in its state directory.

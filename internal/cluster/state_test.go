@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/namedns"
 	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/internal/wait"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
+	"github.com/network-operator/network-operator/pkg/namedns"
 )
 
 // TestDownAfterCrash leaves what a killed demo leaves - a supervisor, a child in its own process group, a

@@ -20,7 +20,7 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
 
-	"github.com/network-operator/network-operator/internal/namedns"
+	"github.com/network-operator/network-operator/pkg/namedns"
 )
 
 // Process is one process as seen in /proc.

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/namedns"
 	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/pkg/namedns"
 )
 
 func TestDiff(t *testing.T) {

@@ -17,8 +17,8 @@ import (
 
 	"github.com/network-operator/network-operator/bpf"
 	"github.com/network-operator/network-operator/internal/agent/netconf"
-	"github.com/network-operator/network-operator/internal/namedns"
 	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/pkg/namedns"
 )
 
 // TestKernelFeatureReport measures the running kernel and logs the report the lane turns into docs/install.md's

@@ -28,10 +28,10 @@ import (
 	"github.com/network-operator/network-operator/internal/hostsnap"
 	"github.com/network-operator/network-operator/internal/images"
 	"github.com/network-operator/network-operator/internal/kubenodes"
-	"github.com/network-operator/network-operator/internal/namedns"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/internal/wait"
+	"github.com/network-operator/network-operator/pkg/namedns"
 )
 
 // prerequisites checks what a cluster needs and builds the pause image.

@@ -17,9 +17,9 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
-	"github.com/network-operator/network-operator/internal/namedns"
-	"github.com/network-operator/network-operator/internal/netnsrun"
 	"github.com/network-operator/network-operator/internal/wait"
+	"github.com/network-operator/network-operator/pkg/namedns"
+	"github.com/network-operator/network-operator/pkg/netnsrun"
 )
 
 // mountPoints are the host paths each node gets its own directory on (kubelet's fixed paths, CNI's).

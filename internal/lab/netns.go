@@ -13,8 +13,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
-	"github.com/network-operator/network-operator/internal/namedns"
-	"github.com/network-operator/network-operator/internal/netnsrun"
+	"github.com/network-operator/network-operator/pkg/namedns"
+	"github.com/network-operator/network-operator/pkg/netnsrun"
 )
 
 // Netns is one named network namespace of a Lab.

@@ -176,21 +176,6 @@ func (p *Pool) Next(f Family, used func(netip.Addr) bool) (netip.Prefix, bool) {
 	return netip.Prefix{}, false
 }
 
-// Describe names the family's part of the pool for messages, e.g. "10.40.0.64/31 and 10.40.0.70".
-func (p *Pool) Describe(f Family) string {
-	fp := &p.fams[f]
-	var parts []string
-	if fp.rng.IsValid() {
-		parts = append(parts, fp.rng.String())
-	}
-	for _, s := range fp.static {
-		if !fp.rng.IsValid() || !fp.rng.Contains(s.Addr()) {
-			parts = append(parts, s.Addr().String())
-		}
-	}
-	return strings.Join(parts, " and ")
-}
-
 // Overlap is an item of a pool that can hand out an address another pool can hand out too.
 type Overlap struct {
 	// Field is "ranges" or "static", Index the item's index in it, Value the item as written.

@@ -166,12 +166,6 @@ func TestHandOut(t *testing.T) {
 			t.Errorf("Contains(%s) = %s: not in the pool", a, got)
 		}
 	}
-	if got := mustParse(t, nil, []string{"192.168.0.0/24"}); got.Describe(IPv4) != "192.168.0.0/24" {
-		t.Errorf("Describe = %q", got.Describe(IPv4))
-	}
-	if got := mustParse(t, gw, []string{"10.40.0.64/31"}, "10.40.0.70", "10.40.0.64"); got.Describe(IPv4) != "10.40.0.64/31 and 10.40.0.70" {
-		t.Errorf("Describe = %q", got.Describe(IPv4))
-	}
 }
 
 func TestOverlap(t *testing.T) {

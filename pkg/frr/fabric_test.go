@@ -470,9 +470,10 @@ func TestEVPNFabric(t *testing.T) {
 			} {
 				must(t, n.ns.IP(ctx, args...))
 			}
-			// Explicit route targets: with auto-derived ones FRR 10.3 at times exported node 2's type-5 route with
-			// RT 1:5001 instead of 65000:5001 (seen in the kernel lane), and node 1 never imported it.
-			n.cfg.VRFs = []frr.VRF{{Name: "tenant1", VNI: 5001, RedistributeConnected: true, RouteTargets: []string{"65000:5001"},
+			// A route target FRR does not derive itself (65000:5001 would be): rendered explicitly, it is the one the
+			// type-5 route must carry. With auto-derived ones FRR 10.3 once exported node 2's route with RT 1:5001
+			// (seen in the kernel lane), and node 1 never imported it.
+			n.cfg.VRFs = []frr.VRF{{Name: "tenant1", VNI: 5001, RedistributeConnected: true, RouteTargets: []string{"65000:15001"},
 				RouteConfigs: []frr.RouteConfig{{Seq: 10,
 					Import: []frr.PrefixItem{{CIDR: netip.MustParsePrefix("10.99.0.0/16"), LE: 32, Action: frr.Permit}}}}}}
 			n.apply(t, ctx)
@@ -482,7 +483,7 @@ func TestEVPNFabric(t *testing.T) {
 			if err != nil {
 				return false, err.Error()
 			}
-			return hasRoute(routes, "", "[10.99.0.2]", "RT:65000:5001"), fmt.Sprintf("%+v", routes)
+			return hasRoute(routes, "", "[10.99.0.2]", "RT:65000:15001"), fmt.Sprintf("%+v", routes)
 		})
 		frrtest.Eventually(t, 2*time.Minute, "kernel route in VRF tenant1 and leaked into the cluster VRF", func(ctx context.Context) (bool, string) {
 			vrf, err := n1.ns.Exec(ctx, "ip", "route", "show", "vrf", "tenant1")

@@ -11,24 +11,24 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/network-operator/network-operator/pkg/bgp"
+	"github.com/network-operator/network-operator/pkg/bounds"
 	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
-// Limits FRR and the kernel put on names and numbers. The API states the same rules for its users
-// (internal/agent/frrconfig's tests keep the two in step); pkg/frr does not depend on the API types.
+// Limits FRR puts on names and numbers, from pkg/bounds (the API states the same for its users).
 const (
-	// MaxVNI is the largest VXLAN network identifier (24 bits; 0 is reserved).
-	MaxVNI = 1<<24 - 1
-	// MaxInterfaceNameLen is the kernel's IFNAMSIZ-1: the longest VRF device or interface name.
-	MaxInterfaceNameLen = 15
+	// MaxVNI is the largest VXLAN network identifier.
+	MaxVNI = bounds.MaxVNI
+	// MaxInterfaceNameLen is the longest VRF device or interface name.
+	MaxInterfaceNameLen = bounds.MaxInterfaceNameLen
 	// MinRouteMapSeq and MaxRouteMapSeq bound RouteConfig.Seq; DefaultDenySeq is the entry rendered after all
 	// others, denying the rest.
-	MinRouteMapSeq = 1
-	MaxRouteMapSeq = DefaultDenySeq - 1
-	DefaultDenySeq = 65535
-	// MinHoldTime and MaxHoldTime bound SessionOptions.HoldTime (RFC 4271: at least 3 s; a 16-bit field).
-	MinHoldTime = 3 * time.Second
-	MaxHoldTime = 65535 * time.Second
+	MinRouteMapSeq = bounds.MinRouteMapSeq
+	MaxRouteMapSeq = bounds.MaxRouteMapSeq
+	DefaultDenySeq = bounds.DefaultDenyRouteMapSeq
+	// MinHoldTime and MaxHoldTime bound SessionOptions.HoldTime.
+	MinHoldTime = bounds.MinHoldTimeSeconds * time.Second
+	MaxHoldTime = bounds.MaxHoldTimeSeconds * time.Second
 	// MaxGracefulRestartTime bounds GracefulRestart's times (FRR's range; the capability's restart time has 12 bits).
 	MaxGracefulRestartTime = 4095 * time.Second
 

@@ -15,7 +15,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/vishvananda/netns"
 
-	"github.com/network-operator/network-operator/internal/netnsrun"
+	"github.com/network-operator/network-operator/pkg/netnsrun"
 
 	"github.com/network-operator/network-operator/bpf"
 )

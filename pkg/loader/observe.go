@@ -15,7 +15,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 
-	"github.com/network-operator/network-operator/internal/netnsrun"
+	"github.com/network-operator/network-operator/pkg/netnsrun"
 )
 
 // Defunct reports whether a went away with its device: the interface of its name now has another ifindex

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/netnsrun"
+	"github.com/network-operator/network-operator/pkg/netnsrun"
 	"github.com/vishvananda/netns"
 
 	"github.com/network-operator/network-operator/bpf"

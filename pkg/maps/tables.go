@@ -10,8 +10,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/bpf/limits"
+	"github.com/network-operator/network-operator/pkg/bounds"
 	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
@@ -162,11 +162,11 @@ func (v *tableValidator) vrfs(vrfs []VRF) map[uint32]int {
 		} else {
 			vrfAt[vrf.ID] = i
 		}
-		if vrf.TableID < v1.MinTableID {
+		if vrf.TableID < bounds.MinTableID {
 			v.bad(tbl, i, "tableID", vrf.TableID, "reserved: not a routing table")
 		}
-		if vrf.VNI > v1.MaxVNI {
-			v.bad(tbl, i, "vni", vrf.VNI, "must be within 0..%d (24 bits)", v1.MaxVNI)
+		if vrf.VNI > bounds.MaxVNI {
+			v.bad(tbl, i, "vni", vrf.VNI, "must be within 0..%d (24 bits)", bounds.MaxVNI)
 		}
 	}
 	v.tooMany(tbl, len(vrfs))
@@ -213,8 +213,8 @@ func (v *tableValidator) interfaces(ifaces []Interface, vrfAt, redirectAt map[ui
 		if in.Ifindex == 0 {
 			v.bad(tbl, i, "ifindex", in.Ifindex, "not a valid ifindex")
 		}
-		if in.VLAN > v1.MaxVLAN {
-			v.bad(tbl, i, "vlan", in.VLAN, "must be within 0..%d", v1.MaxVLAN)
+		if in.VLAN > bounds.MaxVLAN {
+			v.bad(tbl, i, "vlan", in.VLAN, "must be within 0..%d", bounds.MaxVLAN)
 		}
 		if first, dup := ifaceAt[in.Key()]; dup {
 			v.bad(tbl, i, "", in.Key().String(), "duplicate of %s", v.at(tbl, first))

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/syncbuf"
+	"github.com/network-operator/network-operator/pkg/syncbuf"
 
 	"github.com/network-operator/network-operator/bpf"
 	"github.com/network-operator/network-operator/internal/lab"

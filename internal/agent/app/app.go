@@ -56,11 +56,11 @@ import (
 	"github.com/network-operator/network-operator/internal/agent/podstate"
 	"github.com/network-operator/network-operator/internal/agent/reconcile"
 	"github.com/network-operator/network-operator/internal/agent/standalone"
-	"github.com/network-operator/network-operator/internal/netnsrun"
 	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
+	"github.com/network-operator/network-operator/pkg/netnsrun"
 )
 
 // Exit statuses.

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/syncbuf"
+	"github.com/network-operator/network-operator/pkg/syncbuf"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"

@@ -24,9 +24,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/netnsrun"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
+	"github.com/network-operator/network-operator/pkg/netnsrun"
 )
 
 // Options configure Open.

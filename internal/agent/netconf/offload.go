@@ -12,7 +12,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"github.com/network-operator/network-operator/internal/netnsrun"
+	"github.com/network-operator/network-operator/pkg/netnsrun"
 )
 
 // Segmentation offload (NodeLayer2.DisableSegmentation) is switched on a layer-2 network's bridge, the interface

@@ -16,7 +16,7 @@ import (
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/agent/netconf"
 	"github.com/network-operator/network-operator/internal/agent/podstate"
-	"github.com/network-operator/network-operator/internal/netnsrun"
+	"github.com/network-operator/network-operator/pkg/netnsrun"
 )
 
 var (

@@ -19,7 +19,7 @@ import (
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/agent/podstate"
-	"github.com/network-operator/network-operator/internal/netnsrun"
+	"github.com/network-operator/network-operator/pkg/netnsrun"
 )
 
 // target is where one pod's objects are: the host's netlink handle, and the pod's namespace with a handle in it

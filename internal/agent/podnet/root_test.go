@@ -19,9 +19,9 @@ import (
 	"github.com/network-operator/network-operator/internal/agent/podnet"
 	"github.com/network-operator/network-operator/internal/agent/podstate"
 	"github.com/network-operator/network-operator/internal/lab"
-	"github.com/network-operator/network-operator/internal/namedns"
 	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/internal/wait/waittest"
+	"github.com/network-operator/network-operator/pkg/namedns"
 )
 
 // podLab is a "node" namespace with the layer-2 network's bridge l2br.100 (gateway 10.40.0.1) and a host "peer"

@@ -33,6 +33,7 @@ func TestLostStateAdoptsTheNode(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the agent does not start: %v", err)
 			}
+			e.beforeStep = r.e.beforeStep
 			r.e = e
 			if got := e.StateErr(); (got != nil) != (lose == "corrupt") {
 				t.Fatalf("state error %v", got)

@@ -58,8 +58,8 @@ func (e *Engine) apply(parent context.Context, p *Plan) error {
 		{StepRemovals, netlinkPhase(netconf.PhaseRemovals)},
 	}
 	for _, s := range steps {
-		if h := e.o.Hooks; h != nil && h.BeforeStep != nil {
-			if err := h.BeforeStep(s.name, p.Spec); err != nil {
+		if e.beforeStep != nil {
+			if err := e.beforeStep(s.name, p.Spec); err != nil {
 				return &StepError{Step: s.name, Err: err}
 			}
 		}

@@ -119,13 +119,6 @@ type Options struct {
 	// Metrics may be nil.
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
-	// Hooks let tests fail a step (nil in production).
-	Hooks *Hooks
-}
-
-// Hooks are called between steps; an error fails the apply at that point, exactly like a kernel error would.
-type Hooks struct {
-	BeforeStep func(step string, spec *v1.NodeNetworkConfigSpec) error
 }
 
 // Engine plans and applies node configurations. Reconcile calls are serialised.
@@ -138,9 +131,12 @@ type Engine struct {
 	names     map[uint32]string // BPF VRF id -> name of the applied spec (metrics labels)
 	attachErr map[string]string // interface -> error of the last attach attempt
 	mirrors   *MirrorOutcome    // the last mirror step's result
-	ready     bool              // result of the last reconcile, for /readyz
-	readyMsg  string
-	nmu       sync.RWMutex
+	// beforeStep, set by this package's tests only, runs before each apply step; its error fails the apply
+	// there, exactly like a kernel error would.
+	beforeStep func(step string, spec *v1.NodeNetworkConfigSpec) error
+	ready      bool // result of the last reconcile, for /readyz
+	readyMsg   string
+	nmu        sync.RWMutex
 	// steps collects the step times of the running Reconcile (nil outside one; guarded by mu).
 	steps *[]StepTime
 	// frrRendered is the last FRR rendering (guarded by mu).

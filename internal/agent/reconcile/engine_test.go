@@ -291,11 +291,11 @@ func newRig(t *testing.T, dir string) *rig {
 		dp: &fakeDataplane{w: w, attached: map[string]fakeAttachment{}}}
 	var err error
 	r.e, err = New(Options{Netlink: &fakeNetlink{w: w, applied: map[string]bool{}, done: map[string]bool{}}, Dataplane: r.dp, FRR: r.frr, FRRStatus: r.frr,
-		Links: fakeLinks{w}, Store: r.store, Metrics: metrics.New(),
-		Hooks: &Hooks{BeforeStep: func(step string, spec *v1.NodeNetworkConfigSpec) error { w.setCurrent(spec.Revision); return nil }}})
+		Links: fakeLinks{w}, Store: r.store, Metrics: metrics.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.e.beforeStep = func(step string, spec *v1.NodeNetworkConfigSpec) error { w.setCurrent(spec.Revision); return nil }
 	return r
 }
 

@@ -181,7 +181,7 @@ func TestGateProbes(t *testing.T) {
 	}}}
 	// breakAt runs fn as the apply reaches the maps step: what the change does to the node.
 	breakAt := func(fn func()) {
-		r.e.o.Hooks.BeforeStep = func(step string, s *v1.NodeNetworkConfigSpec) error {
+		r.e.beforeStep = func(step string, s *v1.NodeNetworkConfigSpec) error {
 			r.w.setCurrent(s.Revision)
 			if step == StepMaps && s.Revision != "r1" && fn != nil {
 				fn()

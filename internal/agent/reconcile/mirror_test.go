@@ -111,12 +111,12 @@ func TestMirrorOutcome(t *testing.T) {
 	// A later spec with another mirror fails at attach: the node runs r1 again, and so its mirrors.
 	s2 := spec("r2", "red")
 	s2.Mirrors = []v1.NodeMirror{{Name: "m3", VRF: "red", Target: v1.NodeMirrorTarget{Name: "ok"}}}
-	r.e.o.Hooks = &Hooks{BeforeStep: func(step string, spec *v1.NodeNetworkConfigSpec) error {
+	r.e.beforeStep = func(step string, spec *v1.NodeNetworkConfigSpec) error {
 		if step == StepAttach && spec.Revision == "r2" {
 			return errors.New("attach refused")
 		}
 		return nil
-	}}
+	}
 	out, _ = r.reconcile(s2)
 	if out.Err == nil || out.Mirrors == nil {
 		t.Fatalf("r2 applied: %+v", out)

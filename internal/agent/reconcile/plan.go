@@ -22,7 +22,7 @@ import (
 	"github.com/network-operator/network-operator/pkg/maps"
 )
 
-// Step names, in apply order (also the values Hooks.BeforeStep sees).
+// Step names, in apply order (also the values the tests' beforeStep sees).
 const (
 	StepVRFs       = "vrfs"
 	StepFRR        = "frr" // validation

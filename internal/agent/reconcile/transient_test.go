@@ -53,7 +53,7 @@ func TestCancelAtEveryStep(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var ran []string
-			r.e.o.Hooks.BeforeStep = func(step string, s *v1.NodeNetworkConfigSpec) error {
+			r.e.beforeStep = func(step string, s *v1.NodeNetworkConfigSpec) error {
 				r.w.setCurrent(s.Revision)
 				ran = append(ran, step)
 				if step == stop {
@@ -74,7 +74,7 @@ func TestCancelAtEveryStep(t *testing.T) {
 			if slices.Contains(r.w.log, "detach br.blue") || slices.Contains(r.w.log, "frr skipped") {
 				t.Errorf("steps %q: a restore ran", r.w.log)
 			}
-			r.e.o.Hooks.BeforeStep = func(step string, s *v1.NodeNetworkConfigSpec) error { r.w.setCurrent(s.Revision); return nil }
+			r.e.beforeStep = func(step string, s *v1.NodeNetworkConfigSpec) error { r.w.setCurrent(s.Revision); return nil }
 			retried(t, r, out, bad, nil)
 		})
 	}

@@ -10,8 +10,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/network-operator/network-operator/internal/syncbuf"
 	"github.com/network-operator/network-operator/internal/wait"
+	"github.com/network-operator/network-operator/pkg/syncbuf"
 )
 
 func start(t *testing.T, script string) (*Proc, *syncbuf.Buffer) {

@@ -18,8 +18,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/network-operator/network-operator/internal/bench/benchproc"
-	"github.com/network-operator/network-operator/internal/syncbuf"
 	"github.com/network-operator/network-operator/internal/wait"
+	"github.com/network-operator/network-operator/pkg/syncbuf"
 )
 
 // requestsMetric is the operator's count of its own API requests (operator/metrics APIRequests).

@@ -32,11 +32,11 @@ import (
 	"github.com/network-operator/network-operator/internal/bench/report"
 	"github.com/network-operator/network-operator/internal/bench/stats"
 	"github.com/network-operator/network-operator/internal/lab"
-	"github.com/network-operator/network-operator/internal/syncbuf"
 	"github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/wait"
 	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
+	"github.com/network-operator/network-operator/pkg/syncbuf"
 )
 
 // Section is the table's area for these rows.

@@ -34,9 +34,9 @@ import (
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/operator/app"
 	"github.com/network-operator/network-operator/internal/operator/nodeconfig"
-	"github.com/network-operator/network-operator/internal/syncbuf"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/wait/waittest"
+	"github.com/network-operator/network-operator/pkg/syncbuf"
 )
 
 // shared is the package's control plane: the tests run one operator process after the other against it.

@@ -25,9 +25,6 @@ type Delta struct {
 	Delete, Add []Entry
 }
 
-// Empty reports a delta with nothing to do.
-func (d Delta) Empty() bool { return len(d.Delete) == 0 && len(d.Add) == 0 }
-
 // entries is a Python list of (ctx_keys, line) tuples.
 type entries []Entry
 

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/syncbuf"
+	"github.com/network-operator/network-operator/pkg/syncbuf"
 )
 
 // Locations of the Debian FRR packages.

@@ -15,7 +15,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/network-operator/network-operator/internal/namedns"
+	"github.com/network-operator/network-operator/pkg/namedns"
 )
 
 // ErrNotAvailable reports a missing prerequisite (root, FRR binaries, the frr

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# make lint: the product's binaries link neither the standard testing package nor the test and demo harness
+# (issue 26). The harness is every package of hack/harness-packages.txt and everything below it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+module=$(go list -m)
+harness=()
+while read -r dir _; do
+  [[ -z $dir || $dir == \#* ]] && continue
+  [[ -d $dir ]] || { echo "binary-deps: hack/harness-packages.txt names $dir, which does not exist" >&2; exit 1; }
+  harness+=("$module/$dir")
+done < hack/harness-packages.txt
+
+bad=0
+for bin in ./cmd/network-agent ./cmd/network-operator; do
+  deps=$(go list -deps "$bin")
+  found=$(grep -xE 'testing' <<< "$deps" || true)
+  for h in "${harness[@]}"; do
+    found+=$'\n'$(grep -E "^$h(/|$)" <<< "$deps" || true)
+  done
+  found=$(grep . <<< "$found" || true)
+  if [[ -n $found ]]; then
+    echo "binary-deps: $bin links test or harness packages:" >&2
+    sed 's/^/  /' <<< "$found" >&2
+    bad=1
+  fi
+done
+((bad == 0)) && echo "binary-deps: network-agent and network-operator link no testing and no harness package"
+exit $bad
