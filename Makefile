@@ -43,11 +43,11 @@ generate-bpf:
 
 generate-k8s:
 	$(GO) tool controller-gen object:headerFile=hack/boilerplate.go.txt paths=./api/...
-	$(GO) tool controller-gen crd webhook paths=./api/... paths=./internal/operator/... \
+	$(GO) tool controller-gen crd webhook paths=./api/... paths=./operator/... \
 		output:crd:artifacts:config=config/crd/bases output:webhook:artifacts:config=config/webhook
 	@# Least privilege: the operator and the agent get a ClusterRole each, from their own code's markers.
-	$(GO) tool controller-gen rbac:roleName=network-operator paths=./internal/operator/... output:rbac:artifacts:config=config/rbac/operator
-	$(GO) tool controller-gen rbac:roleName=network-operator-agent paths=./internal/agent/... output:rbac:artifacts:config=config/rbac/agent
+	$(GO) tool controller-gen rbac:roleName=network-operator paths=./operator/... output:rbac:artifacts:config=config/rbac/operator
+	$(GO) tool controller-gen rbac:roleName=network-operator-agent paths=./agent/... output:rbac:artifacts:config=config/rbac/agent
 	@# The chart is built from copies of these (charts/network-operator/files).
 	./hack/chart-files.sh
 

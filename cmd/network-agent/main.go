@@ -14,7 +14,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/network-operator/network-operator/internal/agent/app"
+	"github.com/network-operator/network-operator/agent/app"
 )
 
 func main() {

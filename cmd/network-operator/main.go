@@ -13,7 +13,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/network-operator/network-operator/internal/operator/app"
+	"github.com/network-operator/network-operator/operator/app"
 )
 
 func main() {

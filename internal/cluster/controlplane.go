@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/network-operator/network-operator/internal/agent/kube"
+	"github.com/network-operator/network-operator/agent/kube"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
 )
 

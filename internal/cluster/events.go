@@ -18,8 +18,8 @@ import (
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/lab"
-	operatorapp "github.com/network-operator/network-operator/internal/operator/app"
 	"github.com/network-operator/network-operator/internal/wait"
+	operatorapp "github.com/network-operator/network-operator/operator/app"
 )
 
 // EventTraffic is what the flows saw during one event: the flows through every node's eBPF router (by flow

@@ -26,9 +26,9 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/network-operator/network-operator/agent/netconf"
+	"github.com/network-operator/network-operator/agent/podnet"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/agent/netconf"
-	"github.com/network-operator/network-operator/internal/agent/podnet"
 	"github.com/network-operator/network-operator/internal/images"
 	"github.com/network-operator/network-operator/internal/wait"
 )

@@ -24,12 +24,12 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
-	"github.com/network-operator/network-operator/internal/agent/kube"
+	"github.com/network-operator/network-operator/agent/kube"
 	"github.com/network-operator/network-operator/internal/images"
 	"github.com/network-operator/network-operator/internal/kubenodes"
-	"github.com/network-operator/network-operator/internal/operator/nodeconfig"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/wait"
+	"github.com/network-operator/network-operator/operator/nodeconfig"
 )
 
 // Install is how the cluster runs the operator, the agents and FRR.

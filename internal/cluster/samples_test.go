@@ -102,7 +102,7 @@ func TestForEach(t *testing.T) {
 }
 
 // TestPodNetworkSamplesDecode: the pod network samples (config/samples/podnetwork-*.yaml, applied against the API
-// server with admission in internal/operator/webhook) decode into typed objects, as Cluster.Apply reads them.
+// server with admission in operator/webhook) decode into typed objects, as Cluster.Apply reads them.
 func TestPodNetworkSamplesDecode(t *testing.T) {
 	root, err := testenv.RepoRoot()
 	if err != nil {

@@ -3,7 +3,7 @@
 // resetting established sessions, and reads BGP session state back.
 //
 // Rendering: a NodeConfig (pkg/frr's own model; the node agent translates its
-// API objects into it in internal/agent/frrconfig) is validated, with errors
+// API objects into it in agent/frrconfig) is validated, with errors
 // naming field and value, and rendered by Render into a complete frr.conf,
 // or by RenderBrownfield into a host's own base config at its hint comments
 // ("#++{{.VRFs}}" and friends), leaving every other byte as it was. One

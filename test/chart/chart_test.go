@@ -23,8 +23,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 
-	"github.com/network-operator/network-operator/internal/agent/cleanup"
-	"github.com/network-operator/network-operator/internal/agent/kube"
+	"github.com/network-operator/network-operator/agent/cleanup"
+	"github.com/network-operator/network-operator/agent/kube"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/testreq"
 )

@@ -3,9 +3,9 @@
 // testdata/dasschiff/NOTICE and the files' headers), taken through every stage they reach here:
 //
 //   - resources: applied to a real API server with strict field validation through the operator's webhooks,
-//     stored as written, held back or built into a node's NodeNetworkConfig by internal/operator/nodeconfig;
-//   - node config files: read by the agent (internal/agent/nodefile) and translated for FRR
-//     (internal/agent/frrconfig);
+//     stored as written, held back or built into a node's NodeNetworkConfig by operator/nodeconfig;
+//   - node config files: read by the agent (agent/nodefile) and translated for FRR
+//     (agent/frrconfig);
 //   - FRR: every config rendered from them - greenfield, and brownfield into each das-schiff base config - loaded
 //     into a scratch FRR (zebra + bgpd, FRR 8.4) and `frr-reload.py --test` against its running config finding
 //     nothing to change (beyond what pkg/frr counts as noise, and the documented residue of a base).
@@ -34,12 +34,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/network-operator/network-operator/agent/frrconfig"
+	"github.com/network-operator/network-operator/agent/nodefile"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/agent/frrconfig"
-	"github.com/network-operator/network-operator/internal/agent/nodefile"
-	"github.com/network-operator/network-operator/internal/operator/nodeconfig"
-	"github.com/network-operator/network-operator/internal/operator/webhook"
 	"github.com/network-operator/network-operator/internal/testenv"
+	"github.com/network-operator/network-operator/operator/nodeconfig"
+	"github.com/network-operator/network-operator/operator/webhook"
 	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
 )

@@ -29,7 +29,7 @@ type resourceSet struct {
 	Held []string
 }
 
-// nodeFile is one of das-schiff's node configuration files, read by the agent (internal/agent/nodefile).
+// nodeFile is one of das-schiff's node configuration files, read by the agent (agent/nodefile).
 type nodeFile struct {
 	Name   string
 	Path   string
@@ -62,7 +62,7 @@ type frrBase struct {
 var resourceSets = []resourceSet{
 	{
 		Name:   "legacy-api",
-		Path:   "../../internal/operator/webhook/testdata/dasschiff-legacy-api.yaml",
+		Path:   "../../operator/webhook/testdata/dasschiff-legacy-api.yaml",
 		Origin: origin{"docs/advanced/legacy-api.md", "4ac55458f0e8c266c62aabe79529702022e08faf"},
 	},
 	{
@@ -117,7 +117,7 @@ var resourceSets = []resourceSet{
 	},
 }
 
-const nodeFiles = "../../internal/agent/nodefile/testdata/das-schiff/"
+const nodeFiles = "../../agent/nodefile/testdata/das-schiff/"
 
 // withVRFs names the VRFs of das-schiff's README example (vrf1..vrf3 from its vnimap, mgmt_vrf of its
 // skipVRFConfig) with nothing but their names: the agent resolves them the das-schiff way.

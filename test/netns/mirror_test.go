@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/network-operator/network-operator/agent/dataplane"
+	"github.com/network-operator/network-operator/agent/mirror"
+	"github.com/network-operator/network-operator/agent/netconf"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/agent/dataplane"
-	"github.com/network-operator/network-operator/internal/agent/mirror"
-	"github.com/network-operator/network-operator/internal/agent/netconf"
 	"github.com/network-operator/network-operator/internal/lab"
 	"github.com/network-operator/network-operator/internal/wait/waittest"
 	"github.com/network-operator/network-operator/pkg/loader"

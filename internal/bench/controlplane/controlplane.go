@@ -29,10 +29,10 @@ import (
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/bench/report"
 	"github.com/network-operator/network-operator/internal/bench/stats"
-	"github.com/network-operator/network-operator/internal/operator/nodeconfig"
-	"github.com/network-operator/network-operator/internal/operator/rollout"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/wait"
+	"github.com/network-operator/network-operator/operator/nodeconfig"
+	"github.com/network-operator/network-operator/operator/rollout"
 )
 
 // Section is the table's area for these rows.
@@ -409,7 +409,7 @@ func (r *rollouts) waitDone(ctx context.Context, after int64, nodes int) (int64,
 const Method = "- control plane: kube-apiserver + etcd (envtest, the versions `make envtest` caches), N Ready Nodes, one " +
 	"simulated agent per node in the benchmark process (one shared informer; a new spec generation is \"applied\" " +
 	"after a seeded 10-80 ms, a ninth of them 300 ms more, then the agent writes what the real agent writes: the " +
-	"status built by internal/agent/status as a merge patch, and the Node's NetworkOperatorReady condition, without the " +
+	"status built by agent/status as a merge patch, and the Node's NetworkOperatorReady condition, without the " +
 	"real agent's GET of the Node first), and " +
 	"the operator binary as its own process, as the chart runs it (leader election, default debounce, " +
 	"--max-unavailable) but with a kubeconfig and no webhooks. After an untimed first rollout, each change of a " +

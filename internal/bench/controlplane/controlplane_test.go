@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/operator/nodeconfig"
+	"github.com/network-operator/network-operator/operator/nodeconfig"
 )
 
 func TestParseRequests(t *testing.T) {

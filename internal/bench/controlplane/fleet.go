@@ -17,16 +17,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/network-operator/network-operator/agent/kube"
+	"github.com/network-operator/network-operator/agent/laststate"
+	"github.com/network-operator/network-operator/agent/reconcile"
+	"github.com/network-operator/network-operator/agent/status"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/agent/kube"
-	"github.com/network-operator/network-operator/internal/agent/laststate"
-	"github.com/network-operator/network-operator/internal/agent/reconcile"
-	"github.com/network-operator/network-operator/internal/agent/status"
 )
 
 // fleet simulates one node agent per NodeNetworkConfig, cheaply, in this process: one shared informer sees every
 // configuration; a new spec generation is "applied" after a seeded delay (applyDelay), then the agent writes what
-// the real agent (internal/agent/kube) writes after a successful reconcile: the status built by agent/status (a
+// the real agent (agent/kube) writes after a successful reconcile: the status built by agent/status (a
 // merge patch of the status subresource) and the Node's NetworkOperatorReady condition (a strategic merge patch).
 // It also audits the pace: the most configurations unconfirmed at once.
 type fleet struct {

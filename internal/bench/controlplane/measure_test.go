@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/network-operator/network-operator/internal/bench/benchproc/reexec"
-	"github.com/network-operator/network-operator/internal/operator/app"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/operator/app"
 )
 
 func TestMain(m *testing.M) { reexec.Main(m, app.Run) }

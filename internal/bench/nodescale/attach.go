@@ -9,8 +9,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/network-operator/network-operator/agent/dataplane"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/agent/dataplane"
 	"github.com/network-operator/network-operator/internal/lab"
 	"github.com/network-operator/network-operator/pkg/loader"
 )

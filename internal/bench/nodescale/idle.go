@@ -102,7 +102,7 @@ func idleAgent(ctx context.Context, l *lab.Lab, bin, work string, tools frrproc.
 	return idle, nil
 }
 
-// standaloneRe is the line a standalone agent prints per reconcile (internal/agent/standalone).
+// standaloneRe is the line a standalone agent prints per reconcile (agent/standalone).
 var standaloneRe = regexp.MustCompile(`(?m)^reconcile (\S+): revision .*$`)
 
 // standaloneReconciles reads the reconcile lines of a standalone agent's output (result and line only).

@@ -25,8 +25,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	agentreconcile "github.com/network-operator/network-operator/agent/reconcile"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	agentreconcile "github.com/network-operator/network-operator/internal/agent/reconcile"
 	"github.com/network-operator/network-operator/internal/bench/benchproc"
 	"github.com/network-operator/network-operator/internal/bench/frrapply"
 	"github.com/network-operator/network-operator/internal/bench/report"
@@ -777,7 +777,7 @@ var (
 	frrStepsRe = regexp.MustCompile(`msg="FRR reloaded".* steps="([^"]*)"`)
 )
 
-// parseReconciles reads the agent's "reconciled" lines (internal/agent/kube).
+// parseReconciles reads the agent's "reconciled" lines (agent/kube).
 func parseReconciles(log string) []reconciled {
 	var out []reconciled
 	for _, line := range strings.Split(log, "\n") {

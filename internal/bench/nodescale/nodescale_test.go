@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/agent/app"
-	agentreconcile "github.com/network-operator/network-operator/internal/agent/reconcile"
+	"github.com/network-operator/network-operator/agent/app"
+	agentreconcile "github.com/network-operator/network-operator/agent/reconcile"
 	"github.com/network-operator/network-operator/internal/bench/benchproc/reexec"
 	"github.com/network-operator/network-operator/internal/lab"
 	"github.com/network-operator/network-operator/internal/testenv"
@@ -54,7 +54,7 @@ time=2026-11-25T00:00:02Z level=INFO msg="something else" result=failed`
 	}
 }
 
-// A standalone agent prints one line per reconcile (internal/agent/standalone), its log lines go elsewhere.
+// A standalone agent prints one line per reconcile (agent/standalone), its log lines go elsewhere.
 func TestStandaloneReconciles(t *testing.T) {
 	out := `note: the node has no VRF devices
 reconcile applied: revision "idle-1", map version 740d868b7e83, 812ms

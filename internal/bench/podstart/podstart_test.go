@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/agent/app"
+	"github.com/network-operator/network-operator/agent/app"
 	"github.com/network-operator/network-operator/internal/bench/benchproc/reexec"
 	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/testreq"

@@ -485,7 +485,7 @@ const MethodSmall = "- 64-byte UDP: frames of 64 bytes (42 of headers, 22 of pay
 	"CPU's capacity for the whole path: the generator, the veth hand-overs, building and freeing the skb and the " +
 	"count at the server are in every row (the direct row is the generator and one hand-over alone), so a ratio is " +
 	"below the ratio of the forwarding costs themselves. The router's tables are what the agent would write for " +
-	"this node (internal/agent/bpftables): rb is a veth whose other end is in the server's namespace, so its entry " +
+	"this node (agent/bpftables): rb is a veth whose other end is in the server's namespace, so its entry " +
 	"has Peer and tc_router hands what it routes out of rb to the server's veth directly (bpf_redirect_peer: no " +
 	"transmit through rb and no backlog queue; counted as forwarded-peer), where the kernel transmits through rb. " +
 	"Each run checks that every flow arrived and that the path's forwarder (ForwDatagrams in the router " +

@@ -15,8 +15,8 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/network-operator/network-operator/agent/bpftables"
 	"github.com/network-operator/network-operator/bpf"
-	"github.com/network-operator/network-operator/internal/agent/bpftables"
 	"github.com/network-operator/network-operator/internal/bench/netfilter"
 	"github.com/network-operator/network-operator/internal/bench/report"
 	"github.com/network-operator/network-operator/internal/bench/stats"
