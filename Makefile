@@ -84,7 +84,7 @@ test: deps check-generated lint envtest k8s-binaries chart-tools frr-root
 
 ## test-kernel: the kernel lane alone (make test runs it too): the tests that need VRF devices, 802.1Q or GRE, in
 ## Debian's own kernels under QEMU, with and without VRF devices, and the data path on Debian 12's and 13's
-## kernels (hack/kernel-lane-tests.txt, internal/kernellane; kernels cached by version). KERNEL_SUITES=trixie
+## kernels (hack/kernel-lane-tests.txt, test/harness/kernellane; kernels cached by version). KERNEL_SUITES=trixie
 ## narrows it to one suite. The real-node harness's cgroup v2 test needs the cached API-server and node binaries
 ## (the guest sees the host's caches).
 KERNEL_SUITES ?=
@@ -96,7 +96,7 @@ test-kernel: deps envtest k8s-binaries frr-root
 ## reports (make test checks it).
 kernel-table: deps
 	$(GO) build -o bin/tools/ ./hack/tools/kernellane
-	bin/tools/kernellane -only ./internal/kernellane -variants - -features-doc docs/install.md -update-doc
+	bin/tools/kernellane -only ./test/harness/kernellane -variants - -features-doc docs/install.md -update-doc
 
 ## test-unit: for a laptop without root: a test whose prerequisite is missing skips with the reason.
 test-unit:

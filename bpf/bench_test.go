@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/network-operator/network-operator/bpf"
-	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // progRunAttr is the BPF_PROG_TEST_RUN part of union bpf_attr. cilium/ebpf's

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/network-operator/network-operator/bpf"
-	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // TestProbeFeatures checks each probe against a second witness (the kernel lane runs it on Debian 12's 6.1 and

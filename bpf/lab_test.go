@@ -19,10 +19,10 @@ import (
 
 	"github.com/network-operator/network-operator/bpf"
 	"github.com/network-operator/network-operator/bpf/limits"
-	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/maps"
 	"github.com/network-operator/network-operator/pkg/namedns"
 	"github.com/network-operator/network-operator/pkg/netnsrun"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // The test topology, all in one fresh network namespace:

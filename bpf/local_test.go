@@ -16,8 +16,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/maps"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // The node's own addresses of TestRouterMainVRFDeliversLocal: on lo, as a node's router id, so that main has no

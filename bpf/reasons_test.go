@@ -15,8 +15,8 @@ import (
 
 	"github.com/network-operator/network-operator/bpf"
 	"github.com/network-operator/network-operator/bpf/limits"
-	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/maps"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // reasonEnum returns the members of enum reason from the object's BTF.

@@ -13,9 +13,9 @@ import (
 
 	"github.com/network-operator/network-operator/bpf"
 	"github.com/network-operator/network-operator/bpf/limits"
-	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // oldReasons is REASON_MAX of the last program whose vrf_stats held exactly one counter per reason (before

@@ -12,8 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/network-operator/network-operator/bpf"
-	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/maps"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // addVRFDevice adds a VRF device bound to table, up and forwarding (what bpf_fib_lookup checks on the lookup

@@ -12,7 +12,7 @@
 # DEMO_INSTALL=processes (`make demo-processes`): the quick development loop - the operator and one agent and FRR
 # per namespace node as processes next to kube-apiserver + etcd.
 # Both add an EVPN/VXLAN fabric with a route reflector, tenant workloads and a Prometheus server; see
-# cmd/netop-demo and internal/cluster (the same scenario runs as the end-to-end test in test/e2e). Extra flags go
+# cmd/netop-demo and test/harness/cluster (the same scenario runs as the end-to-end test in test/e2e). Extra flags go
 # to the demo, e.g. `hack/demo.sh --nodes 4`. Binaries (Kubernetes, helm, FRR's root file system) are built once
 # and cached under ~/.cache/network-operator.
 # The data-plane-only first form of the demo is hack/demo-dataplane.sh.

@@ -5,8 +5,8 @@ set -euo pipefail
 
 packages=(clang llvm libbpf-dev bpftool iproute2 ethtool iputils-ping jq iperf3 frr frr-pythontools
   prometheus tcpdump bpftrace iptables conntrack kmod dbus-daemon util-linux
-  mmdebstrap containerd runc containernetworking-plugins # images (mmdebstrap) and real test nodes (internal/kubenodes)
-  qemu-system-x86 busybox-static xz-utils zstd) # the kernel lane: Debian's kernels under QEMU (internal/kernellane)
+  mmdebstrap containerd runc containernetworking-plugins # images (mmdebstrap) and real test nodes (test/harness/kubenodes)
+  qemu-system-x86 busybox-static xz-utils zstd) # the kernel lane: Debian's kernels under QEMU (test/harness/kernellane)
 
 missing=()
 for p in "${packages[@]}"; do

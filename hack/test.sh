@@ -38,7 +38,7 @@ echo "== tests took $((SECONDS - start)) s"
 
 # The kernel lane: the tests that skip here for a kernel feature, in Debian's own kernels under QEMU, with and
 # without VRF devices, and the data path on Debian 12's and 13's kernels (hack/kernel-lane-tests.txt,
-# internal/kernellane; KERNEL_SUITES=trixie narrows it). Their streams join the summary, which
+# test/harness/kernellane; KERNEL_SUITES=trixie narrows it). Their streams join the summary, which
 # names the kernels each host skip passed on.
 lane=()
 lane_failure=()

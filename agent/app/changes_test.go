@@ -11,7 +11,7 @@ import (
 
 	"github.com/network-operator/network-operator/agent/standalone"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/lab"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 // foreignState is what the agent must never touch: a link it does not own, the test's routes in the VRF tables

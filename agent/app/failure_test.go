@@ -11,7 +11,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/lab"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 // An apply that fails part way - a VXLAN the kernel refuses because a foreign device holds its VNI, after the

@@ -11,9 +11,9 @@ import (
 
 	"github.com/network-operator/network-operator/agent/app"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/lab"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 // The agent with real FRR (zebra + bgpd in the node namespace): the rendered config is validated and reloaded,

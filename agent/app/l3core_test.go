@@ -16,10 +16,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/lab"
-	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
+	"github.com/network-operator/network-operator/test/harness/lab"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // The L3 core of BGP-EVPN to the host, on two nodes each run by the real agent (standalone, from a node file,

@@ -24,7 +24,7 @@ import (
 	"github.com/network-operator/network-operator/agent/app"
 	"github.com/network-operator/network-operator/agent/standalone"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/lab"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 // reexecEnv makes the test binary run the agent instead of the tests: the tests start "the agent binary" as a

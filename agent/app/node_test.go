@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/lab"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 // The node topology: namespace "node" is the node the agent configures; tenant hosts hang off it on veths.

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/lab"
-	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/test/harness/lab"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // forwardedPackets is the eBPF router's forwarded-packet counter of a VRF as scraped from /metrics.

@@ -16,7 +16,7 @@ import (
 	"github.com/network-operator/network-operator/agent/podnet"
 	"github.com/network-operator/network-operator/agent/podstate"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/lab"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 func must(t *testing.T, err error) {

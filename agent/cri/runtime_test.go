@@ -22,14 +22,14 @@ import (
 	"github.com/network-operator/network-operator/agent/podnet"
 	"github.com/network-operator/network-operator/agent/podstate"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/images"
-	"github.com/network-operator/network-operator/internal/kubenodes"
-	testenv "github.com/network-operator/network-operator/internal/testenv"
-	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/internal/wait"
+	"github.com/network-operator/network-operator/test/harness/images"
+	"github.com/network-operator/network-operator/test/harness/kubenodes"
+	testenv "github.com/network-operator/network-operator/test/harness/testenv"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
-// TestRealRuntime asks a real containerd (a node of internal/kubenodes: kubelet + containerd in their own
+// TestRealRuntime asks a real containerd (a node of test/harness/kubenodes: kubelet + containerd in their own
 // namespaces) for the network namespaces of a pod and of a hostNetwork pod: the pod's is found through its pid
 // (the namespace's bind mount lives in the node's mount namespace, not this process's: the path way says so) and
 // holds the pod's IP; the hostNetwork pod's is refused.
@@ -52,7 +52,7 @@ func TestRealRuntime(t *testing.T) {
 	defer cancel()
 	built, err := images.Build(ctx, images.Options{ModuleDir: root, OutDir: t.TempDir(), Repo: "localhost/cri-test",
 		Tag: "t", Meta: images.Meta{Version: "t", Created: time.Unix(0, 0)}}, "pause")
-	testreq.Need(t, "the pause image (internal/images builds it with go)", err)
+	testreq.Need(t, "the pause image (test/harness/images builds it with go)", err)
 	pause := kubenodes.ImageRef{Archive: built[0].Path, Name: "localhost/cri-test/pause:t"}
 	c, err := kubenodes.Start(ctx, kubenodes.Options{Prefix: fmt.Sprintf("cr%d-", os.Getpid()%100000), WorkDir: filepath.Join(t.TempDir(), "cluster"),
 		APIServerBinDir: assets, NodeBinDir: nodeBins, PauseImage: pause, Nodes: []kubenodes.NodeSpec{{Name: "node-a"}}})

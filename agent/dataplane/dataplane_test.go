@@ -9,10 +9,10 @@ import (
 	"github.com/vishvananda/netlink"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/lab"
-	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
+	"github.com/network-operator/network-operator/test/harness/lab"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // Ensure executes the planned steps: it attaches once and keeps the link while the hook allows it, moves hooks

@@ -10,9 +10,9 @@ import (
 	"github.com/vishvananda/netlink"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/lab"
-	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/loader"
+	"github.com/network-operator/network-operator/test/harness/lab"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // Ensure and Detach run many steps in parallel: the statuses and the joined errors come back in step order, a

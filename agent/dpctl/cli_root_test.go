@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/network-operator/network-operator/agent/dpctl"
-	"github.com/network-operator/network-operator/internal/lab"
-	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/test/harness/lab"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // buildAgent compiles cmd/network-agent, so the test drives the real binary as a user would.

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/network-operator/network-operator/internal/golden"
+	"github.com/network-operator/network-operator/test/harness/golden"
 
 	"github.com/network-operator/network-operator/pkg/maps"
 )

@@ -28,12 +28,12 @@ import (
 	"github.com/network-operator/network-operator/agent/netconf"
 	"github.com/network-operator/network-operator/agent/reconcile"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/lab"
-	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/wait/waittest"
 	"github.com/network-operator/network-operator/operator/controllers"
 	opmetrics "github.com/network-operator/network-operator/operator/metrics"
 	"github.com/network-operator/network-operator/operator/nodeconfig"
+	"github.com/network-operator/network-operator/test/harness/lab"
+	testenv "github.com/network-operator/network-operator/test/harness/testenv"
 )
 
 // shared is the package's one control plane, started by the first test that needs it.

@@ -9,7 +9,7 @@ import (
 	"github.com/network-operator/network-operator/agent/mirror"
 	"github.com/network-operator/network-operator/agent/netconf"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // The GRE step: the target's tunnel is created (gretap for l2gre, with its key), the mirror's filters copy into

@@ -3,8 +3,8 @@ package mirror
 import (
 	"testing"
 
-	"github.com/network-operator/network-operator/internal/lab"
-	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/test/harness/lab"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // TestObserveWatch: with WatchChanges, an observation given the same links is reused until a qdisc or filter

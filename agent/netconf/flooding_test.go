@@ -17,9 +17,9 @@ import (
 
 	"github.com/network-operator/network-operator/agent/netconf"
 	"github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/golden"
-	"github.com/network-operator/network-operator/internal/lab"
 	"github.com/network-operator/network-operator/pkg/fielderr"
+	"github.com/network-operator/network-operator/test/harness/golden"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 // staticL2 is a spec with one unrouted layer-2 network flooding statically to peers (VTEP 192.0.2.1: testSettings).

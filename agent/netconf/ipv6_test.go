@@ -15,9 +15,9 @@ import (
 
 	"github.com/network-operator/network-operator/agent/netconf"
 	"github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/golden"
-	"github.com/network-operator/network-operator/internal/lab"
 	"github.com/network-operator/network-operator/pkg/fielderr"
+	"github.com/network-operator/network-operator/test/harness/golden"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 // ipv6Node is a node of an IPv6 fabric: VTEP vtep, an L3VNI VRF, a layer-2 network flooding statically to peers and

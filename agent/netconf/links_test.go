@@ -14,8 +14,8 @@ import (
 
 	"github.com/network-operator/network-operator/agent/netconf"
 	"github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/golden"
 	"github.com/network-operator/network-operator/pkg/fielderr"
+	"github.com/network-operator/network-operator/test/harness/golden"
 )
 
 // gatewayLinks is node-network-operator's gateway network as the operator resolves it for a node: the node's uplink

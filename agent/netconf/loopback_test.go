@@ -13,8 +13,8 @@ import (
 
 	"github.com/network-operator/network-operator/agent/netconf"
 	"github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/lab"
 	"github.com/network-operator/network-operator/pkg/fielderr"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 func withLoopbacks(s *v1alpha1.NodeNetworkConfigSpec, vrf int, lbs ...v1alpha1.NodeLoopback) *v1alpha1.NodeNetworkConfigSpec {

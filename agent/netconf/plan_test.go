@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/network-operator/network-operator/internal/golden"
 	"github.com/network-operator/network-operator/pkg/fielderr"
+	"github.com/network-operator/network-operator/test/harness/golden"
 
 	"github.com/network-operator/network-operator/agent/netconf"
 	"github.com/network-operator/network-operator/api/v1alpha1"

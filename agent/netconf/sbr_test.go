@@ -11,8 +11,8 @@ import (
 
 	"github.com/network-operator/network-operator/agent/netconf"
 	"github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/lab"
 	"github.com/network-operator/network-operator/pkg/fielderr"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 func withSBR(s *v1alpha1.NodeNetworkConfigSpec, vrf int, prefixes ...string) *v1alpha1.NodeNetworkConfigSpec {

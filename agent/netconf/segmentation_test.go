@@ -6,7 +6,7 @@ import (
 
 	"github.com/network-operator/network-operator/agent/netconf"
 	"github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/lab"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 // withoutSegmentation is twoVRFsOneL2 with disableSegmentation on its layer-2 network.

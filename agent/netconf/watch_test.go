@@ -14,8 +14,8 @@ import (
 
 	"github.com/network-operator/network-operator/agent/netconf"
 	"github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/lab"
 	"github.com/network-operator/network-operator/internal/wait"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 // TestWatchChanges: with WatchChanges, a plan of a quiet node reuses the last read, and every kind of change

@@ -9,7 +9,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/network-operator/network-operator/internal/lab"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 func route(i int) *netlink.Route {

@@ -11,8 +11,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/network-operator/network-operator/internal/golden"
 	"github.com/network-operator/network-operator/pkg/fielderr"
+	"github.com/network-operator/network-operator/test/harness/golden"
 )
 
 // testEnv is a node whose das-schiff underlay loopback carries 10.0.0.1.

@@ -14,7 +14,7 @@ import (
 	"github.com/network-operator/network-operator/agent/podnet"
 	"github.com/network-operator/network-operator/agent/podstate"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/golden"
+	"github.com/network-operator/network-operator/test/harness/golden"
 )
 
 const uid = "0b5a4a70-1c0e-4a55-9d6e-6f0c1e0b9a01"

@@ -18,10 +18,10 @@ import (
 	"github.com/network-operator/network-operator/agent/podnet"
 	"github.com/network-operator/network-operator/agent/podstate"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/lab"
-	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/internal/wait/waittest"
 	"github.com/network-operator/network-operator/pkg/namedns"
+	"github.com/network-operator/network-operator/test/harness/lab"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // podLab is a "node" namespace with the layer-2 network's bridge l2br.100 (gateway 10.40.0.1) and a host "peer"

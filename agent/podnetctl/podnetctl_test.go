@@ -33,9 +33,9 @@ import (
 	"github.com/network-operator/network-operator/agent/podnetctl"
 	"github.com/network-operator/network-operator/agent/podstate"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/lab"
-	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/wait/waittest"
+	"github.com/network-operator/network-operator/test/harness/lab"
+	testenv "github.com/network-operator/network-operator/test/harness/testenv"
 )
 
 // shared is the package's one control plane, started by the first test that needs it.

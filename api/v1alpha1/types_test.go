@@ -22,7 +22,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/network-operator/network-operator/internal/golden"
+	"github.com/network-operator/network-operator/test/harness/golden"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )

@@ -12,8 +12,8 @@ import (
 
 	"github.com/cilium/ebpf"
 
-	"github.com/network-operator/network-operator/internal/lab"
-	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/test/harness/lab"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // XDP verdicts.

@@ -1,4 +1,4 @@
-// Command netop-demo runs the whole network-operator system on this machine (see internal/cluster): a real
+// Command netop-demo runs the whole network-operator system on this machine (see test/harness/cluster): a real
 // control plane, the operator, N namespace nodes with their agents and FRR, an EVPN/VXLAN fabric, tenant
 // workloads and Prometheus; then it shows a rollout, connectivity, per-VRF counters, a change and a failed
 // change that is rolled back.
@@ -24,7 +24,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/network-operator/network-operator/internal/cluster"
+	"github.com/network-operator/network-operator/test/harness/cluster"
 )
 
 const (

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/namedns"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 func TestDemoScript(t *testing.T) {

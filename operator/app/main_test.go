@@ -32,11 +32,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/wait/waittest"
 	"github.com/network-operator/network-operator/operator/app"
 	"github.com/network-operator/network-operator/operator/nodeconfig"
 	"github.com/network-operator/network-operator/pkg/syncbuf"
+	testenv "github.com/network-operator/network-operator/test/harness/testenv"
 )
 
 // shared is the package's control plane: the tests run one operator process after the other against it.

@@ -22,10 +22,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/wait/waittest"
 	"github.com/network-operator/network-operator/operator/metrics"
 	"github.com/network-operator/network-operator/operator/nodeconfig"
+	testenv "github.com/network-operator/network-operator/test/harness/testenv"
 )
 
 // shared is the package's one control plane (kube-apiserver + etcd), shared by every test in turn.

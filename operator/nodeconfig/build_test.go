@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/golden"
 	"github.com/network-operator/network-operator/pkg/fielderr"
+	"github.com/network-operator/network-operator/test/harness/golden"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -8,8 +8,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/golden"
-	"github.com/network-operator/network-operator/internal/testenv"
+	"github.com/network-operator/network-operator/test/harness/golden"
+	"github.com/network-operator/network-operator/test/harness/testenv"
 )
 
 // TestGatewayNetworkSamples builds config/samples/gateway-network (the layer-2 network and the Links) into the

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	testenv "github.com/network-operator/network-operator/internal/testenv"
+	testenv "github.com/network-operator/network-operator/test/harness/testenv"
 )
 
 // TestDasSchiffObjects applies das-schiff users' objects (testdata/dasschiff-legacy-api.yaml, from das-schiff's

@@ -35,8 +35,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/testenv"
-	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/test/harness/testenv"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // kubectl runs the kubectl of the node binaries (make k8s-binaries; $NETOP_K8S_BINARIES) against env as a cluster

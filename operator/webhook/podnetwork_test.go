@@ -36,8 +36,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/wait/waittest"
+	testenv "github.com/network-operator/network-operator/test/harness/testenv"
 )
 
 // podNetwork builds an unstructured PodNetworkConfig from a YAML spec.

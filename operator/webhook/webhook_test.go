@@ -33,8 +33,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/operator/webhook"
+	testenv "github.com/network-operator/network-operator/test/harness/testenv"
 )
 
 // One control plane for the package: the API server with the CRDs, the webhooks served from this process.

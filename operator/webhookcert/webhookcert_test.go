@@ -18,7 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	testenv "github.com/network-operator/network-operator/internal/testenv"
+	testenv "github.com/network-operator/network-operator/test/harness/testenv"
 )
 
 var shared testenv.Shared

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/network-operator/network-operator/internal/golden"
 	"github.com/network-operator/network-operator/pkg/fielderr"
+	"github.com/network-operator/network-operator/test/harness/golden"
 )
 
 func renderCase(t *testing.T, c goldenCase) []byte {

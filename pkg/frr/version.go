@@ -14,7 +14,7 @@ import (
 // Version is an FRR release (major.minor): the FRR a config is rendered for and diffed like.
 type Version struct{ Major, Minor int }
 
-// Shipped is the FRR of the project's FRR image (internal/images' recipe): Debian 13's 10.3. A zero Version
+// Shipped is the FRR of the project's FRR image (test/harness/images' recipe): Debian 13's 10.3. A zero Version
 // means it.
 func Shipped() Version { return Version{Major: 10, Minor: 3} }
 

@@ -17,10 +17,10 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/internal/wait/waittest"
 	"github.com/network-operator/network-operator/pkg/namedns"
 	"github.com/network-operator/network-operator/pkg/netnsrun"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // requireRoot: the tests need root (network namespaces, BPF) and a bpffs at /sys/fs/bpf.

@@ -13,7 +13,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // inPrivateMountNS is set in the environment of the test binary re-executed by runInPrivateMountNS.

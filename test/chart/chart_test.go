@@ -25,8 +25,8 @@ import (
 
 	"github.com/network-operator/network-operator/agent/cleanup"
 	"github.com/network-operator/network-operator/agent/kube"
-	testenv "github.com/network-operator/network-operator/internal/testenv"
-	"github.com/network-operator/network-operator/internal/testreq"
+	testenv "github.com/network-operator/network-operator/test/harness/testenv"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 func helm(t *testing.T) (string, string) {

@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	testenv "github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/internal/wait/waittest"
+	testenv "github.com/network-operator/network-operator/test/harness/testenv"
 )
 
 // shared is the control plane of the tests that need an API server (the pod status policy).

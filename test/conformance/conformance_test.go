@@ -37,11 +37,11 @@ import (
 	"github.com/network-operator/network-operator/agent/frrconfig"
 	"github.com/network-operator/network-operator/agent/nodefile"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/testenv"
 	"github.com/network-operator/network-operator/operator/nodeconfig"
 	"github.com/network-operator/network-operator/operator/webhook"
 	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
+	"github.com/network-operator/network-operator/test/harness/testenv"
 )
 
 // One control plane for the package: the API server with the CRDs, the webhooks served from this process.

@@ -1,4 +1,4 @@
-// Package e2e_test runs the demo's scenario (internal/cluster) headless, with assertions: the whole system on
+// Package e2e_test runs the demo's scenario (test/harness/cluster) headless, with assertions: the whole system on
 // this machine - control plane, operator, namespace nodes with agents and FRR, EVPN fabric, workloads,
 // Prometheus - through rollouts, connectivity, per-VRF counters, a change and a rolled-back failure.
 package e2e_test
@@ -16,10 +16,10 @@ import (
 	"time"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/cluster"
-	testenv "github.com/network-operator/network-operator/internal/testenv"
-	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
+	"github.com/network-operator/network-operator/test/harness/cluster"
+	testenv "github.com/network-operator/network-operator/test/harness/testenv"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // scenarioTimeout bounds the whole scenario; it normally takes about a minute.

@@ -17,9 +17,9 @@ import (
 
 	"github.com/network-operator/network-operator/agent/podnet"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/cluster"
-	testenv "github.com/network-operator/network-operator/internal/testenv"
-	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/test/harness/cluster"
+	testenv "github.com/network-operator/network-operator/test/harness/testenv"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // installTimeout bounds the helm form: images, nodes, install, scenario, node scope, upgrade, uninstall.

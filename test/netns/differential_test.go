@@ -13,9 +13,9 @@ import (
 
 	"github.com/cilium/ebpf"
 
-	"github.com/network-operator/network-operator/internal/lab"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 var diffSeed = flag.Uint64("netns.seed", 0, "seed of TestFIBDecisionMatchesKernel (0: time-based)")

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/lab"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 // TestModeFIB: interfaces in mode fib (a VRF the provisioning set up, das-schiff's skipVRFConfig) are routed

@@ -10,9 +10,9 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/network-operator/network-operator/internal/lab"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 // The IPv6 underlay of the tunnel test: each node's VTEP on its loopback, the nodes' L3VNI bridge MACs (EVPN's

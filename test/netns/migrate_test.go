@@ -9,9 +9,9 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/network-operator/network-operator/bpf"
-	"github.com/network-operator/network-operator/internal/lab"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 // TestIncompatibleUpgradeMigrates: an upgrade whose iface_table definition changed (max_entries doubled) cannot

@@ -11,10 +11,10 @@ import (
 	"github.com/network-operator/network-operator/agent/mirror"
 	"github.com/network-operator/network-operator/agent/netconf"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/lab"
 	"github.com/network-operator/network-operator/internal/wait/waittest"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 // TestMirrorSeesRoutedIngress: a mirror of r's ingress interface ra copies exactly the selected packets to a

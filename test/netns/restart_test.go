@@ -8,10 +8,10 @@ import (
 
 	"github.com/cilium/ebpf/link"
 
-	"github.com/network-operator/network-operator/internal/lab"
-	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
+	"github.com/network-operator/network-operator/test/harness/lab"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // TestProcessRestartKeepsForwarding: one process loads, attaches and applies, then dies (SIGKILL) while a flow

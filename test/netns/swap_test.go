@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/lab"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 // TestGenerationSwapsUnderTraffic alternates two valid generations 1000 times while a flow runs to serviceB:

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/lab"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 // tenantTopology: two tenants with the same addresses (a 10.0.1.2, b 10.0.2.2), each on its own pair of router

@@ -18,17 +18,17 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/bench/controlplane"
-	"github.com/network-operator/network-operator/internal/bench/frrapply"
-	"github.com/network-operator/network-operator/internal/bench/machine"
-	"github.com/network-operator/network-operator/internal/bench/nodescale"
-	"github.com/network-operator/network-operator/internal/bench/perpacket"
-	"github.com/network-operator/network-operator/internal/bench/podstart"
-	"github.com/network-operator/network-operator/internal/bench/report"
-	"github.com/network-operator/network-operator/internal/bench/swap"
-	"github.com/network-operator/network-operator/internal/bench/throughput"
-	"github.com/network-operator/network-operator/internal/bench/topo"
-	"github.com/network-operator/network-operator/internal/lab"
+	"github.com/network-operator/network-operator/test/harness/bench/controlplane"
+	"github.com/network-operator/network-operator/test/harness/bench/frrapply"
+	"github.com/network-operator/network-operator/test/harness/bench/machine"
+	"github.com/network-operator/network-operator/test/harness/bench/nodescale"
+	"github.com/network-operator/network-operator/test/harness/bench/perpacket"
+	"github.com/network-operator/network-operator/test/harness/bench/podstart"
+	"github.com/network-operator/network-operator/test/harness/bench/report"
+	"github.com/network-operator/network-operator/test/harness/bench/swap"
+	"github.com/network-operator/network-operator/test/harness/bench/throughput"
+	"github.com/network-operator/network-operator/test/harness/bench/topo"
+	"github.com/network-operator/network-operator/test/harness/lab"
 )
 
 func main() {

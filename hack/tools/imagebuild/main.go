@@ -8,7 +8,7 @@
 // are stamped from git (SOURCE_DATE_EPOCH overrides the commit time); the FRR image's root file system is
 // built with mmdebstrap (root) and cached under the user cache directory. -frr-root builds no image: it prints
 // the directory of that root file system unpacked (make frr-root), whose FRR the tests, the demo and the
-// benchmarks run. All logic is in internal/images.
+// benchmarks run. All logic is in test/harness/images.
 package main
 
 import (
@@ -23,7 +23,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/images"
+	"github.com/network-operator/network-operator/test/harness/images"
 )
 
 func main() {

@@ -1,5 +1,5 @@
 // Command kernellane boots Debian's own kernels under QEMU and runs the kernel-dependent tests inside them
-// (`make test-kernel`; internal/kernellane):
+// (`make test-kernel`; test/harness/kernellane):
 //
 //	kernellane [-tests hack/kernel-lane-tests.txt] [-suites bookworm,trixie] [-variants ,novrf] [-streams DIR] [-cache DIR] [-work DIR]
 //
@@ -25,7 +25,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/kernellane"
+	"github.com/network-operator/network-operator/test/harness/kernellane"
 )
 
 func main() {
@@ -41,7 +41,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	suites := fs.String("suites", "", "only these Debian suites of the tests file, comma-separated (default: all)")
 	tests := fs.String("tests", "hack/kernel-lane-tests.txt", `"LANES PACKAGE RUN-PATTERN" lines`)
 	variants := fs.String("variants", "", `only these ways to boot, comma-separated ("-" as it is, "novrf" without VRF devices; default: all)`)
-	only := fs.String("only", "", "only this package's line(s) of the tests file (e.g. ./internal/kernellane)")
+	only := fs.String("only", "", "only this package's line(s) of the tests file (e.g. ./test/harness/kernellane)")
 	featuresDoc := fs.String("features-doc", "", "check the kernel table in FILE against the kernels' feature reports (TestKernelFeatureReport)")
 	updateDoc := fs.Bool("update-doc", false, "with -features-doc: rewrite the table instead of checking it")
 	streams := fs.String("streams", "", "write each guest's test2json stream to DIR/kernel-<release>[-<variant>].json")

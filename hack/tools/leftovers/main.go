@@ -16,7 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/network-operator/network-operator/internal/hostsnap"
+	"github.com/network-operator/network-operator/test/harness/hostsnap"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -17,7 +17,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/network-operator/network-operator/internal/testsummary"
+	"github.com/network-operator/network-operator/test/harness/testsummary"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/network-operator/network-operator/internal/golden"
 	"github.com/network-operator/network-operator/pkg/frr/frrdiff"
+	"github.com/network-operator/network-operator/test/harness/golden"
 )
 
 // TestCompareCases keeps each case's listing (what frr-reload.py --test prints; TestCasesAgainstFRRReload

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 func TestPoll(t *testing.T) {

@@ -17,7 +17,7 @@ const EnvRoot = "NETOP_FRR_ROOT"
 // Tools says whose FRR programs (daemons, vtysh, frr-reload.py and the python3 it runs with) a command runs.
 //
 // Root "" is this file system: the FRR image the agent container is built on, or a host's own FRR. Any other
-// Root is an unpacked root file system holding FRR (the FRR image's, see internal/images): its programs run
+// Root is an unpacked root file system holding FRR (the FRR image's, see test/harness/images): its programs run
 // chrooted into it, each in a private mount namespace into which this machine's /proc, /sys, /dev, /run, /tmp,
 // /var/tmp, /etc/frr, /var/log/frr, /var/lib/frr, the temp dir and Binds are bound at the same paths, so sockets, pid files, configs and
 // namespaces keep the paths the caller knows. The machine's /etc/passwd and /etc/group are bound too, so user

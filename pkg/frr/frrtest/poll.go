@@ -1,5 +1,5 @@
 // Package frrtest holds test helpers around frrproc: require FRR daemons
-// (through internal/testreq), namespaces and FRR instances cleaned up with the
+// (through test/harness/testreq), namespaces and FRR instances cleaned up with the
 // test, and polling with deadlines instead of sleeps.
 package frrtest
 
@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/network-operator/network-operator/internal/testreq"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // Require needs the FRR that ships (the FRR image's root file system, frrproc.EnvRoot) and returns the tools that run
-// it; without it the test fails or skips with the reason, as internal/testreq decides.
+// it; without it the test fails or skips with the reason, as test/harness/testreq decides.
 func Require(t testing.TB) frrproc.Tools {
 	t.Helper()
 	root := os.Getenv(frrproc.EnvRoot)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
-	"github.com/network-operator/network-operator/internal/testreq"
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 // systemd's D-Bus names (org.freedesktop.systemd1(5)).
