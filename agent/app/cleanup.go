@@ -19,8 +19,8 @@ import (
 	"github.com/network-operator/network-operator/agent/laststate"
 	"github.com/network-operator/network-operator/agent/mirror"
 	"github.com/network-operator/network-operator/agent/netconf"
-	"github.com/network-operator/network-operator/agent/podnet"
-	"github.com/network-operator/network-operator/agent/podstate"
+	"github.com/network-operator/network-operator/agent/podnetwork/podnet"
+	"github.com/network-operator/network-operator/agent/podnetwork/podstate"
 	"github.com/network-operator/network-operator/pkg/loader"
 )
 

@@ -20,7 +20,7 @@ import (
 
 	"github.com/network-operator/network-operator/agent/mirror"
 	"github.com/network-operator/network-operator/agent/netconf"
-	"github.com/network-operator/network-operator/agent/podnet"
+	"github.com/network-operator/network-operator/agent/podnetwork/podnet"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 )
 

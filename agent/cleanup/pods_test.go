@@ -13,8 +13,8 @@ import (
 
 	"github.com/network-operator/network-operator/agent/cleanup"
 	"github.com/network-operator/network-operator/agent/netconf"
-	"github.com/network-operator/network-operator/agent/podnet"
-	"github.com/network-operator/network-operator/agent/podstate"
+	"github.com/network-operator/network-operator/agent/podnetwork/podnet"
+	"github.com/network-operator/network-operator/agent/podnetwork/podstate"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/test/harness/lab"
 )

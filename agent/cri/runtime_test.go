@@ -19,8 +19,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/network-operator/network-operator/agent/cri"
-	"github.com/network-operator/network-operator/agent/podnet"
-	"github.com/network-operator/network-operator/agent/podstate"
+	"github.com/network-operator/network-operator/agent/podnetwork/podnet"
+	"github.com/network-operator/network-operator/agent/podnetwork/podstate"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/wait"
 	"github.com/network-operator/network-operator/test/harness/images"

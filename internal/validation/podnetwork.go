@@ -30,7 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/podaddr"
+	"github.com/network-operator/network-operator/internal/podnetwork/podaddr"
 )
 
 // minIPv6MTU is the smallest MTU the kernel keeps IPv6 on an interface with.

@@ -26,7 +26,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/podaddr"
+	"github.com/network-operator/network-operator/internal/podnetwork/podaddr"
 )
 
 // podNet is a network admitting the namespaces sel selects (nil: none).

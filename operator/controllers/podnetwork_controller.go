@@ -41,9 +41,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/podselect"
+	"github.com/network-operator/network-operator/internal/podnetwork/podselect"
 	"github.com/network-operator/network-operator/internal/validation"
-	"github.com/network-operator/network-operator/operator/podalloc"
+	"github.com/network-operator/network-operator/operator/podnetwork/podalloc"
 )
 
 // PodNetworkFieldManager is the field manager of the operator's server-side apply of a PodNetworkConfig's status:

@@ -25,7 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/operator/podalloc"
+	"github.com/network-operator/network-operator/operator/podnetwork/podalloc"
 )
 
 // The condition Allocated of a PodNetworkConfig: True when every selected pod has an address of every family of

@@ -24,8 +24,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/podaddr"
-	"github.com/network-operator/network-operator/operator/podalloc"
+	"github.com/network-operator/network-operator/internal/podnetwork/podaddr"
+	"github.com/network-operator/network-operator/operator/podnetwork/podalloc"
 )
 
 func TestAllocatedCondition(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/network-operator/network-operator/agent/podnet"
+	"github.com/network-operator/network-operator/agent/podnetwork/podnet"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/test/harness/cluster"
 	testenv "github.com/network-operator/network-operator/test/harness/testenv"

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/network-operator/network-operator/agent/netconf"
-	"github.com/network-operator/network-operator/agent/podnet"
+	"github.com/network-operator/network-operator/agent/podnetwork/podnet"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/wait"
 )

@@ -438,7 +438,7 @@ func (w *watcher) see(ev watch.Event, at time.Time) {
 	}
 }
 
-// sandboxReady is the agent's trigger (agent/podnetctl): the kubelet made the pod's sandbox and network.
+// sandboxReady is the agent's trigger (agent/podnetwork/podnetctl): the kubelet made the pod's sandbox and network.
 func sandboxReady(p *corev1.Pod) bool {
 	if p.Status.Phase == corev1.PodRunning || p.Status.PodIP != "" {
 		return true

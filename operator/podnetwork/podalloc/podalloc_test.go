@@ -28,7 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/podaddr"
+	"github.com/network-operator/network-operator/internal/podnetwork/podaddr"
 )
 
 func pool(t *testing.T, gateways []string, ranges []string, static ...string) *podaddr.Pool {

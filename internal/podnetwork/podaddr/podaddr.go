@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Package podaddr holds the rules of the address pools of PodNetworkConfig interfaces (spec.interfaces[].addresses)
-// in one place, for admission (internal/validation) and for the operator's allocator (operator/podalloc):
+// in one place, for admission (internal/validation) and for the operator's allocator (operator/podnetwork/podalloc):
 // which subnet a pool lies in, which of its addresses are handed out, with which prefix length, and whether two
 // pools overlap. It is pure.
 //

@@ -17,7 +17,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"github.com/network-operator/network-operator/agent/podstate"
+	"github.com/network-operator/network-operator/agent/podnetwork/podstate"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/netnsrun"
 )

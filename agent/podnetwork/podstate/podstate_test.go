@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/network-operator/network-operator/agent/podstate"
+	"github.com/network-operator/network-operator/agent/podnetwork/podstate"
 )
 
 func ptr(v int) *int { return &v }

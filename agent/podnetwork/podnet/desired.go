@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/podselect"
+	"github.com/network-operator/network-operator/internal/podnetwork/podselect"
 	"github.com/network-operator/network-operator/internal/validation"
 )
 
@@ -48,7 +48,7 @@ func (a *Admission) admits(network string) bool {
 	return ok && err == nil
 }
 
-// Selecting returns the configs that apply to the pod (internal/podselect: its namespace's configs whose selector
+// Selecting returns the configs that apply to the pod (internal/podnetwork/podselect: its namespace's configs whose selector
 // matches, while the pod is scheduled, not on the host network and not terminated), by name. A config whose
 // selector cannot be parsed selects nothing (admission refuses such selectors).
 func Selecting(configs []v1.PodNetworkConfig, pod *corev1.Pod) []v1.PodNetworkConfig {

@@ -1,6 +1,6 @@
 // Package podnetctl is the node agent's pod networking loop: it watches the Pods of this node, every
 // PodNetworkConfig and the node's NodeNetworkConfig, and applies to each pod what the configs selecting it ask
-// for (agent/podnet), in the pod's network namespace found through the container runtime
+// for (agent/podnetwork/podnet), in the pod's network namespace found through the container runtime
 // (agent/cri). It removes it all when the pod ends, its labels stop matching, or a config (or one of its
 // interfaces) is deleted, or its network no longer admits the pod's namespace, and reports per pod in the configs' status.pods - only this node's pods, with
 // server-side apply under the field manager network-agent/<node>, so agents and the operator never overwrite
@@ -32,8 +32,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/network-operator/network-operator/agent/cri"
-	"github.com/network-operator/network-operator/agent/podnet"
-	"github.com/network-operator/network-operator/agent/podstate"
+	"github.com/network-operator/network-operator/agent/podnetwork/podnet"
+	"github.com/network-operator/network-operator/agent/podnetwork/podstate"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 )
 

@@ -29,9 +29,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/network-operator/network-operator/agent/cri"
-	"github.com/network-operator/network-operator/agent/podnet"
-	"github.com/network-operator/network-operator/agent/podnetctl"
-	"github.com/network-operator/network-operator/agent/podstate"
+	"github.com/network-operator/network-operator/agent/podnetwork/podnet"
+	"github.com/network-operator/network-operator/agent/podnetwork/podnetctl"
+	"github.com/network-operator/network-operator/agent/podnetwork/podstate"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/wait/waittest"
 	"github.com/network-operator/network-operator/test/harness/lab"

@@ -16,7 +16,7 @@ limitations under the License.
 
 // Package podalloc plans the addresses of one PodNetworkConfig's pods (status.allocations): per selected pod, per
 // interface with a pool, one address per IP family of the pool. It is pure: the controller feeds it the pools
-// (internal/podaddr, resolved by internal/validation), the selected pods, the current allocations and what other
+// (internal/podnetwork/podaddr, resolved by internal/validation), the selected pods, the current allocations and what other
 // PodNetworkConfigs on the same networks hold.
 //
 // Rules:
@@ -40,7 +40,7 @@ import (
 	"time"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/internal/podaddr"
+	"github.com/network-operator/network-operator/internal/podnetwork/podaddr"
 )
 
 // Interface is one interface of the resource's spec.

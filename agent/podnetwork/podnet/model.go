@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/network-operator/network-operator/agent/netconf"
-	"github.com/network-operator/network-operator/agent/podstate"
+	"github.com/network-operator/network-operator/agent/podnetwork/podstate"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 )
 
