@@ -23,6 +23,7 @@ import (
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/validation"
 	"github.com/network-operator/network-operator/pkg/bgp"
+	"github.com/network-operator/network-operator/pkg/bounds"
 	"github.com/network-operator/network-operator/pkg/fielderr"
 	"github.com/network-operator/network-operator/pkg/frr"
 )
@@ -196,8 +197,8 @@ func linkVNIs(path *field.Path, links []v1.NodeLink) ([]frr.L2VNI, field.ErrorLi
 }
 
 func vniRange(path *field.Path, vni int32) field.ErrorList {
-	if vni < v1.MinVNI || vni > v1.MaxVNI {
-		return field.ErrorList{field.Invalid(path, vni, fmt.Sprintf("VNI must be within %d..%d", v1.MinVNI, v1.MaxVNI))}
+	if errs := bounds.VNI(path, int64(vni)); len(errs) > 0 {
+		return errs
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/validation"
+	"github.com/network-operator/network-operator/pkg/bounds"
 	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
@@ -200,8 +201,8 @@ func (b *builder) claim(name string, owner *field.Path) error {
 }
 
 func (b *builder) claimVNI(vni int32, owner *field.Path) error {
-	if vni < v1alpha1.MinVNI || vni > v1alpha1.MaxVNI {
-		return invalid(owner.Child("vni"), vni, "must be within %d..%d", v1alpha1.MinVNI, v1alpha1.MaxVNI)
+	if errs := bounds.VNI(owner.Child("vni"), int64(vni)); len(errs) > 0 {
+		return fielderr.Join(errs)
 	}
 	if prev, dup := b.vnis[vni]; dup {
 		return invalid(owner.Child("vni"), vni, "already used by %s", prev)

@@ -68,6 +68,7 @@ import (
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/bgp"
+	"github.com/network-operator/network-operator/pkg/bounds"
 	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
@@ -272,8 +273,8 @@ func (l *Legacy) table() (map[string]entry, field.ErrorList) {
 		return true
 	}
 	vni := func(f *field.Path, v int64) bool {
-		if v < v1.MinVNI || v > v1.MaxVNI {
-			errs = append(errs, field.Invalid(f, v, fmt.Sprintf("not a VNI (%d..%d)", v1.MinVNI, v1.MaxVNI)))
+		if verrs := bounds.VNI(f, int64(v)); len(verrs) > 0 {
+			errs = append(errs, verrs...)
 			return false
 		}
 		return true

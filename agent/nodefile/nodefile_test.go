@@ -133,8 +133,8 @@ func TestParseErrors(t *testing.T) {
 		"unknown vrfConfig key":  {"vrfConfig: {a: {vni: 1, routeTarget: x}}\n", `unknown field "routeTarget"`},
 		"unknown replacement":    {"replacements: [{old: a, new: b, global: true}]\n", `unknown field "global"`},
 		"two das-schiff docs":    {"vnimap: {a: 1}\n---\nvnimap: {b: 2}\n", "more than one das-schiff document"},
-		"bad VNI":                {"vnimap: {a: 0}\n", "vnimap.a: Invalid value: 0: not a VNI"},
-		"VNI too big":            {"vrfConfig: {a: {vni: 16777216}}\n", "vrfConfig.a.vni: Invalid value: 16777216: not a VNI"},
+		"bad VNI":                {"vnimap: {a: 0}\n", "vnimap.a: Invalid value: 0: VNI must be within 1..16777215"},
+		"VNI too big":            {"vrfConfig: {a: {vni: 16777216}}\n", "vrfConfig.a.vni: Invalid value: 16777216: VNI must be within 1..16777215"},
 		"bad route target":       {"vrfConfig: {a: {vni: 5, rt: \"65000\"}}\n", `vrfConfig.a.rt: Invalid value: "65000": route target must be`},
 		"duplicate VNI":          {"vnimap: {a: 5, b: 5}\n", "vnimap.b: Invalid value: 5: also the VNI of a"},
 		"duplicate VNI across":   {"vnimap: {a: 5}\nvrfConfig: {b: {vni: 5}}\n", "vrfConfig.b: Invalid value: 5: also the VNI of a"},
@@ -150,7 +150,7 @@ func TestParseErrors(t *testing.T) {
 		"bad regex":         {"replacements: [{old: \"(\", new: b, regex: true}]\n", `replacements[0].old: Invalid value: "(": not a regular expression`},
 		"VRF not in tables": {"vnimap: {a: 5}\n---\nkind: NodeNetworkConfig\nspec:\n  vrfs: [{name: b}]\n",
 			`spec.vrfs[0].name: Invalid value: "b": named without vni and tableID, but in none of vrfConfig, vnimap and skipVRFConfig`},
-		"all problems at once": {"vnimap: {a: 0}\nbpfInterfaces: [x, x]\n", "not a VNI (1..16777215)\nbpfInterfaces[1]: Duplicate value"},
+		"all problems at once": {"vnimap: {a: 0}\nbpfInterfaces: [x, x]\n", "VNI must be within 1..16777215\nbpfInterfaces[1]: Duplicate value"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

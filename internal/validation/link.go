@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
+	"github.com/network-operator/network-operator/pkg/bounds"
 )
 
 // LinkKind is what a Link is: "bridge", "vxlan" or "unmanaged" ("" when none of them is set).
@@ -110,7 +111,7 @@ func ValidateLink(obj *v1.Link, s *Snapshot) field.ErrorList {
 	}
 	if x := spec.VXLAN; x != nil {
 		xp := p.Child("vxlan")
-		errs = append(errs, validateRange(xp.Child("vnid"), int64(x.VNID), v1.MinVNI, v1.MaxVNI, "VNI")...)
+		errs = append(errs, bounds.VNI(xp.Child("vnid"), int64(x.VNID))...)
 		if x.Port != 0 {
 			errs = append(errs, validateRange(xp.Child("port"), int64(x.Port), v1.MinPort, v1.MaxPort, "UDP port")...)
 		}

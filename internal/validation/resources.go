@@ -27,6 +27,7 @@ import (
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/bgp"
+	"github.com/network-operator/network-operator/pkg/bounds"
 )
 
 // Snapshot holds the existing objects the cross-object rules compare with. An object with the same name as the
@@ -87,7 +88,7 @@ func ValidateVRFRouteConfiguration(obj *v1.VRFRouteConfiguration, s *Snapshot) f
 	errs := validateVRFName(p.Child("vrf"), spec.VRF)
 	switch {
 	case spec.VNI != nil:
-		errs = append(errs, validateRange(p.Child("vni"), int64(*spec.VNI), v1.MinVNI, v1.MaxVNI, "VNI")...)
+		errs = append(errs, bounds.VNI(p.Child("vni"), int64(*spec.VNI))...)
 	case spec.VRF != v1.DefaultVRFName && spec.VRF != v1.ClusterVRFName:
 		errs = append(errs, field.Required(p.Child("vni"), fmt.Sprintf(
 			"VRF %q needs its L3 VNI: write spec.vni (%d..%d, the same in every VRFRouteConfiguration of the VRF; "+
@@ -169,7 +170,7 @@ func ValidateLayer2NetworkConfiguration(obj *v1.Layer2NetworkConfiguration, s *S
 	spec := &obj.Spec
 	p := field.NewPath("spec")
 	errs := validateRange(p.Child("id"), int64(spec.ID), v1.MinVLAN, v1.MaxVLAN, "VLAN id")
-	errs = append(errs, validateRange(p.Child("vni"), int64(spec.VNI), v1.MinVNI, v1.MaxVNI, "VNI")...)
+	errs = append(errs, bounds.VNI(p.Child("vni"), int64(spec.VNI))...)
 	errs = append(errs, validateRange(p.Child("mtu"), int64(spec.MTU), v1.MinMTU, v1.MaxMTU, "MTU")...)
 	if spec.AnycastMac != "" {
 		if ferr := validateMAC(p.Child("anycastMac"), spec.AnycastMac); ferr != nil {

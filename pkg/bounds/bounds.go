@@ -3,7 +3,12 @@
 // on the API types) and the agent take them from.
 package bounds
 
-import "math"
+import (
+	"fmt"
+	"math"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
 
 const (
 	// MinVNI and MaxVNI bound a VXLAN network identifier (24 bits; 0 is reserved).
@@ -30,3 +35,12 @@ const (
 	MinRouteMapSeq         = 1
 	MaxRouteMapSeq         = DefaultDenyRouteMapSeq - 1
 )
+
+// VNI checks a VXLAN network identifier that must be set: the one range check of a VNI for the API's validator,
+// the operator, the agent and pkg/frr. A table that may hold "no VNI" (0) checks MaxVNI alone.
+func VNI(path *field.Path, vni int64) field.ErrorList {
+	if vni < MinVNI || vni > MaxVNI {
+		return field.ErrorList{field.Invalid(path, vni, fmt.Sprintf("VNI must be within %d..%d", MinVNI, MaxVNI))}
+	}
+	return nil
+}

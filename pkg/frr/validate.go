@@ -59,8 +59,8 @@ func (c *NodeConfig) validate(brownfield bool) error {
 
 	vnis := map[uint32]string{}
 	claimVNI := func(path *field.Path, vni uint32) {
-		if vni == 0 || vni > MaxVNI {
-			v.add(path, vni, "must be 1..%d", MaxVNI)
+		if errs := bounds.VNI(path, int64(vni)); len(errs) > 0 {
+			v.errs = append(v.errs, errs...)
 			return
 		}
 		if prev, ok := vnis[vni]; ok {

@@ -82,7 +82,7 @@ func TestValidateNamesFieldAndValue(t *testing.T) {
 		{"neighbor without address or interface", func(c *NodeConfig) { c.Underlay.Neighbors[0].Address = netip.Addr{} },
 			`underlay.neighbors[0]: Invalid value: "": needs an address, an interface, or an IPv6 link-local address and its interface`},
 		{"unknown peer group", func(c *NodeConfig) { c.Underlay.Neighbors[0].PeerGroup = "spines" }, `underlay.neighbors[0].peerGroup: Invalid value: "spines": no such peer group`},
-		{"vni zero", func(c *NodeConfig) { c.L2VNIs[0].VNI = 0 }, `l2vnis[0].vni: Invalid value: 0: must be 1..16777215`},
+		{"vni zero", func(c *NodeConfig) { c.L2VNIs[0].VNI = 0 }, `l2vnis[0].vni: Invalid value: 0: VNI must be within 1..16777215`},
 		{"vni too big", func(c *NodeConfig) { c.L2VNIs[0].VNI = 1 << 24 }, `l2vnis[0].vni: Invalid value: 16777216`},
 		{"vni used twice", func(c *NodeConfig) { c.VRFs[0].VNI = 100 }, `vrfs[0].vni: Invalid value: 100: already used by l2vnis[0].vni`},
 		{"isolated with route targets", func(c *NodeConfig) { c.L2VNIs[1].Isolated = true }, `l2vnis[1].isolated: Invalid value: 101: an isolated L2VNI takes no RD or route targets`},
