@@ -39,7 +39,7 @@ images: deps
 generate: generate-bpf generate-k8s
 
 generate-bpf:
-	$(GO) generate ./bpf/...
+	$(GO) generate ./bpf/... ./test/harness/pktgen
 
 generate-k8s:
 	$(GO) tool controller-gen object:headerFile=hack/boilerplate.go.txt paths=./api/...

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-generated=(bpf config/crd config/rbac config/webhook config/default api charts/network-operator/files)
+generated=(bpf test/harness/pktgen config/crd config/rbac config/webhook config/default api charts/network-operator/files)
 before=$(git status --porcelain -- "${generated[@]}" ; git diff -- "${generated[@]}" | sha256sum)
 
 if ! command -v clang >/dev/null || ! clang --version | grep -q 'version 14\.'; then

@@ -10,12 +10,12 @@ import (
 
 	"github.com/cilium/ebpf"
 
-	"github.com/network-operator/network-operator/bpf/pktgen"
 	"github.com/network-operator/network-operator/pkg/maps"
 	"github.com/network-operator/network-operator/test/harness/bench/report"
 	"github.com/network-operator/network-operator/test/harness/bench/stats"
 	"github.com/network-operator/network-operator/test/harness/bench/topo"
 	"github.com/network-operator/network-operator/test/harness/lab"
+	"github.com/network-operator/network-operator/test/harness/pktgen"
 )
 
 // Names of the comparison rows: the router's XDP program, and its tc program doing the least a tc router can.
@@ -472,7 +472,7 @@ func smallRows(ctx context.Context, p topo.Paths, set *maps.Set, xdpRouter *ebpf
 
 // MethodSmall explains the small-packet rows (one note of Method).
 const MethodSmall = "- 64-byte UDP: frames of 64 bytes (42 of headers, 22 of payload: what iperf3 -u -l 22 sends) in 16 flows " +
-	"(source ports 40000-40015 in turn), made by an XDP program (bpf/pktgen) that BPF_PROG_TEST_RUN runs with " +
+	"(source ports 40000-40015 in turn), made by an XDP program (test/harness/pktgen) that BPF_PROG_TEST_RUN runs with " +
 	"BPF_F_TEST_XDP_LIVE_FRAMES on the client's veth: it returns XDP_TX, so each frame goes to the router's ingress " +
 	"veth, which runs an XDP_PASS program during these runs only (a veth takes XDP frames only with NAPI on). The " +
 	"server counts every flow and drops the frames where they first reach its namespace: at tc ingress of its veth " +
