@@ -133,71 +133,14 @@ func (r *RolloutReconciler) rollOut(ctx context.Context, tgt *v1.NetworkConfigRe
 			failedHashes[rev.Spec.Revision] = true
 		}
 	}
-
-	// Every node's desired spec for the target: to write it, and to notice a node whose spec for the
-	// same revision is out of date (its labels or annotations changed).
 	names := slices.Sorted(maps.Keys(nodes))
-	built := make(map[string]*v1.NodeNetworkConfigSpec, len(nodes))
-	current := make(map[string]*v1.NodeNetworkConfigSpec, len(nncs))
-	held := map[string]error{}
-	var invalid []rollout.Failure
-	for _, name := range names {
-		if nnc := nncs[name]; nnc != nil {
-			current[name] = &nnc.Spec
-		}
-		spec, err := nodeconfig.Build(&tgt.Spec, nodes[name], current[name], r.Opts.NodeConfig)
-		switch {
-		case err == nil:
-			built[name] = &spec
-		case errors.Is(err, fielderr.ErrInvalid) && !settled:
-			invalid = append(invalid, rollout.Failure{Node: name, Reason: ReasonInvalidForNode, Message: err.Error()})
-		default:
-			// The Node itself is incomplete, or a node joined a finished rollout whose content does not
-			// fit it: hold it back and say why, without failing the revision for everyone else.
-			held[name] = err
-		}
-	}
-	// Loopback addresses are planned over all nodes at once, from the addresses the nodes carry now.
-	shortages, err := nodeconfig.AssignLoopbackAddresses(&tgt.Spec, built, current)
+	specs, err := r.buildNodeSpecs(tgt, names, nodes, nncs, settled)
 	if err != nil {
-		return reconcile.Result{}, false, fmt.Errorf("loopback addresses for revision %s: %w", tgt.Name, err)
+		return reconcile.Result{}, false, err
 	}
-	for _, s := range shortages {
-		if !settled {
-			invalid = append(invalid, rollout.Failure{Node: s.Unaddressed[0], Reason: ReasonLoopbackSubnetExhausted, Message: s.Error()})
-			continue
-		}
-		for _, name := range s.Unaddressed { // joined a finished rollout: wait for a free address
-			held[name] = s
-			delete(built, name)
-		}
-	}
-	// So are the peers of static flooding: every other node of the network, as the nodes are now.
-	for _, e := range nodeconfig.AssignFloodPeers(&tgt.Spec, built) {
-		if !settled {
-			invalid = append(invalid, rollout.Failure{Node: e.Node, Reason: ReasonInvalidForNode, Message: e.Error()})
-			continue
-		}
-		held[e.Node] = e
-		delete(built, e.Node)
-	}
-	desired := make(map[string]v1.NodeNetworkConfigSpec, len(built))
-	states := make([]rollout.NodeState, 0, len(nodes))
-	for _, name := range names {
-		nnc := nncs[name]
-		stale := false
-		if spec := built[name]; spec != nil {
-			desired[name] = *spec
-			stale = nnc != nil && nnc.Spec.Revision == tgt.Spec.Revision && !sameSpec(&nnc.Spec, spec)
-		}
-		s := nodeState(nodes[name], nnc, r.Opts.TopologyLabel, stale)
-		s.Held = held[name] != nil
-		r.progress.restamp(&s, nnc, now)
-		states = append(states, s)
-	}
-	r.progress.forget(func(name string) bool { return nodes[name] != nil })
-	if len(invalid) > 0 {
-		return reconcile.Result{}, true, r.fail(ctx, tgt, revs, invalid[0], nil, now)
+	desired, states := r.nodeStates(tgt, names, nodes, nncs, specs, now)
+	if len(specs.invalid) > 0 {
+		return reconcile.Result{}, true, r.fail(ctx, tgt, revs, specs.invalid[0], nil, now)
 	}
 
 	maxUnavailable, muErr := rollout.ResolveMaxUnavailable(r.maxUnavailableFor(tgt), len(nodes))
@@ -223,6 +166,99 @@ func (r *RolloutReconciler) rollOut(ctx context.Context, tgt *v1.NetworkConfigRe
 	if muErr != nil {
 		notes = append(notes, fmt.Sprintf("ignoring annotation %s: %v", AnnotationMaxUnavailable, muErr))
 	}
+	if err := r.writeRound(ctx, tgt, revs, plan, paused, specs.held, notes, nodes, nncs, desired, now); err != nil {
+		return reconcile.Result{}, false, err
+	}
+	r.reportHeld(specs.held)
+	r.recordNodeMetrics(plan)
+	if err := r.prune(ctx, revs, tgt, nncs); err != nil {
+		return reconcile.Result{}, false, err
+	}
+	return reconcile.Result{RequeueAfter: r.nextDeadline(plan, states, now)}, false, nil
+}
+
+// nodeSpecs are every node's desired spec for a revision (built), the nodes held back with why, and the nodes
+// the revision does not fit (invalid: the revision fails, unless it already finished).
+type nodeSpecs struct {
+	built   map[string]*v1.NodeNetworkConfigSpec
+	held    map[string]error
+	invalid []rollout.Failure
+}
+
+// buildNodeSpecs builds every node's desired spec for the target: to write it, and to notice a node whose spec
+// for the same revision is out of date (its labels or annotations changed).
+func (r *RolloutReconciler) buildNodeSpecs(tgt *v1.NetworkConfigRevision, names []string, nodes map[string]*corev1.Node,
+	nncs map[string]*v1.NodeNetworkConfig, settled bool) (nodeSpecs, error) {
+	ns := nodeSpecs{built: make(map[string]*v1.NodeNetworkConfigSpec, len(nodes)), held: map[string]error{}}
+	current := make(map[string]*v1.NodeNetworkConfigSpec, len(nncs))
+	for _, name := range names {
+		if nnc := nncs[name]; nnc != nil {
+			current[name] = &nnc.Spec
+		}
+		spec, err := nodeconfig.Build(&tgt.Spec, nodes[name], current[name], r.Opts.NodeConfig)
+		switch {
+		case err == nil:
+			ns.built[name] = &spec
+		case errors.Is(err, fielderr.ErrInvalid) && !settled:
+			ns.invalid = append(ns.invalid, rollout.Failure{Node: name, Reason: ReasonInvalidForNode, Message: err.Error()})
+		default:
+			// The Node itself is incomplete, or a node joined a finished rollout whose content does not
+			// fit it: hold it back and say why, without failing the revision for everyone else.
+			ns.held[name] = err
+		}
+	}
+	// Loopback addresses are planned over all nodes at once, from the addresses the nodes carry now.
+	shortages, err := nodeconfig.AssignLoopbackAddresses(&tgt.Spec, ns.built, current)
+	if err != nil {
+		return nodeSpecs{}, fmt.Errorf("loopback addresses for revision %s: %w", tgt.Name, err)
+	}
+	for _, s := range shortages {
+		if !settled {
+			ns.invalid = append(ns.invalid, rollout.Failure{Node: s.Unaddressed[0], Reason: ReasonLoopbackSubnetExhausted, Message: s.Error()})
+			continue
+		}
+		for _, name := range s.Unaddressed { // joined a finished rollout: wait for a free address
+			ns.held[name] = s
+			delete(ns.built, name)
+		}
+	}
+	// So are the peers of static flooding: every other node of the network, as the nodes are now.
+	for _, e := range nodeconfig.AssignFloodPeers(&tgt.Spec, ns.built) {
+		if !settled {
+			ns.invalid = append(ns.invalid, rollout.Failure{Node: e.Node, Reason: ReasonInvalidForNode, Message: e.Error()})
+			continue
+		}
+		ns.held[e.Node] = e
+		delete(ns.built, e.Node)
+	}
+	return ns, nil
+}
+
+// nodeStates are the planner's view of every node, and the specs to write, by node.
+func (r *RolloutReconciler) nodeStates(tgt *v1.NetworkConfigRevision, names []string, nodes map[string]*corev1.Node,
+	nncs map[string]*v1.NodeNetworkConfig, specs nodeSpecs, now time.Time) (map[string]v1.NodeNetworkConfigSpec, []rollout.NodeState) {
+	desired := make(map[string]v1.NodeNetworkConfigSpec, len(specs.built))
+	states := make([]rollout.NodeState, 0, len(nodes))
+	for _, name := range names {
+		nnc := nncs[name]
+		stale := false
+		if spec := specs.built[name]; spec != nil {
+			desired[name] = *spec
+			stale = nnc != nil && nnc.Spec.Revision == tgt.Spec.Revision && !sameSpec(&nnc.Spec, spec)
+		}
+		s := nodeState(nodes[name], nnc, r.Opts.TopologyLabel, stale)
+		s.Held = specs.held[name] != nil
+		r.progress.restamp(&s, nnc, now)
+		states = append(states, s)
+	}
+	r.progress.forget(func(name string) bool { return nodes[name] != nil })
+	return desired, states
+}
+
+// writeRound writes one round of the plan: the revisions' status, the rollbacks, then the rollout's node configs.
+func (r *RolloutReconciler) writeRound(ctx context.Context, tgt *v1.NetworkConfigRevision, revs []*v1.NetworkConfigRevision,
+	plan rollout.Plan, paused bool, held map[string]error, notes []string, nodes map[string]*corev1.Node,
+	nncs map[string]*v1.NodeNetworkConfig, desired map[string]v1.NodeNetworkConfigSpec, now time.Time) error {
 	// The status only depends on the plan: write it while the node configurations are written, which
 	// saves one API round trip per round (rounds are serial, so their latency paces the rollout).
 	// (updateStatuses patches tgt in place: the writers get a copy of its identity.)
@@ -235,15 +271,7 @@ func (r *RolloutReconciler) rollOut(ctx context.Context, tgt *v1.NetworkConfigRe
 	if writeErr == nil {
 		writeErr = r.writeConfigs(ctx, tagged(plan.Assign, "rollout"), 1, nodes, nncs, desired, ref, now)
 	}
-	if err := errors.Join(writeErr, <-statusErr); err != nil {
-		return reconcile.Result{}, false, err
-	}
-	r.reportHeld(held)
-	r.recordNodeMetrics(plan)
-	if err := r.prune(ctx, revs, tgt, nncs); err != nil {
-		return reconcile.Result{}, false, err
-	}
-	return reconcile.Result{RequeueAfter: r.nextDeadline(plan, states, now)}, false, nil
+	return errors.Join(writeErr, <-statusErr)
 }
 
 type nodeWrite struct{ node, reason string }

@@ -37,25 +37,26 @@ func main() {
 	only := flag.String("only", "perpacket,throughput,swap,frr,controlplane,podstart,nodescale", "sections to run")
 	operator := flag.String("operator", "", "the network-operator binary (section controlplane; hack/bench.sh builds it)")
 	agent := flag.String("agent", "", "the network-agent binary (sections podstart, nodescale; hack/bench.sh builds it)")
+	tcHook := flag.String("tc-hook", "", "section nodescale: the agent's --tc-hook (legacy: rows of a section of their own)")
 	merge := flag.Bool("merge", false, "with -out: replace only the rows, notes and run description of the sections run, keep the others")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *out, *quick, strings.Split(*only, ","), *operator, *agent, *merge); err != nil {
+	if err := run(ctx, *out, *quick, strings.Split(*only, ","), *operator, *agent, *tcHook, *merge); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out string, quick bool, sections []string, operator, agent string, merge bool) error {
+func run(ctx context.Context, out string, quick bool, sections []string, operator, agent, tcHook string, merge bool) error {
 	pp, tp, sw, fa := perpacket.DefaultOptions(), throughput.DefaultOptions(), swap.DefaultOptions(), frrapply.DefaultOptions()
 	cp := controlplane.DefaultOptions()
 	cp.Operator = operator
 	ps := podstart.DefaultOptions()
 	ps.Agent, ps.Log = agent, os.Stderr
 	ns := nodescale.DefaultOptions()
-	ns.Agent, ns.Log = agent, os.Stderr
+	ns.Agent, ns.Log, ns.TCHook = agent, os.Stderr, tcHook
 	if quick {
 		ns.Scale.VRFs, ns.Resyncs = 100, 5
 		ps.Pods = 5

@@ -6,6 +6,7 @@ package nodescale
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -65,6 +66,17 @@ type Options struct {
 	Timeout time.Duration
 	// FRR is the FRR measured: the shipped one (the FRR image's root file system; default $NETOP_FRR_ROOT).
 	FRR frrproc.Tools
+	// TCHook is the agent's --tc-hook ("": its default, tcx). Another hook's rows are a section of their own
+	// (SectionOf), so a run with it sits next to the default's in the table.
+	TCHook string
+}
+
+// SectionOf is the table's area for rows measured with the agent's --tc-hook hook ("": the default).
+func SectionOf(hook string) string {
+	if hook == "" {
+		return Section
+	}
+	return Section + ", --tc-hook " + hook
 }
 
 // DefaultOptions: 1000 VRFs, 20 resyncs.
@@ -80,6 +92,8 @@ const (
 // Result is one run.
 type Result struct {
 	Scale Scale
+	// TCHook is the agent's --tc-hook ("": tcx, its default).
+	TCHook string
 	// FirstApply is the agent's first reconcile (plan, apply, health) and its steps; FRRSteps the FRR
 	// reloader's own steps in it.
 	FirstApply time.Duration
@@ -144,27 +158,28 @@ func Measure(ctx context.Context, o Options) []report.Row {
 	if res != nil && err != nil {
 		// Run returns a result only once everything was measured: the error is the teardown's (e.g. a daemon
 		// slow to stop). The figures stand; a row of its own says what the teardown left.
-		return append(rows(o.Scale, res, nil), report.Row{Section: Section, Name: "teardown", Err: err})
+		return append(rows(o.Scale, o.TCHook, res, nil), report.Row{Section: SectionOf(o.TCHook), Name: "teardown", Err: err})
 	}
-	return rows(o.Scale, res, err)
+	return rows(o.Scale, o.TCHook, res, err)
 }
 
-func rows(s Scale, res *Result, err error) []report.Row {
+func rows(s Scale, hook string, res *Result, err error) []report.Row {
+	section := SectionOf(hook)
 	name := fmt.Sprintf("%d VRFs, %d interfaces: ", s.VRFs, s.Interfaces())
 	rs := []report.Row{
-		{Section: Section, Name: name + "first apply", Unit: "ms", Target: report.Target{Cmp: report.AtMost, Bound: TargetFirstApplyMs}},
-		{Section: Section, Name: name + "no-op resync, p50", Unit: "ms", Target: report.Target{Cmp: report.AtMost, Bound: TargetResyncMs}},
-		{Section: Section, Name: name + "no-op resync, p99", Unit: "ms", Target: report.Target{Cmp: report.AtMost, Bound: TargetResyncMs}},
-		{Section: Section, Name: name + "resync reading the node, p50", Unit: "ms"},
-		{Section: Section, Name: name + "drift (a bridge set down) repaired", Unit: "ms"},
-		{Section: Section, Name: name + "agent peak RSS", Unit: "MiB"},
-		{Section: Section, Name: name + "agent RssAnon, peak", Unit: "MiB", Target: report.Target{Cmp: report.AtMost, Bound: TargetAnonAtScaleMiB}},
-		{Section: Section, Name: fmt.Sprintf("agent RssAnon, idle (standalone, %d VRF, %d interfaces)", IdleScale.VRFs, IdleScale.Interfaces()),
+		{Section: section, Name: name + "first apply", Unit: "ms", Target: report.Target{Cmp: report.AtMost, Bound: TargetFirstApplyMs}},
+		{Section: section, Name: name + "no-op resync, p50", Unit: "ms", Target: report.Target{Cmp: report.AtMost, Bound: TargetResyncMs}},
+		{Section: section, Name: name + "no-op resync, p99", Unit: "ms", Target: report.Target{Cmp: report.AtMost, Bound: TargetResyncMs}},
+		{Section: section, Name: name + "resync reading the node, p50", Unit: "ms"},
+		{Section: section, Name: name + "drift (a bridge set down) repaired", Unit: "ms"},
+		{Section: section, Name: name + "agent peak RSS", Unit: "MiB"},
+		{Section: section, Name: name + "agent RssAnon, peak", Unit: "MiB", Target: report.Target{Cmp: report.AtMost, Bound: TargetAnonAtScaleMiB}},
+		{Section: section, Name: fmt.Sprintf("agent RssAnon, idle (standalone, %d VRF, %d interfaces)", IdleScale.VRFs, IdleScale.Interfaces()),
 			Unit: "MiB", Target: report.Target{Cmp: report.AtMost, Bound: TargetAnonIdleMiB}},
-		{Section: Section, Name: name + "FRR RSS (zebra + bgpd)", Unit: "MiB"},
-		{Section: Section, Name: "demo node: FRR RSS (zebra + bgpd)", Unit: "MiB"},
-		{Section: Section, Name: fmt.Sprintf("attach step, %d bridges: tcx (default)", s.VRFs), Unit: "ms"},
-		{Section: Section, Name: fmt.Sprintf("attach step, %d bridges: legacy tc (--tc-hook legacy)", s.VRFs), Unit: "ms"},
+		{Section: section, Name: name + "FRR RSS (zebra + bgpd)", Unit: "MiB"},
+		{Section: section, Name: "demo node: FRR RSS (zebra + bgpd)", Unit: "MiB"},
+		{Section: section, Name: fmt.Sprintf("attach step, %d bridges: tcx (default)", s.VRFs), Unit: "ms"},
+		{Section: section, Name: fmt.Sprintf("attach step, %d bridges: legacy tc (--tc-hook legacy)", s.VRFs), Unit: "ms"},
 	}
 	if err != nil {
 		for i := range rs {
@@ -306,7 +321,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 			fmt.Fprintf(o.Log, "nodescale: "+format+"\n", args...)
 		}
 	}
-	res = &Result{Scale: o.Scale}
+	res = &Result{Scale: o.Scale, TCHook: o.TCHook}
 	if res.DemoFRR, res.DemoFRRConfig, err = demoFRRMemory(ctx, o.FRR); err != nil {
 		return nil, fmt.Errorf("FRR with the demo config: %w", err)
 	}
@@ -387,7 +402,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	agent, err := startAgent(agentBin, work, "--node-name", nodeName, "--kubeconfig", kubeconfig, "--netns", node.Name,
 		"--pin-dir", pins, "--state-file", filepath.Join(work, "last-good.yaml"), "--listen", metricsAddr, "--startup-taint", "-",
 		"--resync", "1s", "--frr", "reload", "--frr-vty-socket", in.Dir, "--frr-conf-dir", in.ConfDir, "--frr-root", o.FRR.Root,
-		"--frr-state-dir", filepath.Join(work, "frr"), "--memory-limit", memoryLimit)
+		"--frr-state-dir", filepath.Join(work, "frr"), "--memory-limit", memoryLimit, "--tc-hook", cmp.Or(o.TCHook, "tcx"))
 	if err != nil {
 		return nil, err
 	}

@@ -103,7 +103,7 @@ func TestRunSmall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	o := Options{Scale: Scale{VRFs: 5, Prefixes: 2}, Resyncs: 3, Agent: os.Args[0], Timeout: 3 * time.Minute,
-		FRR: frrtest.Require(t)}
+		FRR: frrtest.Require(t), TCHook: "legacy"} // the default hook's attach is measured in every run (Attach)
 	res, err := Run(ctx, o)
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +116,10 @@ func TestRunSmall(t *testing.T) {
 	if !strings.Contains(formatSteps(res.FirstSteps), "frr ") || !strings.Contains(medianSteps(res.ResyncSteps), "plan ") {
 		t.Errorf("steps: first apply %s, resyncs %s", formatSteps(res.FirstSteps), medianSteps(res.ResyncSteps))
 	}
-	for _, r := range rows(o.Scale, res, nil) {
+	for _, r := range rows(o.Scale, o.TCHook, res, nil) {
+		if r.Section != "node scale, --tc-hook legacy" {
+			t.Errorf("%s: section %q, want the legacy hook's own", r.Name, r.Section)
+		}
 		if r.Err != nil || r.Value <= 0 {
 			t.Errorf("%s: %v %s, %v", r.Name, r.Value, r.Unit, r.Err)
 		}
