@@ -136,7 +136,7 @@ func run(ctx context.Context, out string, quick bool, sections []string, operato
 		start := time.Now()
 		table.Rows = append(table.Rows, nodescale.Measure(ctx, ns)...)
 		fmt.Fprintf(os.Stderr, "bench: node scale done in %v\n", time.Since(start).Round(time.Millisecond))
-		table.Notes = append(table.Notes, nodescale.Method)
+		table.Notes = append(table.Notes, nodescale.MethodFor(tcHook))
 	}
 	table.Notes = append(table.Notes, "- Targets are goals shown next to the figures, never asserted.")
 	if err := ctx.Err(); err != nil {
@@ -145,8 +145,11 @@ func run(ctx context.Context, out string, quick bool, sections []string, operato
 	md := table.Markdown()
 	if merge && out != "" {
 		// The run's description names the sections it measured; the full run's stays above it.
-		table.Context = []string{strings.Join(sections, ", ") + " rows: measured " + machine.Describe(ctx) + " with `-only " +
-			strings.Join(sections, ",") + " -merge`."}
+		what, flags := strings.Join(sections, ", "), "-only "+strings.Join(sections, ",")
+		if tcHook != "" { // a section of its own (nodescale.SectionOf): its own description
+			what, flags = what+" -tc-hook "+tcHook, flags+" -tc-hook "+tcHook
+		}
+		table.Context = []string{what + " rows: measured " + machine.Describe(ctx) + " with `" + flags + " -merge`."}
 		existing, err := os.ReadFile(out)
 		if err != nil {
 			return fmt.Errorf("-merge: %w", err)

@@ -71,6 +71,14 @@ type Options struct {
 	TCHook string
 }
 
+// MethodFor is the table's note on the rows of SectionOf(hook): Method for the default hook, a pointer to it for another.
+func MethodFor(hook string) string {
+	if hook == "" {
+		return Method
+	}
+	return "- " + SectionOf(hook) + ": as section node scale, the agent run with `--tc-hook " + hook + "`."
+}
+
 // SectionOf is the table's area for rows measured with the agent's --tc-hook hook ("": the default).
 func SectionOf(hook string) string {
 	if hook == "" {
