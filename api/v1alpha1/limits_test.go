@@ -146,16 +146,16 @@ func TestCRDBoundsMatchConstants(t *testing.T) {
 				}
 				w, ok := want[plural][path]
 				if !ok {
-					t.Errorf("%s %s: schemaBounds %s in the CRD but not tied to a constant here", plural, path, g)
+					t.Errorf("%s %s: bounds %s in the CRD but not tied to a constant here", plural, path, g)
 					continue
 				}
 				if !eq(g.min, w.min) || !eq(g.max, w.max) {
-					t.Errorf("%s %s: CRD schemaBounds %s, constants say %s", plural, path, g, w)
+					t.Errorf("%s %s: CRD bounds %s, constants say %s", plural, path, g, w)
 				}
 			}
 			for path, w := range want[plural] {
 				if _, ok := got[path]; !ok {
-					t.Errorf("%s %s: no schemaBounds in the CRD, constants say %s", plural, path, w)
+					t.Errorf("%s %s: no bounds in the CRD, constants say %s", plural, path, w)
 				}
 			}
 		}
