@@ -100,8 +100,6 @@ const (
 // Result is one run.
 type Result struct {
 	Scale Scale
-	// TCHook is the agent's --tc-hook ("": tcx, its default).
-	TCHook string
 	// FirstApply is the agent's first reconcile (plan, apply, health) and its steps; FRRSteps the FRR
 	// reloader's own steps in it.
 	FirstApply time.Duration
@@ -329,7 +327,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 			fmt.Fprintf(o.Log, "nodescale: "+format+"\n", args...)
 		}
 	}
-	res = &Result{Scale: o.Scale, TCHook: o.TCHook}
+	res = &Result{Scale: o.Scale}
 	if res.DemoFRR, res.DemoFRRConfig, err = demoFRRMemory(ctx, o.FRR); err != nil {
 		return nil, fmt.Errorf("FRR with the demo config: %w", err)
 	}
