@@ -344,26 +344,6 @@ func TestPeerGroupName(t *testing.T) {
 	}
 }
 
-// pkg/frr states the limits it checks without importing the API; they must be the API's.
-func TestLimitsMatchTheAPI(t *testing.T) {
-	for _, c := range []struct {
-		name     string
-		frr, api int64
-	}{
-		{"MaxVNI", frr.MaxVNI, v1.MaxVNI},
-		{"MaxInterfaceNameLen", frr.MaxInterfaceNameLen, v1.MaxInterfaceNameLen},
-		{"MinRouteMapSeq", frr.MinRouteMapSeq, v1.MinRouteMapSeq},
-		{"MaxRouteMapSeq", frr.MaxRouteMapSeq, v1.MaxRouteMapSeq},
-		{"DefaultDenySeq", frr.DefaultDenySeq, v1.DefaultDenyRouteMapSeq},
-		{"MinHoldTime", int64(frr.MinHoldTime / time.Second), v1.MinHoldTimeSeconds},
-		{"MaxHoldTime", int64(frr.MaxHoldTime / time.Second), v1.MaxHoldTimeSeconds},
-	} {
-		if c.frr != c.api {
-			t.Errorf("frr.%s = %d, the API says %d", c.name, c.frr, c.api)
-		}
-	}
-}
-
 // TestNodeConfigIPv6Underlay: the underlay's families, VTEP and neighbours of an IPv6-only, a dual-stack and an
 // IPv4 underlay as pkg/frr gets them, and the family mistakes refused with the field and value.
 func TestNodeConfigIPv6Underlay(t *testing.T) {
