@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make lint: the product's binaries link neither the standard testing package nor the test and demo harness
-# (issue 26). The harness is every package of hack/harness-packages.txt and everything below it.
+# (issue 26). The harness is every package of hack/harness-packages.txt and everything below it. The demo is
+# built on the harness but is a program too: it must not link the testing package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,5 +27,9 @@ for bin in ./cmd/network-agent ./cmd/network-operator; do
     bad=1
   fi
 done
-((bad == 0)) && echo "binary-deps: network-agent and network-operator link no testing and no harness package"
+if grep -qx testing <(go list -deps ./demo); then
+  echo "binary-deps: ./demo links the standard testing package (a harness package it uses imports it: take a narrow interface, as test/harness/lab.TB does)" >&2
+  bad=1
+fi
+((bad == 0)) && echo "binary-deps: network-agent and network-operator link no testing and no harness package; the demo links no testing"
 exit $bad

@@ -12,7 +12,7 @@
 # DEMO_INSTALL=processes (`make demo-processes`): the quick development loop - the operator and one agent and FRR
 # per namespace node as processes next to kube-apiserver + etcd.
 # Both add an EVPN/VXLAN fabric with a route reflector, tenant workloads and a Prometheus server; see
-# cmd/netop-demo and test/harness/cluster (the same scenario runs as the end-to-end test in test/e2e). Extra flags go
+# demo/ (the netop-demo command) and test/harness/cluster (the same scenario runs as the end-to-end test in test/e2e). Extra flags go
 # to the demo, e.g. `hack/demo.sh --nodes 4`. Binaries (Kubernetes, helm, FRR's root file system) are built once
 # and cached under ~/.cache/network-operator.
 # The data-plane-only first form of the demo is hack/demo-dataplane.sh.
@@ -44,7 +44,7 @@ check_leftovers() {
 }
 
 if [[ $mode == down ]]; then
-  [[ -x bin/netop-demo ]] || go build -o bin/netop-demo ./cmd/netop-demo
+  [[ -x bin/netop-demo ]] || go build -o bin/netop-demo ./demo
   bin/netop-demo down --state-dir "$state_dir"
   [[ ! -f $host_before ]] || check_leftovers
   exit
@@ -56,9 +56,10 @@ echo "== Build (Kubernetes binaries, helm and FRR's root file system are built o
 k8s=${ENVTEST_K8S_VERSION:-1.37.1} etcd=${ENVTEST_ETCD_VERSION:-3.7.0}
 KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh "$k8s" "$etcd")
 export KUBEBUILDER_ASSETS
-for cmd in network-operator network-agent netop-demo; do
+for cmd in network-operator network-agent; do
   go build -o "bin/$cmd" "./cmd/$cmd"
 done
+go build -o bin/netop-demo ./demo
 echo "  bin/network-operator bin/network-agent bin/netop-demo; kube-apiserver and etcd from $KUBEBUILDER_ASSETS"
 NETOP_FRR_ROOT=$(hack/frr-root.sh)
 export NETOP_FRR_ROOT

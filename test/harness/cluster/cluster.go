@@ -2,7 +2,7 @@
 // project-built kube-apiserver and etcd on loopback, CRDs, RBAC and the validating webhook), the operator
 // binary, N namespace "nodes" each with a Node object, its own agent process and its own FRR (zebra + bgpd), a
 // fabric namespace with a BGP route reflector, tenant workloads (namespaces plugged into the nodes' L2
-// networks) and a Prometheus server scraping every agent. The demo (cmd/netop-demo) and the end-to-end test
+// networks) and a Prometheus server scraping every agent. The demo (demo/, the netop-demo command) and the end-to-end test
 // (test/e2e) both drive it through RunScenario, so they run the same scenario.
 //
 // Everything started is registered for teardown (Close), also when a later step fails; every name is unique
@@ -25,7 +25,6 @@ import (
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 	"github.com/network-operator/network-operator/test/harness/kubenodes"
@@ -153,7 +152,7 @@ type Cluster struct {
 	lab     *lab.Lab
 	pinRoot string
 
-	env        *envtest.Environment
+	env        *testenv.Env
 	client     client.WithWatch
 	apiServer  string
 	kubeconfig string // admin

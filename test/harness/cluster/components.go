@@ -69,9 +69,8 @@ func (c *Cluster) StartOperator(ctx context.Context) error {
 	if !flags["webhook-port"] || !flags["webhook-cert-dir"] || !flags["webhook-host"] {
 		return fmt.Errorf("%s has no --webhook-host/--webhook-port/--webhook-cert-dir flags: rebuild it from this tree", c.opts.Operator)
 	}
-	wio := &c.env.WebhookInstallOptions
-	args = append(args, "--webhook-host", wio.LocalServingHost, "--webhook-port", strconv.Itoa(wio.LocalServingPort),
-		"--webhook-cert-dir", wio.LocalServingCertDir)
+	host, port, certDir := c.env.WebhookServing()
+	args = append(args, "--webhook-host", host, "--webhook-port", strconv.Itoa(port), "--webhook-cert-dir", certDir)
 	c.operatorStart = time.Now()
 	p, err := startProc("network-operator", filepath.Join(logs, "network-operator.log"), env, args...)
 	if err != nil {

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -17,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/network-operator/network-operator/agent/kube"
@@ -57,37 +55,20 @@ func (c *Cluster) StartControlPlane(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrMissing, err)
 	}
-	root := c.opts.RepoRoot
 	// The webhook configuration points at the operator's webhook server on a free loopback port, with a CA
-	// made for this run (StartOperator hands the port and certificate to the operator).
-	wio := envtest.WebhookInstallOptions{Paths: []string{filepath.Join(root, "config", "webhook")}, LocalServingHost: "127.0.0.1"}
-	te := &envtest.Environment{
-		Scheme:                scheme,
-		BinaryAssetsDirectory: assets,
-		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		WebhookInstallOptions: wio,
-		ControlPlane: envtest.ControlPlane{
-			// Inside the work directory: `down` finds leftovers by it.
-			Etcd:      &envtest.Etcd{DataDir: filepath.Join(c.workDir, "etcd")},
-			APIServer: &envtest.APIServer{CertDir: filepath.Join(c.workDir, "apiserver")},
-		},
-	}
-	for _, d := range []string{te.ControlPlane.Etcd.DataDir, te.ControlPlane.APIServer.CertDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return fmt.Errorf("control plane directory: %w", err)
-		}
-	}
-	cfg, err := te.Start()
+	// made for this run (StartOperator hands the port and certificate to the operator). etcd's data and the
+	// API server's certificates live in the work directory: `down` finds leftovers by it.
+	env, err := testenv.Start(ctx, testenv.Options{ExternalWebhooks: true, WorkDir: c.workDir, RepoRoot: c.opts.RepoRoot})
 	if err != nil {
-		err = fmt.Errorf("start kube-apiserver and etcd from %s: %w", assets, err)
-		return errors.Join(err, te.Stop())
+		return fmt.Errorf("start kube-apiserver and etcd from %s: %w", assets, err)
 	}
-	c.env = te
-	c.onClose("kube-apiserver and etcd", te.Stop)
-	if err := c.recordDirs(te.WebhookInstallOptions.LocalServingCertDir); err != nil {
+	c.env = env
+	c.onClose("kube-apiserver and etcd", env.Stop)
+	host, port, certDir := env.WebhookServing()
+	if err := c.recordDirs(certDir); err != nil {
 		return err
 	}
+	cfg := env.Config
 	c.client, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return fmt.Errorf("API client: %w", err)
@@ -95,7 +76,7 @@ func (c *Cluster) StartControlPlane(ctx context.Context) error {
 	c.apiServer = cfg.Host
 	c.startWatcher()
 	c.kubeconfig = filepath.Join(c.workDir, "kubeconfig")
-	if err := os.WriteFile(c.kubeconfig, te.KubeConfig, 0o600); err != nil {
+	if err := os.WriteFile(c.kubeconfig, env.AdminKubeconfig(), 0o600); err != nil {
 		return fmt.Errorf("write admin kubeconfig: %w", err)
 	}
 	if err := c.installRBAC(ctx); err != nil {
@@ -113,7 +94,7 @@ func (c *Cluster) StartControlPlane(ctx context.Context) error {
 	}
 	c.logf("  kube-apiserver %s and etcd (%s) on %s, up in %v", version, filepath.Base(assets), c.apiServer, time.Since(start).Round(10*time.Millisecond))
 	c.logf("  CRDs from config/crd/bases, ValidatingWebhookConfiguration -> https://%s:%d (operator), ClusterRoles %s (operator) and %s (agents)",
-		te.WebhookInstallOptions.LocalServingHost, te.WebhookInstallOptions.LocalServingPort, generatedRoles()[0].name, generatedRoles()[1].name)
+		host, port, generatedRoles()[0].name, generatedRoles()[1].name)
 	c.logf("  admin kubeconfig: %s", c.kubeconfig)
 	return nil
 }
@@ -186,13 +167,9 @@ func (c *Cluster) installRole(ctx context.Context, file, name string, subject rb
 
 // writeKubeconfig writes a kubeconfig for a user of the control plane (client certificate).
 func (c *Cluster) writeKubeconfig(path, user string, groups ...string) error {
-	u, err := c.env.AddUser(envtest.User{Name: user, Groups: groups}, nil)
+	data, err := c.env.UserKubeconfig(user, groups...)
 	if err != nil {
-		return fmt.Errorf("user %s: %w", user, err)
-	}
-	data, err := u.KubeConfig()
-	if err != nil {
-		return fmt.Errorf("kubeconfig of %s: %w", user, err)
+		return err
 	}
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		return fmt.Errorf("write kubeconfig of %s: %w", user, err)

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"testing"
 
 	"golang.org/x/sys/unix"
 
@@ -37,9 +36,18 @@ var ErrNoBPFFS = errors.New("/sys/fs/bpf is not a bpffs mount")
 
 const bpffsRoot = "/sys/fs/bpf"
 
+// TB is the part of testing.TB a Lab uses; *testing.T and *testing.B satisfy it. Not importing testing keeps it
+// out of the demo, which opens its Lab with Open.
+type TB interface {
+	testreq.TB
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Cleanup(func())
+}
+
 // Lab owns every object created for one test: namespaces, processes and bpffs directories.
 type Lab struct {
-	tb   testing.TB // nil when made by Open
+	tb   TB // nil when made by Open
 	logf func(format string, args ...any)
 	id   string // random hex, unique per run
 
@@ -62,7 +70,7 @@ func (l *Lab) onClose(fn func()) {
 
 // New returns a Lab whose objects are removed in tb.Cleanup. Without root the test fails or skips, as
 // test/harness/testreq decides.
-func New(tb testing.TB) *Lab {
+func New(tb TB) *Lab {
 	tb.Helper()
 	testreq.Root(tb)
 	l, err := NewLab(tb)
@@ -73,7 +81,7 @@ func New(tb testing.TB) *Lab {
 }
 
 // NewLab is New without the skip: it returns ErrNotRoot instead.
-func NewLab(tb testing.TB) (*Lab, error) {
+func NewLab(tb TB) (*Lab, error) {
 	l, err := Open(WithLogf(tb.Logf))
 	if err != nil {
 		return nil, err

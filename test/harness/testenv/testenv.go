@@ -15,8 +15,11 @@ limitations under the License.
 */
 
 // Package testenv starts a real kube-apiserver + etcd (controller-runtime's envtest) with this project's CRDs
-// installed and, optionally, its admission webhooks served by the test process. Start one per test package from
-// TestMain (Shared): a control plane takes ~3 s to start and ~300 MB of memory.
+// installed and, optionally, its admission webhooks served by the test process or by an operator started
+// elsewhere. It is the one way the harness starts such a control plane: tests (one per package from TestMain,
+// Shared), the demo's and e2e's process install (test/harness/cluster) and the bench. A control plane takes ~3 s
+// to start and ~300 MB of memory. (Real kubelet nodes need the full control plane of test/harness/kubenodes:
+// controller-manager, scheduler and the Node authorizer, which envtest does not run.)
 //
 // The binaries come from $KUBEBUILDER_ASSETS or from the cache hack/envtest-assets.sh fills (`make envtest`). When
 // neither has them, Start fails with a message saying so: API-server tests never skip silently.
@@ -33,7 +36,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -74,6 +76,15 @@ type Options struct {
 	// Webhooks, when set, registers admission webhooks on a manager served by this process; the webhook
 	// configurations from config/webhook are installed in the API server, pointing at it.
 	Webhooks func(mgr manager.Manager) error
+	// ExternalWebhooks installs the webhook configurations from config/webhook pointing at a free port on
+	// 127.0.0.1 with a CA made for this run, for a server started elsewhere (the operator binary: see
+	// Env.WebhookServing). It excludes Webhooks.
+	ExternalWebhooks bool
+	// WorkDir, when set, holds etcd's data and the API server's certificates (so a crashed run's leftovers are
+	// found by it); else they go to temporary directories envtest removes.
+	WorkDir string
+	// RepoRoot is where config/ is read from (default: found from the working directory, RepoRoot).
+	RepoRoot string
 }
 
 // Env is a running control plane.
@@ -95,9 +106,15 @@ type Env struct {
 // Start starts etcd and kube-apiserver, installs the CRDs from config/crd/bases and, with opts.Webhooks, serves the
 // webhooks from this process and waits until the API server can reach them.
 func Start(ctx context.Context, opts Options) (*Env, error) {
-	root, err := RepoRoot()
-	if err != nil {
-		return nil, err
+	if opts.Webhooks != nil && opts.ExternalWebhooks {
+		return nil, errors.New("testenv: Options.Webhooks and Options.ExternalWebhooks exclude each other")
+	}
+	root := opts.RepoRoot
+	if root == "" {
+		var err error
+		if root, err = RepoRoot(); err != nil {
+			return nil, err
+		}
 	}
 	assets, err := AssetsDir()
 	if err != nil {
@@ -118,8 +135,18 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
-	if opts.Webhooks != nil {
+	if opts.Webhooks != nil || opts.ExternalWebhooks {
 		te.WebhookInstallOptions.Paths = []string{filepath.Join(root, "config", "webhook")}
+		te.WebhookInstallOptions.LocalServingHost = "127.0.0.1"
+	}
+	if opts.WorkDir != "" {
+		te.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(opts.WorkDir, "etcd")}
+		te.ControlPlane.APIServer = &envtest.APIServer{CertDir: filepath.Join(opts.WorkDir, "apiserver")}
+		for _, d := range []string{te.ControlPlane.Etcd.DataDir, te.ControlPlane.APIServer.CertDir} {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return nil, fmt.Errorf("control plane directory: %w", err)
+			}
+		}
 	}
 	// controller-runtime warns loudly when no logger is set; the tests assert on behaviour, not on its logs.
 	ctrl.SetLogger(logr.Discard())
@@ -183,6 +210,29 @@ func (e *Env) serveWebhooks(ctx context.Context, setup func(manager.Manager) err
 		return fmt.Errorf("wait for webhook server on %s:%d: %w", wio.LocalServingHost, wio.LocalServingPort, err)
 	}
 	return nil
+}
+
+// WebhookServing is where the installed webhook configurations send admission requests: host, port and the
+// directory of the serving certificate and key made for this run (zero without webhooks).
+func (e *Env) WebhookServing() (host string, port int, certDir string) {
+	wio := e.env.WebhookInstallOptions
+	return wio.LocalServingHost, wio.LocalServingPort, wio.LocalServingCertDir
+}
+
+// AdminKubeconfig is a kubeconfig that reaches the API server as an administrator.
+func (e *Env) AdminKubeconfig() []byte { return e.env.KubeConfig }
+
+// UserKubeconfig adds a user authenticated by a client certificate, with groups, and returns its kubeconfig.
+func (e *Env) UserKubeconfig(name string, groups ...string) ([]byte, error) {
+	u, err := e.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("user %s: %w", name, err)
+	}
+	data, err := u.KubeConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig of %s: %w", name, err)
+	}
+	return data, nil
 }
 
 // Stop stops the webhook manager, kube-apiserver and etcd.
@@ -286,7 +336,7 @@ type Shared struct {
 }
 
 // Get returns the running control plane, starting it on first use.
-func (s *Shared) Get(tb testing.TB) *Env {
+func (s *Shared) Get(tb testreq.TB) *Env {
 	tb.Helper()
 	s.assetsOnce.Do(func() { _, s.missing = AssetsDir() })
 	testreq.Available(tb, "API-server binaries (kube-apiserver, etcd)", s.missing)
@@ -301,8 +351,9 @@ func (s *Shared) Get(tb testing.TB) *Env {
 	return s.env
 }
 
-// Main runs the package's tests (call it from TestMain) and stops the control plane if a test started it.
-func (s *Shared) Main(m *testing.M) int {
+// Main runs the package's tests (call it from TestMain with its *testing.M) and stops the control plane if a
+// test started it.
+func (s *Shared) Main(m interface{ Run() int }) int {
 	code := m.Run()
 	if s.env != nil {
 		if err := s.env.Stop(); err != nil {

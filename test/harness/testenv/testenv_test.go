@@ -17,11 +17,24 @@ limitations under the License.
 package testenv
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/network-operator/network-operator/test/harness/testreq"
 )
 
 func writeBins(t *testing.T, dir string, mode os.FileMode, names ...string) {
@@ -97,5 +110,76 @@ func TestRepoRoot(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "config", "crd", "bases")); err != nil {
 		t.Errorf("repository root %s has no config/crd/bases: %v", root, err)
+	}
+}
+
+// Serving the webhooks here and pointing them at a server elsewhere cannot both hold: Start refuses before it
+// starts anything.
+func TestStartRefusesBothWebhookKinds(t *testing.T) {
+	_, err := Start(context.Background(), Options{ExternalWebhooks: true, Webhooks: func(manager.Manager) error { return nil }})
+	if err == nil || !strings.Contains(err.Error(), "exclude each other") {
+		t.Fatalf("Start with both webhook kinds: err = %v, want a refusal naming both options", err)
+	}
+}
+
+// A control plane whose webhooks an operator elsewhere serves: the configuration is installed, pointing at a
+// loopback port with a certificate made for this run, and the work directory holds etcd's data.
+func TestStartExternalWebhooks(t *testing.T) {
+	_, err := AssetsDir()
+	testreq.Available(t, "API-server binaries (kube-apiserver, etcd)", err)
+	work := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	env, err := Start(ctx, Options{ExternalWebhooks: true, WorkDir: work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	}()
+	host, port, certDir := env.WebhookServing()
+	if host != "127.0.0.1" || port == 0 {
+		t.Errorf("webhook serving at %s:%d, want 127.0.0.1 and a port", host, port)
+	}
+	if _, err := os.Stat(filepath.Join(certDir, "tls.crt")); err != nil {
+		t.Errorf("serving certificate: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(work, "etcd", "member")); err != nil {
+		t.Errorf("etcd data not in the work directory: %v", err)
+	}
+	var hooks admissionregistrationv1.ValidatingWebhookConfigurationList
+	if err := env.Client.List(ctx, &hooks); err != nil {
+		t.Fatal(err)
+	}
+	if len(hooks.Items) == 0 {
+		t.Fatal("no ValidatingWebhookConfiguration installed")
+	}
+	for _, h := range hooks.Items {
+		for _, w := range h.Webhooks {
+			if w.ClientConfig.URL == nil || !strings.Contains(*w.ClientConfig.URL, fmt.Sprintf("127.0.0.1:%d", port)) {
+				t.Errorf("webhook %s/%s does not point at 127.0.0.1:%d: %+v", h.Name, w.Name, port, w.ClientConfig)
+			}
+		}
+	}
+	kubeconfig, err := env.UserKubeconfig("someone", "a-group")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("the user's kubeconfig does not authenticate: %v", err)
+	}
+	if u := review.Status.UserInfo; u.Username != "someone" || !slices.Contains(u.Groups, "a-group") {
+		t.Errorf("the user's kubeconfig authenticates as %q in %v, want someone in a-group", u.Username, u.Groups)
 	}
 }

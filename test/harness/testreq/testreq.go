@@ -19,10 +19,18 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"testing"
 
 	"golang.org/x/sys/unix"
 )
+
+// TB is the part of testing.TB these checks use. Taking it instead of testing.TB keeps the standard testing
+// package out of programs that link the harness (the demo, hack/binary-deps.sh).
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Skipf(format string, args ...any)
+}
 
 // EnvMode names the environment variable that selects the Mode.
 const EnvMode = "NETOP_TEST_PREREQS"
@@ -60,19 +68,19 @@ func CurrentMode() (Mode, error) {
 
 // Need states that the test needs what, a privileged host prerequisite (e.g. "root", "FRR"); missing is nil when
 // it is there, else why not. In the "exclude" mode the test is skipped either way.
-func Need(tb testing.TB, what string, missing error) {
+func Need(tb TB, what string, missing error) {
 	tb.Helper()
 	need(tb, what, missing, true)
 }
 
 // Available states that the test needs what, an unprivileged prerequisite (a tool, the API-server binaries):
 // like Need, except that the "exclude" pass runs the test when it is there.
-func Available(tb testing.TB, what string, missing error) {
+func Available(tb TB, what string, missing error) {
 	tb.Helper()
 	need(tb, what, missing, false)
 }
 
-func need(tb testing.TB, what string, missing error, privileged bool) {
+func need(tb TB, what string, missing error, privileged bool) {
 	tb.Helper()
 	mode, err := CurrentMode()
 	if err != nil {
@@ -92,7 +100,7 @@ func need(tb testing.TB, what string, missing error, privileged bool) {
 
 // KernelLacks skips the test because this kernel lacks feature; detected is the error that showed it (a
 // failed probe, ErrNotSupported). It must never be called on a guess.
-func KernelLacks(tb testing.TB, feature string, detected error) {
+func KernelLacks(tb TB, feature string, detected error) {
 	tb.Helper()
 	if detected == nil {
 		tb.Fatalf("testreq.KernelLacks(%q) without the error that detected it", feature)
@@ -104,7 +112,7 @@ func KernelLacks(tb testing.TB, feature string, detected error) {
 var ErrNotRoot = errors.New("not running as root (uid 0)")
 
 // Root needs uid 0 (namespaces, BPF, netlink writes).
-func Root(tb testing.TB) {
+func Root(tb TB) {
 	tb.Helper()
 	Need(tb, "root", rootErr())
 }
@@ -117,14 +125,14 @@ func rootErr() error {
 }
 
 // BPFFS needs root and a bpffs mounted at /sys/fs/bpf.
-func BPFFS(tb testing.TB) {
+func BPFFS(tb TB) {
 	tb.Helper()
 	Root(tb)
 	Need(tb, "bpffs at /sys/fs/bpf", fsErr("/sys/fs/bpf", unix.BPF_FS_MAGIC, "mount -t bpf bpf /sys/fs/bpf"))
 }
 
 // Tracefs needs root and tracefs at /sys/kernel/tracing.
-func Tracefs(tb testing.TB) {
+func Tracefs(tb TB) {
 	tb.Helper()
 	Root(tb)
 	Need(tb, "tracefs at /sys/kernel/tracing",
@@ -143,14 +151,14 @@ func fsErr(path string, magic int64, fix string) error {
 }
 
 // Commands needs root and each named program in PATH; it returns their paths in order.
-func Commands(tb testing.TB, names ...string) []string {
+func Commands(tb TB, names ...string) []string {
 	tb.Helper()
 	Root(tb)
 	return Tools(tb, names...)
 }
 
 // Tools needs each named program in PATH (without needing root); it returns their paths in order.
-func Tools(tb testing.TB, names ...string) []string {
+func Tools(tb TB, names ...string) []string {
 	tb.Helper()
 	paths := make([]string, len(names))
 	for i, n := range names {
