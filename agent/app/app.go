@@ -58,6 +58,8 @@ import (
 	"github.com/network-operator/network-operator/bpf"
 	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
+	"github.com/network-operator/network-operator/pkg/frr/frrreload"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
 	"github.com/network-operator/network-operator/pkg/netnsrun"
@@ -520,7 +522,7 @@ func kubeConfig(path string) (*rest.Config, error) {
 }
 
 // dryRun prints the plan for the file (or the node's object) without loading anything into the kernel.
-func dryRun(ctx context.Context, f *flags, stdout io.Writer, nc *netconf.Manager, reloader *frr.Reloader,
+func dryRun(ctx context.Context, f *flags, stdout io.Writer, nc *netconf.Manager, reloader *frrreload.Reloader,
 	render func(*frr.NodeConfig) ([]byte, error), ns netns.NsHandle, links *netlink.Handle, store *laststate.Store,
 	passwords frrconfig.PasswordFunc) error {
 	if f.configFile == "" {
@@ -565,7 +567,7 @@ func fileEnv(f *flags, links *netlink.Handle) nodefile.Env {
 
 // releaseIdleScratch stops the reloader's scratch FRR instance once it has been idle for idle, checking every
 // quarter of it, until the returned stop is called.
-func releaseIdleScratch(ctx context.Context, r *frr.Reloader, idle time.Duration, logger *slog.Logger) (stop func()) {
+func releaseIdleScratch(ctx context.Context, r *frrreload.Reloader, idle time.Duration, logger *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -593,8 +595,8 @@ func releaseIdleScratch(ctx context.Context, r *frr.Reloader, idle time.Duration
 // newFRR returns the reloader (nil with --frr none) and the renderer (nil: a whole frr.conf) the flags ask for.
 // --frr systemd connects to the system bus, except for a dry run, which never reloads.
 // frrTarget is the FRR the flags name.
-func (f *flags) frrTarget() frr.Target {
-	return frr.Target{VtySocket: f.frrVtySocket, ConfDir: f.frrConfDir,
+func (f *flags) frrTarget() frrvty.Target {
+	return frrvty.Target{VtySocket: f.frrVtySocket, ConfDir: f.frrConfDir,
 		Tools: frrproc.Tools{Root: f.frrRoot, Binds: []string{f.frrStateDir}}}
 }
 
@@ -633,7 +635,7 @@ func frrVersion(ctx context.Context, f *flags, logger *slog.Logger) (frr.Version
 	return v, nil
 }
 
-func newFRR(ctx context.Context, f *flags, logger *slog.Logger) (*frr.Reloader, func(*frr.NodeConfig) ([]byte, error), error) {
+func newFRR(ctx context.Context, f *flags, logger *slog.Logger) (*frrreload.Reloader, func(*frr.NodeConfig) ([]byte, error), error) {
 	if f.frrMode == frrNone {
 		return nil, nil, nil
 	}
@@ -648,16 +650,16 @@ func newFRR(ctx context.Context, f *flags, logger *slog.Logger) (*frr.Reloader, 
 		}
 		render = brownfield(f.frrBaseConfig, mgmt)
 	}
-	opts := frr.Options{Target: f.frrTarget(), StateDir: f.frrStateDir}
+	opts := frrreload.Options{Target: f.frrTarget(), StateDir: f.frrStateDir}
 	if !f.frrScratch {
 		opts.ScratchDaemons = []string{}
 	}
 	if f.frrMode == frrSystemd && !f.dryRun {
-		sd, err := frr.NewSystemdDBus(ctx) // closed when ctx ends, with the agent
+		sd, err := frrreload.NewSystemdDBus(ctx) // closed when ctx ends, with the agent
 		if err != nil {
 			return nil, nil, fmt.Errorf("--frr systemd: %w", err)
 		}
-		opts.Method, opts.Systemd, opts.SystemdUnit = frr.ReloadSystemd, sd, f.frrSystemdUnit
+		opts.Method, opts.Systemd, opts.SystemdUnit = frrreload.ReloadSystemd, sd, f.frrSystemdUnit
 	}
 	// Asked last: the flags' mistakes above are reported at once, not after waiting for FRR.
 	version, err := frrVersion(ctx, f, logger)
@@ -665,7 +667,7 @@ func newFRR(ctx context.Context, f *flags, logger *slog.Logger) (*frr.Reloader, 
 		return nil, nil, err
 	}
 	opts.Version = version
-	reloader, err := frr.NewReloader(opts)
+	reloader, err := frrreload.NewReloader(opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -694,7 +696,7 @@ func brownfield(path string, managementVRFs []string) func(*frr.NodeConfig) ([]b
 // startFRR waits until FRR answers - a failed first health check would otherwise count against the spec - and
 // makes the reloader forget the last applied config when FRR was restarted without it (a new pod's FRR starts
 // empty), so the first reconcile reloads.
-func startFRR(ctx context.Context, r *frr.Reloader, wait time.Duration, logger *slog.Logger) error {
+func startFRR(ctx context.Context, r *frrreload.Reloader, wait time.Duration, logger *slog.Logger) error {
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	t := time.NewTicker(250 * time.Millisecond)

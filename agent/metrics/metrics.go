@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/network-operator/network-operator/pkg/frr"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
 
@@ -43,9 +43,9 @@ type CounterReader interface {
 	Counters() ([]maps.VRFCounters, error)
 }
 
-// BGPReader reads FRR's BGP summary (frr.Target).
+// BGPReader reads FRR's BGP summary (frrvty.Target).
 type BGPReader interface {
-	Summary(ctx context.Context) (frr.Summary, error)
+	Summary(ctx context.Context) (frrvty.Summary, error)
 }
 
 // Metrics is the agent's registry and the metrics it updates.

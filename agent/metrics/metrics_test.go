@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/network-operator/network-operator/pkg/frr"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 	routermaps "github.com/network-operator/network-operator/pkg/maps"
 	"github.com/network-operator/network-operator/test/harness/testreq"
 )
@@ -27,11 +27,11 @@ type fakeCounters struct {
 func (f *fakeCounters) Counters() ([]routermaps.VRFCounters, error) { return f.c, f.err }
 
 type fakeBGP struct {
-	s   frr.Summary
+	s   frrvty.Summary
 	err error
 }
 
-func (f *fakeBGP) Summary(context.Context) (frr.Summary, error) { return f.s, f.err }
+func (f *fakeBGP) Summary(context.Context) (frrvty.Summary, error) { return f.s, f.err }
 
 func sample() *fakeCounters {
 	return &fakeCounters{c: []routermaps.VRFCounters{
@@ -122,13 +122,13 @@ func TestVRFCounters(t *testing.T) {
 
 func TestBGPStates(t *testing.T) {
 	m := New()
-	src := &fakeBGP{s: frr.Summary{"default": {IPv4Unicast: &frr.AFSummary{Peers: map[string]frr.PeerSummary{
+	src := &fakeBGP{s: frrvty.Summary{"default": {IPv4Unicast: &frrvty.AFSummary{Peers: map[string]frrvty.PeerSummary{
 		"192.0.2.1": {State: "Established", PrefixesReceived: 7},
 		"192.0.2.2": {State: "Clearing"},
 	}}}}}
 	m.SetBGPSource(src)
 	key := func(peer, state string) string {
-		return "address_family=" + frr.AFIPv4Unicast + ",peer=" + peer + ",state=" + state + ",vrf=default"
+		return "address_family=" + frrvty.AFIPv4Unicast + ",peer=" + peer + ",state=" + state + ",vrf=default"
 	}
 	got := series(t, m, "network_operator_bgp_session_state")
 	if got[key("192.0.2.1", "Established")] != 1 || got[key("192.0.2.1", "Idle")] != 0 || got[key("192.0.2.2", "Clearing")] != 1 ||
@@ -152,7 +152,7 @@ func TestPromtoolCheckMetrics(t *testing.T) {
 	promtool := testreq.Tools(t, "promtool")[0] // Debian package prometheus
 	m := New()
 	m.SetCounterSource(sample(), func() map[uint32]string { return map[uint32]string{1: "red"} })
-	m.SetBGPSource(&fakeBGP{s: frr.Summary{"vr.red": {L2VPNEVPN: &frr.AFSummary{Peers: map[string]frr.PeerSummary{"10.0.0.2": {State: "Active"}}}}}})
+	m.SetBGPSource(&fakeBGP{s: frrvty.Summary{"vr.red": {L2VPNEVPN: &frrvty.AFSummary{Peers: map[string]frrvty.PeerSummary{"10.0.0.2": {State: "Active"}}}}}})
 	m.ObserveSwap(3*time.Millisecond, 4)
 	m.ObserveReconcile(ResultApplied, 40*time.Millisecond)
 	m.SetAttachments(map[string]string{"eth0": "tcx"})

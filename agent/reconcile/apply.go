@@ -13,7 +13,7 @@ import (
 	"github.com/network-operator/network-operator/agent/mirror"
 	"github.com/network-operator/network-operator/agent/netconf"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/pkg/frr"
+	"github.com/network-operator/network-operator/pkg/frr/frrreload"
 	"github.com/network-operator/network-operator/pkg/loader"
 )
 
@@ -41,7 +41,7 @@ func (e *Engine) apply(parent context.Context, p *Plan) error {
 			return err
 		}
 	}
-	var commit frr.Commit
+	var commit frrreload.Commit
 	steps := []step{
 		{StepVRFs, netlinkPhase(netconf.PhaseVRFs)},
 		{StepFRR, func() (err error) { commit, err = e.prepareFRR(ctx, p); return err }},
@@ -134,7 +134,7 @@ func (e *Engine) mirrorOutcome() *MirrorOutcome {
 
 // prepareFRR validates the plan's FRR config (StepFRR: nothing of FRR changes yet); the Commit it returns reloads
 // it (StepFRRReload; nil: FRR is not managed). Timing the two apart shows where an FRR apply spends its time.
-func (e *Engine) prepareFRR(ctx context.Context, p *Plan) (frr.Commit, error) {
+func (e *Engine) prepareFRR(ctx context.Context, p *Plan) (frrreload.Commit, error) {
 	if p.FRR.Skip != "" || e.o.FRR == nil {
 		return nil, nil
 	}
@@ -149,7 +149,7 @@ func (e *Engine) prepareFRR(ctx context.Context, p *Plan) (frr.Commit, error) {
 var ErrFRRDiffers = errors.New("FRR runs something else than the applied config")
 
 // commitFRR reloads what prepareFRR validated (StepFRRReload).
-func (e *Engine) commitFRR(ctx context.Context, commit frr.Commit) error {
+func (e *Engine) commitFRR(ctx context.Context, commit frrreload.Commit) error {
 	if commit == nil {
 		return nil
 	}
@@ -188,7 +188,7 @@ func (e *Engine) commitFRR(ctx context.Context, commit frr.Commit) error {
 }
 
 // stepTimes prints an FRR apply's steps as "name duration, ..." for the log.
-func stepTimes(steps []frr.Step) string {
+func stepTimes(steps []frrreload.Step) string {
 	parts := make([]string, len(steps))
 	for i, s := range steps {
 		parts[i] = s.Name + " " + s.Took.Round(time.Millisecond).String()
@@ -265,7 +265,7 @@ func (e *Engine) interfaceStatus(want []v1.DataPlaneInterface) []v1.InterfaceSta
 	return out
 }
 
-// frrAnswers checks that FRR answers, with the cheaper check when the status source has one (frr.Target).
+// frrAnswers checks that FRR answers, with the cheaper check when the status source has one (frrvty.Target).
 func frrAnswers(ctx context.Context, st FRRStatus) error {
 	if a, ok := st.(interface{ Answering(context.Context) error }); ok {
 		return a.Answering(ctx)
@@ -275,7 +275,7 @@ func frrAnswers(ctx context.Context, st FRRStatus) error {
 }
 
 // frrAlive checks that FRR's daemons run, whatever their config, with that check when the status source has it
-// (frr.Target).
+// (frrvty.Target).
 func frrAlive(ctx context.Context, st FRRStatus) error {
 	if a, ok := st.(interface{ Alive(context.Context) error }); ok {
 		return a.Alive(ctx)

@@ -39,6 +39,8 @@ import (
 	"github.com/network-operator/network-operator/agent/netconf"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/frr"
+	"github.com/network-operator/network-operator/pkg/frr/frrreload"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
@@ -49,20 +51,20 @@ type Netlink interface {
 	Apply(ctx context.Context, p *netconf.Plan, ph netconf.Phase) (*netconf.Result, error)
 }
 
-// FRR validates, installs and reloads FRR configs (*frr.Reloader).
+// FRR validates, installs and reloads FRR configs (*frrreload.Reloader).
 type FRR interface {
 	// Prepare validates cfg; the Commit installs and reloads it.
-	Prepare(ctx context.Context, cfg []byte) (frr.Commit, error)
+	Prepare(ctx context.Context, cfg []byte) (frrreload.Commit, error)
 	LastApplied() ([]byte, error)
 	// PlanPath says how Apply would bring a config to FRR (the plan shows it).
-	PlanPath(cfg []byte) (frr.Path, string)
+	PlanPath(cfg []byte) (frrreload.Path, string)
 	// Restarted reports whether FRR restarted since the last apply and lost that config (it then gets it again).
 	Restarted(ctx context.Context) (bool, error)
 }
 
-// FRRStatus reads FRR's BGP state (frr.Target): the health check's "FRR answers" and the BGP metrics.
+// FRRStatus reads FRR's BGP state (frrvty.Target): the health check's "FRR answers" and the BGP metrics.
 type FRRStatus interface {
-	Summary(ctx context.Context) (frr.Summary, error)
+	Summary(ctx context.Context) (frrvty.Summary, error)
 }
 
 // Links looks interfaces and their qdiscs up in the node's namespace (*netlink.Handle).

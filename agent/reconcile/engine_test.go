@@ -19,6 +19,8 @@ import (
 	"github.com/network-operator/network-operator/agent/netconf"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/frr"
+	"github.com/network-operator/network-operator/pkg/frr/frrreload"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 	"github.com/network-operator/network-operator/pkg/loader"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
@@ -133,30 +135,30 @@ func (f *fakeFRR) Restarted(context.Context) (bool, error) {
 	return r, nil
 }
 
-func (f *fakeFRR) Prepare(_ context.Context, cfg []byte) (frr.Commit, error) {
+func (f *fakeFRR) Prepare(_ context.Context, cfg []byte) (frrreload.Commit, error) {
 	if bytes.Equal(cfg, f.last) {
-		return func(context.Context) (frr.Result, error) {
+		return func(context.Context) (frrreload.Result, error) {
 			f.w.logf("frr skipped")
-			return frr.Result{Skipped: true, Hash: "0123456789abcdef"}, nil
+			return frrreload.Result{Skipped: true, Hash: "0123456789abcdef"}, nil
 		}, nil
 	}
 	rev := f.w.current
 	if f.w.failFRR[rev] == "validate" {
 		f.w.logf("frr validate failed")
-		return nil, &frr.ValidationError{Check: "scratch load", Messages: []string{"% Unknown command"}}
+		return nil, &frrreload.ValidationError{Check: "scratch load", Messages: []string{"% Unknown command"}}
 	}
 	f.w.logf("frr validate")
-	return func(context.Context) (frr.Result, error) {
+	return func(context.Context) (frrreload.Result, error) {
 		if f.w.failFRR[rev] == "reload" {
 			f.w.logf("frr reload failed")
-			return frr.Result{}, frr.ErrReloadFailed
+			return frrreload.Result{}, frrreload.ErrReloadFailed
 		}
 		f.w.logf("frr reload")
 		f.last = cfg
 		if f.w.failFRR[rev] == "residual" {
-			return frr.Result{Hash: "0123456789abcdef", Residual: []string{"+  set community no-export 65000:1"}}, nil
+			return frrreload.Result{Hash: "0123456789abcdef", Residual: []string{"+  set community no-export 65000:1"}}, nil
 		}
-		return frr.Result{Hash: "0123456789abcdef"}, nil
+		return frrreload.Result{Hash: "0123456789abcdef"}, nil
 	}, nil
 }
 
@@ -167,13 +169,13 @@ func (f *fakeFRR) LastApplied() ([]byte, error) {
 	return f.last, nil
 }
 
-func (f *fakeFRR) PlanPath([]byte) (frr.Path, string) { return frr.PathDelta, "" }
+func (f *fakeFRR) PlanPath([]byte) (frrreload.Path, string) { return frrreload.PathDelta, "" }
 
-func (f *fakeFRR) Summary(context.Context) (frr.Summary, error) {
+func (f *fakeFRR) Summary(context.Context) (frrvty.Summary, error) {
 	if f.down {
 		return nil, errors.New("dial unix /var/run/frr/bgpd.vty: connect: no such file or directory")
 	}
-	return frr.Summary{}, nil
+	return frrvty.Summary{}, nil
 }
 
 type fakeAttachment struct {
@@ -421,7 +423,7 @@ func TestFRRRefusedBeforeLinks(t *testing.T) {
 	r.w.failFRR["r2"] = "validate"
 	out, log := r.reconcile(spec("r2", "red", "blue"))
 	var se *StepError
-	if !errors.As(out.Err, &se) || se.Step != StepFRR || !errors.Is(out.Err, frr.ErrRejected) {
+	if !errors.As(out.Err, &se) || se.Step != StepFRR || !errors.Is(out.Err, frrreload.ErrRejected) {
 		t.Fatalf("outcome %s %v, want a refusal at step %s", out.Result, out.Err, StepFRR)
 	}
 	i := slices.Index(log, "frr validate failed")

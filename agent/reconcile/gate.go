@@ -16,7 +16,7 @@ import (
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/validation"
 	"github.com/network-operator/network-operator/pkg/fielderr"
-	"github.com/network-operator/network-operator/pkg/frr"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 )
 
 // StepGate is the health gate after a changed spec is applied.
@@ -66,18 +66,18 @@ func (s GateSession) String() string { return s.Peer + " (" + s.Family + ")" }
 // gateFamilies are the fabric's address families the gate watches, by FRR's summary names.
 var gateFamilies = []struct {
 	name string
-	of   func(*frr.VRFSummary) *frr.AFSummary
+	of   func(*frrvty.VRFSummary) *frrvty.AFSummary
 }{
-	{frr.AFIPv4Unicast, func(s *frr.VRFSummary) *frr.AFSummary { return s.IPv4Unicast }},
-	{frr.AFIPv6Unicast, func(s *frr.VRFSummary) *frr.AFSummary { return s.IPv6Unicast }},
-	{frr.AFL2VPNEVPN, func(s *frr.VRFSummary) *frr.AFSummary { return s.L2VPNEVPN }},
+	{frrvty.AFIPv4Unicast, func(s *frrvty.VRFSummary) *frrvty.AFSummary { return s.IPv4Unicast }},
+	{frrvty.AFIPv6Unicast, func(s *frrvty.VRFSummary) *frrvty.AFSummary { return s.IPv6Unicast }},
+	{frrvty.AFL2VPNEVPN, func(s *frrvty.VRFSummary) *frrvty.AFSummary { return s.L2VPNEVPN }},
 }
 
 // planGate decides the gate from the default VRF's BGP summary before the apply. configured are the underlay
 // neighbours the spec names (addresses and interfaces); expectFabric is false when the spec has no underlay
 // neighbours of its own and no base config brings them (a node taken off the fabric on purpose). Dynamic peers
 // (workloads in listen ranges) are not the fabric and come and go: they are not required.
-func planGate(before *frr.VRFSummary, configured map[string]bool, expectFabric bool) Gate {
+func planGate(before *frrvty.VRFSummary, configured map[string]bool, expectFabric bool) Gate {
 	var g Gate
 	if before == nil {
 		return g
@@ -106,7 +106,7 @@ func planGate(before *frr.VRFSummary, configured map[string]bool, expectFabric b
 }
 
 // unmetSessions lists what of the gate's sessions and families the summary after the apply does not have.
-func (g *Gate) unmetSessions(after *frr.VRFSummary) []string {
+func (g *Gate) unmetSessions(after *frrvty.VRFSummary) []string {
 	var out []string
 	established := map[GateSession]bool{}
 	anyUp := map[string]bool{}

@@ -12,24 +12,24 @@ import (
 
 	"github.com/network-operator/network-operator/agent/metrics"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/pkg/frr"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 )
 
-func peers(state map[string]string) *frr.AFSummary {
-	af := &frr.AFSummary{Peers: map[string]frr.PeerSummary{}}
+func peers(state map[string]string) *frrvty.AFSummary {
+	af := &frrvty.AFSummary{Peers: map[string]frrvty.PeerSummary{}}
 	for name, st := range state {
-		p := frr.PeerSummary{State: strings.TrimPrefix(st, "dynamic ")}
+		p := frrvty.PeerSummary{State: strings.TrimPrefix(st, "dynamic ")}
 		p.DynamicPeer = strings.HasPrefix(st, "dynamic ")
 		af.Peers[name] = p
 	}
 	return af
 }
 
-const est = frr.StateEstablished
+const est = frrvty.StateEstablished
 
 func TestPlanGate(t *testing.T) {
-	before := &frr.VRFSummary{
-		IPv4Unicast: peers(map[string]string{"eth0": est, "eth1": est, "192.0.2.1": frr.StateActive, "10.250.0.7": "dynamic " + est}),
+	before := &frrvty.VRFSummary{
+		IPv4Unicast: peers(map[string]string{"eth0": est, "eth1": est, "192.0.2.1": frrvty.StateActive, "10.250.0.7": "dynamic " + est}),
 		L2VPNEVPN:   peers(map[string]string{"eth0": est, "eth1": est}),
 	}
 	for _, tc := range []struct {
@@ -61,22 +61,22 @@ func TestPlanGate(t *testing.T) {
 			}
 		})
 	}
-	if g := planGate(&frr.VRFSummary{}, map[string]bool{"eth0": true}, true); len(g.Sessions)+len(g.Families) != 0 {
+	if g := planGate(&frrvty.VRFSummary{}, map[string]bool{"eth0": true}, true); len(g.Sessions)+len(g.Families) != 0 {
 		t.Errorf("no session up before: gate %+v, want nothing required", g)
 	}
 }
 
 func TestUnmetSessions(t *testing.T) {
-	g := Gate{Sessions: []GateSession{{"eth0", frr.AFIPv4Unicast}, {"eth0", frr.AFL2VPNEVPN}}, Families: []string{frr.AFIPv4Unicast, frr.AFL2VPNEVPN}}
+	g := Gate{Sessions: []GateSession{{"eth0", frrvty.AFIPv4Unicast}, {"eth0", frrvty.AFL2VPNEVPN}}, Families: []string{frrvty.AFIPv4Unicast, frrvty.AFL2VPNEVPN}}
 	for _, tc := range []struct {
 		name  string
-		after *frr.VRFSummary
+		after *frrvty.VRFSummary
 		want  []string
 	}{
-		{"all back", &frr.VRFSummary{IPv4Unicast: peers(map[string]string{"eth0": est}), L2VPNEVPN: peers(map[string]string{"eth0": est})}, nil},
-		{"EVPN down", &frr.VRFSummary{IPv4Unicast: peers(map[string]string{"eth0": est}), L2VPNEVPN: peers(map[string]string{"eth0": frr.StateIdle})},
+		{"all back", &frrvty.VRFSummary{IPv4Unicast: peers(map[string]string{"eth0": est}), L2VPNEVPN: peers(map[string]string{"eth0": est})}, nil},
+		{"EVPN down", &frrvty.VRFSummary{IPv4Unicast: peers(map[string]string{"eth0": est}), L2VPNEVPN: peers(map[string]string{"eth0": frrvty.StateIdle})},
 			[]string{"session eth0 (l2vpn-evpn) not Established", "no fabric session Established in l2vpn-evpn"}},
-		{"only a workload up", &frr.VRFSummary{IPv4Unicast: peers(map[string]string{"10.250.0.7": "dynamic " + est})},
+		{"only a workload up", &frrvty.VRFSummary{IPv4Unicast: peers(map[string]string{"10.250.0.7": "dynamic " + est})},
 			[]string{"session eth0 (ipv4-unicast) not Established", "session eth0 (l2vpn-evpn) not Established",
 				"no fabric session Established in ipv4-unicast", "no fabric session Established in l2vpn-evpn"}},
 		{"no BGP instance", nil, []string{"session eth0 (ipv4-unicast) not Established", "session eth0 (l2vpn-evpn) not Established",
@@ -92,12 +92,12 @@ func TestUnmetSessions(t *testing.T) {
 // runs the fabric's AS (65000); another AS (a wrong underlay ASN) never gets it up.
 type fabricStatus struct{ f *fakeFRR }
 
-func (s fabricStatus) Summary(context.Context) (frr.Summary, error) {
-	state := frr.StateActive
+func (s fabricStatus) Summary(context.Context) (frrvty.Summary, error) {
+	state := frrvty.StateActive
 	if bytes.Contains(s.f.last, []byte("router bgp 65000\n")) {
 		state = est
 	}
-	return frr.Summary{v1.DefaultVRFName: {IPv4Unicast: peers(map[string]string{"eth0": state}), L2VPNEVPN: peers(map[string]string{"eth0": state})}}, nil
+	return frrvty.Summary{v1.DefaultVRFName: {IPv4Unicast: peers(map[string]string{"eth0": state}), L2VPNEVPN: peers(map[string]string{"eth0": state})}}, nil
 }
 
 func fabricSpec(rev string, asn int64) *v1.NodeNetworkConfigSpec {

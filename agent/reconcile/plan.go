@@ -19,6 +19,7 @@ import (
 	"github.com/network-operator/network-operator/agent/netconf"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/frr"
+	"github.com/network-operator/network-operator/pkg/frr/frrreload"
 	"github.com/network-operator/network-operator/pkg/maps"
 )
 
@@ -73,9 +74,9 @@ type FRRStep struct {
 	Summary        string
 	// Restarted: the config is the last applied one, but FRR restarted without it since.
 	Restarted bool
-	// Path is how the reload reaches FRR as far as the config decides (frr.Reloader.PlanPath), PathReason why
+	// Path is how the reload reaches FRR as far as the config decides (frrreload.Reloader.PlanPath), PathReason why
 	// not by the delta.
-	Path       frr.Path
+	Path       frrreload.Path
 	PathReason string
 }
 

@@ -11,19 +11,22 @@ import (
 
 	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
+	"github.com/network-operator/network-operator/pkg/frr/frrreload"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
+	"github.com/network-operator/network-operator/pkg/frr/frrtest/canonical"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 )
 
 // reloaderFor applies configs to a test router; its state dir is per test.
-func reloaderFor(t *testing.T, r *frrproc.Instance) *frr.Reloader {
+func reloaderFor(t *testing.T, r *frrproc.Instance) *frrreload.Reloader {
 	t.Helper()
-	return newReloader(t, frr.Options{Target: frr.Target{VtySocket: r.Dir, ConfDir: r.ConfDir, Tools: r.Tools()}, StateDir: t.TempDir()})
+	return newReloader(t, frrreload.Options{Target: frrvty.Target{VtySocket: r.Dir, ConfDir: r.ConfDir, Tools: r.Tools()}, StateDir: t.TempDir()})
 }
 
-// newReloader is frr.NewReloader, closed (its scratch FRR stopped) when the test ends.
-func newReloader(t *testing.T, opts frr.Options) *frr.Reloader {
+// newReloader is frrreload.NewReloader, closed (its scratch FRR stopped) when the test ends.
+func newReloader(t *testing.T, opts frrreload.Options) *frrreload.Reloader {
 	t.Helper()
-	rel, err := frr.NewReloader(opts)
+	rel, err := frrreload.NewReloader(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +49,7 @@ func goldenFile(t *testing.T, name string) []byte {
 
 // TestGoldenAcceptedByFRR loads every golden file into a fresh zebra + bgpd
 // (vtysh syntax check, then "vtysh -f" into a scratch instance in its own
-// namespace): FRR must report no error. frr-reload.py --test against that
+// namespace): FRR must report no error. The reload diff (frr-reload.py --test's) against that
 // instance must then find nothing left to change, so FRR keeps every line in
 // the form the templates write it and reloads of it converge in one pass.
 // It runs against the FRR that ships and the host's FRR 8.4 (with FRR 8's
@@ -60,7 +63,7 @@ func TestGoldenAcceptedByFRR(t *testing.T) {
 	slices.Sort(files)
 	for _, fl := range []func(testing.TB) frrtest.FRR{frrtest.Shipped, frrtest.Host} {
 		f := fl(t)
-		target := frr.Target{Tools: f.Tools, Version: frr.Version{Major: f.Major}}
+		target := frrvty.Target{Tools: f.Tools, Version: frr.Version{Major: f.Major}}
 		t.Run(f.Name, func(t *testing.T) {
 			t.Parallel()
 			for _, file := range files {
@@ -71,7 +74,7 @@ func TestGoldenAcceptedByFRR(t *testing.T) {
 }
 
 // acceptGolden is one golden file of TestGoldenAcceptedByFRR.
-func acceptGolden(t *testing.T, target frr.Target, file string) {
+func acceptGolden(t *testing.T, target frrvty.Target, file string) {
 	t.Run(strings.TrimSuffix(filepath.Base(file), ".conf"), func(t *testing.T) {
 		t.Parallel()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a deadline: ~1 s each on a quiet machine
@@ -80,11 +83,11 @@ func acceptGolden(t *testing.T, target frr.Target, file string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		daemons := frr.DefaultScratchDaemons
+		daemons := frrreload.DefaultScratchDaemons
 		if data, err := os.ReadFile(abs); err == nil && strings.Contains(string(data), "\nip route ") {
 			daemons = append(slices.Clone(daemons), "staticd") // a brownfield base's static routes
 		}
-		diff, err := target.CheckCanonical(ctx, abs, daemons)
+		diff, err := canonical.Diff(t, ctx, target, abs, daemons)
 		if why, ok := refusedBy10[filepath.Base(file)]; ok && target.Version.Major >= 10 {
 			if err == nil || !strings.Contains(err.Error(), why) {
 				t.Fatalf("FRR 10 took %s (%v); want it refused: %s", file, err, why)
@@ -149,7 +152,7 @@ func TestReloadTransitions(t *testing.T) {
 		if len(res.Residual) > 0 {
 			t.Errorf("%s: FRR still differs after reload: %q", name, res.Residual)
 		}
-		if res.Path != frr.PathDelta {
+		if res.Path != frrreload.PathDelta {
 			t.Errorf("%s: applied by %q (%s), want the delta", name, res.Path, res.PathReason)
 		}
 		running, err := router.Vtysh(ctx, "show running-config")
@@ -172,7 +175,7 @@ func TestPathspaceReload(t *testing.T) {
 	ns := frrtest.Netns(t, "frrps-")
 	ps := frrproc.UniqueName("nops")
 	router := frrtest.Router(t, frrproc.Options{Netns: ns.Name, Pathspace: ps})
-	rel := newReloader(t, frr.Options{Target: frr.Target{Pathspace: ps, Tools: tools}, StateDir: t.TempDir()})
+	rel := newReloader(t, frrreload.Options{Target: frrvty.Target{Pathspace: ps, Tools: tools}, StateDir: t.TempDir()})
 	if got := rel.Target().ConfigPath(); got != router.ConfigPath() {
 		t.Fatalf("config path %s, daemons read %s", got, router.ConfigPath())
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/network-operator/network-operator/pkg/bounds"
 )
 
 // Brownfield is what RenderBrownfield renders into besides the desired state: a host's own FRR config in the
@@ -178,12 +180,12 @@ func (b *baseConfig) checkRouteMaps(v *view, hooks map[string]bool) []string {
 		case hooks[rm.Name] && b.tokens[rm.Name] == 0:
 			var seqs []string
 			for _, e := range rm.Entries {
-				if e.Seq != DefaultDenySeq {
+				if e.Seq != bounds.DefaultDenyRouteMapSeq {
 					seqs = append(seqs, strconv.Itoa(int(e.Seq)))
 				}
 			}
 			errs = append(errs, fmt.Sprintf("route-map %s (das-schiff's management-VRF hook) is not in the base: its entries %s would "+
-				"be lost (add e.g. \"route-map %s deny %d\" and call it)", rm.Name, strings.Join(seqs, ", "), rm.Name, DefaultDenySeq))
+				"be lost (add e.g. \"route-map %s deny %d\" and call it)", rm.Name, strings.Join(seqs, ", "), rm.Name, bounds.DefaultDenyRouteMapSeq))
 			continue
 		case !defined:
 			keep = append(keep, rm)
@@ -198,7 +200,7 @@ func (b *baseConfig) checkRouteMaps(v *view, hooks map[string]bool) []string {
 			switch {
 			case !ok:
 				entries = append(entries, e)
-			case e.Seq == DefaultDenySeq && be.action == string(e.Action):
+			case e.Seq == bounds.DefaultDenyRouteMapSeq && be.action == string(e.Action):
 				// the base's own default deny, as das-schiff's README asks for
 			default:
 				errs = append(errs, fmt.Sprintf("route-map %s %s %d: the base already has this entry (%s)", rm.Name, e.Action, e.Seq, b.at(be.line)))

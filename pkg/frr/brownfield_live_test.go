@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 )
 
 // TestBrownfieldReloadNoFlap runs the config rendered into das-schiff's README base (golden
@@ -32,7 +32,7 @@ func TestBrownfieldReloadNoFlap(t *testing.T) {
 	must(t, node.IP(ctx, "addr", "add", "10.0.0.1/32", "dev", "lo"))
 	frrtest.Router(t, frrproc.Options{Netns: fab.Name, Config: []byte(rrConfig)})
 	router := frrtest.Router(t, frrproc.Options{Netns: node.Name})
-	target := frr.Target{VtySocket: router.Dir, ConfDir: router.ConfDir, Tools: router.Tools()}
+	target := frrvty.Target{VtySocket: router.Dir, ConfDir: router.ConfDir, Tools: router.Tools()}
 
 	cfg := goldenFile(t, "brownfield-dasschiff-readme")
 	res, err := reloaderFor(t, router).Apply(ctx, cfg)
@@ -49,7 +49,7 @@ func TestBrownfieldReloadNoFlap(t *testing.T) {
 			return false, err.Error()
 		}
 		n, ok := ns[rrAddr]
-		return ok && n.State == frr.StateEstablished, fmt.Sprintf("%+v", ns)
+		return ok && n.State == frrvty.StateEstablished, fmt.Sprintf("%+v", ns)
 	})
 	before := map[string]map[string]session{"node": sessions(t, ctx, target)}
 	time.Sleep(1100 * time.Millisecond) // a reset would restart the uptime below this
@@ -63,7 +63,7 @@ func TestBrownfieldReloadNoFlap(t *testing.T) {
 	if left := res.Diff.Significant(); len(left) > 0 || len(res.Residual) > 0 {
 		t.Errorf("the unchanged config still differs: diff %q, residual %q", left, res.Residual)
 	}
-	assertNoReset(t, ctx, "reloading the unchanged brownfield config", before, map[string]frr.Target{"node": target})
+	assertNoReset(t, ctx, "reloading the unchanged brownfield config", before, map[string]frrvty.Target{"node": target})
 
 	// Unnormalised, the default instance is another context for frr-reload.py: it would be deleted and re-added.
 	raw := strings.Replace(string(cfg), "\nrouter bgp 65000\n", "\nrouter bgp 65000 vrf default\n", 1)

@@ -14,7 +14,10 @@ import (
 
 	"github.com/network-operator/network-operator/pkg/bfd"
 	"github.com/network-operator/network-operator/pkg/frr"
+	"github.com/network-operator/network-operator/pkg/frr/frrreload"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
+	"github.com/network-operator/network-operator/pkg/frr/frrtest/canonical"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 )
 
 // randomConfig draws a node config from the space the renderer takes: VRFs with leaks (prefix items with
@@ -145,7 +148,7 @@ func randomBFD(rng *rand.Rand) *bfd.Profile {
 }
 
 // TestRandomConfigsConverge is the property behind "FRR runs exactly what was applied": for random valid specs,
-// FRR takes every rendered line and keeps it in the form the renderer writes it, so frr-reload.py --test finds
+// FRR takes every rendered line and keeps it in the form the renderer writes it, so the reload diff (frr-reload.py --test's) finds
 // nothing left to change (a reload converges in one pass, and a residual diff is always a real difference).
 // NETOP_CONVERGE_SEED replays a draw; NETOP_CONVERGE_N sets how many (default 12).
 func TestRandomConfigsConverge(t *testing.T) {
@@ -184,7 +187,7 @@ func TestRandomConfigsConverge(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		diff, err := frr.Target{Tools: tools}.CheckCanonical(ctx, file, append(frr.DefaultScratchDaemons, "staticd"))
+		diff, err := canonical.Diff(t, ctx, frrvty.Target{Tools: tools}, file, append(frrreload.DefaultScratchDaemons, "staticd"))
 		cancel()
 		if err != nil {
 			t.Fatalf("draw %d (seed %d): FRR refused the rendered config: %v\n%s", i, seed, err, conf)

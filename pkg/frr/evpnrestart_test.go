@@ -13,7 +13,9 @@ import (
 
 	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
+	"github.com/network-operator/network-operator/pkg/frr/frrreload"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 )
 
 // TestGracefulRestartKeepsEVPN: a node's whole FRR restarts as the chart's FRR pod does on an upgrade (zebra and
@@ -38,9 +40,9 @@ func TestGracefulRestartKeepsEVPN(t *testing.T) {
 	frrtest.Router(t, frrproc.Options{Netns: fab.Name, Config: []byte(rrConfig)})
 	for _, n := range nodes {
 		n.frr = frrtest.Router(t, frrproc.Options{Netns: n.ns.Name, KeepRoutes: 120 * time.Second})
-		n.target = frr.Target{VtySocket: n.frr.Dir, ConfDir: n.frr.ConfDir, Tools: n.frr.Tools()}
+		n.target = frrvty.Target{VtySocket: n.frr.Dir, ConfDir: n.frr.ConfDir, Tools: n.frr.Tools()}
 		n.stateDir = t.TempDir()
-		n.rel = newReloader(t, frr.Options{Target: n.target, StateDir: n.stateDir})
+		n.rel = newReloader(t, frrreload.Options{Target: n.target, StateDir: n.stateDir})
 		n.apply(t, ctx)
 	}
 	n1, n2 := nodes[0], nodes[1]

@@ -11,7 +11,9 @@ import (
 
 	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
+	"github.com/network-operator/network-operator/pkg/frr/frrreload"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 )
 
 // An IPv6 underlay: the route reflector and the nodes have no IPv4 address on their links, every BGP session runs
@@ -156,9 +158,9 @@ func ipv6UnderlayFabric(t *testing.T, f frrtest.FRR, unnumbered bool) {
 	frrtest.Router(t, frrproc.Options{Tools: f.Tools, Netns: fab.Name, Config: []byte(rrConf)})
 	for _, n := range nodes {
 		n.frr = frrtest.Router(t, frrproc.Options{Tools: f.Tools, Netns: n.ns.Name})
-		n.target = frr.Target{VtySocket: n.frr.Dir, ConfDir: n.frr.ConfDir, Tools: n.frr.Tools(), Version: v}
+		n.target = frrvty.Target{VtySocket: n.frr.Dir, ConfDir: n.frr.ConfDir, Tools: n.frr.Tools(), Version: v}
 		n.stateDir = t.TempDir()
-		n.rel = newReloader(t, frr.Options{Target: n.target, StateDir: n.stateDir})
+		n.rel = newReloader(t, frrreload.Options{Target: n.target, StateDir: n.stateDir})
 	}
 	daemonsUp := time.Now()
 
@@ -191,7 +193,7 @@ func ipv6UnderlayFabric(t *testing.T, f frrtest.FRR, unnumbered bool) {
 
 	// Sessions up over IPv6, each node holds the other's type-3 (IMET) route, valid and best: its next hop, the
 	// other's IPv4 VTEP, resolves through the VTEP route learnt over the IPv6 session.
-	waitType3(t, nodes, rrPeer, func(r frr.EVPNRoute, other *fabricNode) bool {
+	waitType3(t, nodes, rrPeer, func(r frrvty.EVPNRoute, other *fabricNode) bool {
 		return strings.Contains(r.Prefix, "["+other.vtep()+"]") && strings.Contains(r.RTs, "RT:65000:100") && r.Best &&
 			r.NextHop == other.vtep()
 	})

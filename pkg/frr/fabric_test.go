@@ -15,7 +15,9 @@ import (
 
 	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
+	"github.com/network-operator/network-operator/pkg/frr/frrreload"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 )
 
 // The fabric: a route reflector (iBGP, AS 65000) and two nodes on one
@@ -51,9 +53,9 @@ type fabricNode struct {
 	id       int
 	ns       *frrproc.Netns
 	frr      *frrproc.Instance
-	target   frr.Target
+	target   frrvty.Target
 	stateDir string
-	rel      *frr.Reloader
+	rel      *frrreload.Reloader
 	cfg      frr.NodeConfig
 	hosts    map[uint32]*frrproc.Netns // per VNI
 }
@@ -159,7 +161,7 @@ func newFabric(t *testing.T, ctx context.Context, prefix string, edit func(*fabr
 }
 
 // apply renders the node's config and applies it through the Reloader.
-func (n *fabricNode) apply(t *testing.T, ctx context.Context) frr.Result {
+func (n *fabricNode) apply(t *testing.T, ctx context.Context) frrreload.Result {
 	t.Helper()
 	cfg, err := frr.Render(&n.cfg)
 	must(t, err)
@@ -182,13 +184,13 @@ type session struct {
 	UptimeMsec           int64
 }
 
-func sessions(t *testing.T, ctx context.Context, tg frr.Target) map[string]session {
+func sessions(t *testing.T, ctx context.Context, tg frrvty.Target) map[string]session {
 	t.Helper()
 	ns, err := tg.Neighbors(ctx, "")
 	must(t, err)
 	out := map[string]session{}
 	for peer, n := range ns {
-		if n.State != frr.StateEstablished {
+		if n.State != frrvty.StateEstablished {
 			t.Fatalf("peer %s is %s", peer, n.State)
 		}
 		out[peer] = session{n.ConnectionsEstablished, n.ConnectionsDropped, n.UptimeMsec}
@@ -196,7 +198,7 @@ func sessions(t *testing.T, ctx context.Context, tg frr.Target) map[string]sessi
 	return out
 }
 
-func assertNoReset(t *testing.T, ctx context.Context, what string, before map[string]map[string]session, targets map[string]frr.Target) {
+func assertNoReset(t *testing.T, ctx context.Context, what string, before map[string]map[string]session, targets map[string]frrvty.Target) {
 	t.Helper()
 	for name, tg := range targets {
 		now := sessions(t, ctx, tg)
@@ -211,7 +213,7 @@ func assertNoReset(t *testing.T, ctx context.Context, what string, before map[st
 
 // waitType3 waits until each of the two nodes has its EVPN session to peer established and holds a type-3 route
 // of the other node that match accepts.
-func waitType3(t *testing.T, nodes []*fabricNode, peer string, match func(r frr.EVPNRoute, other *fabricNode) bool) {
+func waitType3(t *testing.T, nodes []*fabricNode, peer string, match func(r frrvty.EVPNRoute, other *fabricNode) bool) {
 	t.Helper()
 	for _, n := range nodes {
 		other := nodes[2-n.id]
@@ -228,13 +230,13 @@ func waitType3(t *testing.T, nodes []*fabricNode, peer string, match func(r frr.
 				if err != nil {
 					return false, err.Error()
 				}
-				return slices.ContainsFunc(routes, func(r frr.EVPNRoute) bool { return match(r, other) }),
+				return slices.ContainsFunc(routes, func(r frrvty.EVPNRoute) bool { return match(r, other) }),
 					fmt.Sprintf("type-3 routes: %+v", routes)
 			})
 	}
 }
 
-func hasRoute(routes []frr.EVPNRoute, rd, prefixPart, rt string) bool {
+func hasRoute(routes []frrvty.EVPNRoute, rd, prefixPart, rt string) bool {
 	for _, r := range routes {
 		if (rd == "" || r.RD == rd) && strings.Contains(r.Prefix, prefixPart) && strings.Contains(r.RTs, rt) {
 			return true
@@ -266,12 +268,12 @@ func TestEVPNFabric(t *testing.T) {
 
 	start := time.Now()
 	rr := frrtest.Router(t, frrproc.Options{Netns: fab.Name, Config: []byte(rrConfig)})
-	rrTarget := frr.Target{VtySocket: rr.Dir, ConfDir: rr.ConfDir, Tools: rr.Tools()}
+	rrTarget := frrvty.Target{VtySocket: rr.Dir, ConfDir: rr.ConfDir, Tools: rr.Tools()}
 	for _, n := range nodes {
 		n.frr = frrtest.Router(t, frrproc.Options{Netns: n.ns.Name})
-		n.target = frr.Target{VtySocket: n.frr.Dir, ConfDir: n.frr.ConfDir, Tools: n.frr.Tools()}
+		n.target = frrvty.Target{VtySocket: n.frr.Dir, ConfDir: n.frr.ConfDir, Tools: n.frr.Tools()}
 		n.stateDir = t.TempDir()
-		rel := newReloader(t, frr.Options{Target: n.target, StateDir: n.stateDir})
+		rel := newReloader(t, frrreload.Options{Target: n.target, StateDir: n.stateDir})
 		n.rel = rel
 	}
 	daemonsUp := time.Now()
@@ -281,7 +283,7 @@ func TestEVPNFabric(t *testing.T) {
 	configured := time.Now()
 
 	// Sessions up and each node holds the other's type-3 (IMET) route.
-	waitType3(t, nodes, rrAddr, func(r frr.EVPNRoute, other *fabricNode) bool {
+	waitType3(t, nodes, rrAddr, func(r frrvty.EVPNRoute, other *fabricNode) bool {
 		return strings.Contains(r.Prefix, "["+other.vtep()+"]") && strings.Contains(r.RTs, "RT:65000:100")
 	})
 	converged := time.Now()
@@ -320,9 +322,9 @@ func TestEVPNFabric(t *testing.T) {
 	sum, err := n1.target.Summary(ctx)
 	must(t, err)
 	peers := sum.Peers()
-	var evpnPeer *frr.PeerStatus
+	var evpnPeer *frrvty.PeerStatus
 	for i := range peers {
-		if peers[i].VRF == "default" && peers[i].AddressFamily == frr.AFL2VPNEVPN && peers[i].Peer == rrAddr {
+		if peers[i].VRF == "default" && peers[i].AddressFamily == frrvty.AFL2VPNEVPN && peers[i].Peer == rrAddr {
 			evpnPeer = &peers[i]
 		}
 	}
@@ -330,7 +332,7 @@ func TestEVPNFabric(t *testing.T) {
 		t.Fatalf("summary of node 1 lacks an established EVPN peer with prefixes: %+v", peers)
 	}
 
-	targets := map[string]frr.Target{"node1": n1.target, "node2": n2.target, "rr": rrTarget}
+	targets := map[string]frrvty.Target{"node1": n1.target, "node2": n2.target, "rr": rrTarget}
 	before := map[string]map[string]session{}
 	for name, tg := range targets {
 		before[name] = sessions(t, ctx, tg)
@@ -412,8 +414,8 @@ func TestEVPNFabric(t *testing.T) {
 				bad := string(good[:i]) + c.insert + string(good[i:])
 				wantLine := strings.Count(bad[:i], "\n") + 1
 				res, err := n1.rel.Apply(ctx, []byte(bad))
-				var verr *frr.ValidationError
-				if !errors.Is(err, frr.ErrRejected) || !errors.As(err, &verr) {
+				var verr *frrreload.ValidationError
+				if !errors.Is(err, frrreload.ErrRejected) || !errors.As(err, &verr) {
 					t.Fatalf("Apply(invalid) = %+v, %v; want a ValidationError", res, err)
 				}
 				if verr.Check != c.wantCheck {
@@ -503,7 +505,7 @@ func TestEVPNFabric(t *testing.T) {
 	t.Run("cold start restores the last applied config", func(t *testing.T) {
 		good, err := frr.Render(&n1.cfg)
 		must(t, err)
-		rel := newReloader(t, frr.Options{Target: n1.target, StateDir: n1.stateDir})
+		rel := newReloader(t, frrreload.Options{Target: n1.target, StateDir: n1.stateDir})
 		last, err := rel.LastApplied()
 		must(t, err)
 		if string(last) != string(good) {

@@ -10,7 +10,9 @@ import (
 
 	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
+	"github.com/network-operator/network-operator/pkg/frr/frrreload"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 )
 
 // addStaticVNI creates the kernel side of a layer-2 network with static flooding, as the agent's netconf does: a
@@ -59,9 +61,9 @@ func TestIsolatedVNIStaysOutOfEVPN(t *testing.T) {
 	frrtest.Router(t, frrproc.Options{Netns: fab.Name, Config: []byte(rrConfig)})
 	for _, n := range nodes {
 		n.frr = frrtest.Router(t, frrproc.Options{Netns: n.ns.Name})
-		n.target = frr.Target{VtySocket: n.frr.Dir, ConfDir: n.frr.ConfDir, Tools: n.frr.Tools()}
+		n.target = frrvty.Target{VtySocket: n.frr.Dir, ConfDir: n.frr.ConfDir, Tools: n.frr.Tools()}
 		n.stateDir = t.TempDir()
-		rel := newReloader(t, frr.Options{Target: n.target, StateDir: n.stateDir})
+		rel := newReloader(t, frrreload.Options{Target: n.target, StateDir: n.stateDir})
 		n.rel = rel
 		n.apply(t, ctx)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/network-operator/network-operator/pkg/bgp"
+	"github.com/network-operator/network-operator/pkg/bounds"
 )
 
 //go:embed templates/*.tmpl
@@ -317,7 +318,7 @@ type routeMapEntryView struct {
 
 func buildView(cfg *NodeConfig) *view {
 	u := &cfg.Underlay
-	v := &view{frr: cfg.FRR.orShipped(), ASN: u.ASN, RouterID: u.RouterID.String(), GracefulRestart: gracefulRestartLines(u.GracefulRestart),
+	v := &view{frr: cfg.FRR.OrShipped(), ASN: u.ASN, RouterID: u.RouterID.String(), GracefulRestart: gracefulRestartLines(u.GracefulRestart),
 		CoalesceTime: underlayCoalesceTime.Milliseconds()}
 	v.Cluster.V4.Family, v.Cluster.V6.Family = "ipv4", "ipv6"
 	v.underlay(cfg)
@@ -349,7 +350,7 @@ func buildView(cfg *NodeConfig) *view {
 		if len(rm.Entries) == 0 {
 			continue
 		}
-		rm.Entries = append(rm.Entries, routeMapEntryView{Action: Deny, Seq: DefaultDenySeq})
+		rm.Entries = append(rm.Entries, routeMapEntryView{Action: Deny, Seq: bounds.DefaultDenyRouteMapSeq})
 		v.RouteMaps = append(v.RouteMaps, rm)
 		clusterAF(&v.Cluster, []int{4, 6}[fi]).ImportRouteMap = rm.Name
 	}
@@ -524,12 +525,12 @@ func (v *view) leaking(fam int, vrf *VRF, af *afView) (importMap string) {
 		}
 	}
 	if len(imp.Entries) > 0 {
-		imp.Entries = append(imp.Entries, routeMapEntryView{Action: Deny, Seq: DefaultDenySeq})
+		imp.Entries = append(imp.Entries, routeMapEntryView{Action: Deny, Seq: bounds.DefaultDenyRouteMapSeq})
 		v.RouteMaps = append(v.RouteMaps, imp)
 		importMap = imp.Name
 	}
 	if len(exp.Entries) > 0 {
-		exp.Entries = append(exp.Entries, routeMapEntryView{Action: Deny, Seq: DefaultDenySeq})
+		exp.Entries = append(exp.Entries, routeMapEntryView{Action: Deny, Seq: bounds.DefaultDenyRouteMapSeq})
 		v.RouteMaps = append(v.RouteMaps, exp)
 		af.ImportRouteMap = exp.Name
 		af.ImportVRFs = []string{"default"}

@@ -15,20 +15,12 @@ import (
 	"github.com/network-operator/network-operator/pkg/fielderr"
 )
 
-// Limits FRR puts on names and numbers, from pkg/bounds (the API states the same for its users).
+// Limits FRR puts on names and numbers. The protocol's own bounds (VNI, interface names, route-map sequence
+// numbers, hold times) are pkg/bounds', which the API states for its users too.
 const (
-	// MaxVNI is the largest VXLAN network identifier.
-	MaxVNI = bounds.MaxVNI
-	// MaxInterfaceNameLen is the longest VRF device or interface name.
-	MaxInterfaceNameLen = bounds.MaxInterfaceNameLen
-	// MinRouteMapSeq and MaxRouteMapSeq bound RouteConfig.Seq; DefaultDenySeq is the entry rendered after all
-	// others, denying the rest.
-	MinRouteMapSeq = bounds.MinRouteMapSeq
-	MaxRouteMapSeq = bounds.MaxRouteMapSeq
-	DefaultDenySeq = bounds.DefaultDenyRouteMapSeq
-	// MinHoldTime and MaxHoldTime bound SessionOptions.HoldTime.
-	MinHoldTime = bounds.MinHoldTimeSeconds * time.Second
-	MaxHoldTime = bounds.MaxHoldTimeSeconds * time.Second
+	// minHoldTime and maxHoldTime bound SessionOptions.HoldTime.
+	minHoldTime = bounds.MinHoldTimeSeconds * time.Second
+	maxHoldTime = bounds.MaxHoldTimeSeconds * time.Second
 	// MaxGracefulRestartTime bounds GracefulRestart's times (FRR's range; the capability's restart time has 12 bits).
 	MaxGracefulRestartTime = 4095 * time.Second
 
@@ -85,8 +77,8 @@ func (c *NodeConfig) validate(brownfield bool) error {
 		vrf := &c.VRFs[i]
 		f := field.NewPath("vrfs").Index(i)
 		switch {
-		case vrf.Name == "" || len(vrf.Name) > MaxInterfaceNameLen || !vrfNameRe.MatchString(vrf.Name):
-			v.add(f.Child("name"), vrf.Name, "must be 1..%d characters of letters, digits, '_', '-', '.', starting with a letter", MaxInterfaceNameLen)
+		case vrf.Name == "" || len(vrf.Name) > bounds.MaxInterfaceNameLen || !vrfNameRe.MatchString(vrf.Name):
+			v.add(f.Child("name"), vrf.Name, "must be 1..%d characters of letters, digits, '_', '-', '.', starting with a letter", bounds.MaxInterfaceNameLen)
 		case vrf.Name == "default":
 			v.add(f.Child("name"), vrf.Name, "is the cluster VRF; tenant VRFs need another name")
 		case vrfNames[vrf.Name]:
@@ -100,8 +92,8 @@ func (c *NodeConfig) validate(brownfield bool) error {
 		for j := range vrf.RouteConfigs {
 			rc := &vrf.RouteConfigs[j]
 			rf := f.Child("routeConfigs").Index(j)
-			if rc.Seq < MinRouteMapSeq || rc.Seq > MaxRouteMapSeq {
-				v.add(rf.Child("seq"), rc.Seq, "must be %d..%d (%d is the default deny)", MinRouteMapSeq, MaxRouteMapSeq, DefaultDenySeq)
+			if rc.Seq < bounds.MinRouteMapSeq || rc.Seq > bounds.MaxRouteMapSeq {
+				v.add(rf.Child("seq"), rc.Seq, "must be %d..%d (%d is the default deny)", bounds.MinRouteMapSeq, bounds.MaxRouteMapSeq, bounds.DefaultDenyRouteMapSeq)
 			} else if seqs[rc.Seq] {
 				v.add(rf.Child("seq"), rc.Seq, "duplicate route-map sequence in VRF %q", vrf.Name)
 			}
@@ -155,8 +147,8 @@ func (v *validator) routingTables(tables []RoutingTable, vrfNames map[string]boo
 		rt := &tables[i]
 		f := field.NewPath("routingTables").Index(i)
 		switch {
-		case rt.Name == "" || len(rt.Name) > MaxInterfaceNameLen || !vrfNameRe.MatchString(rt.Name):
-			v.add(f.Child("name"), rt.Name, "must be 1..%d characters of letters, digits, '_', '-', '.', starting with a letter", MaxInterfaceNameLen)
+		case rt.Name == "" || len(rt.Name) > bounds.MaxInterfaceNameLen || !vrfNameRe.MatchString(rt.Name):
+			v.add(f.Child("name"), rt.Name, "must be 1..%d characters of letters, digits, '_', '-', '.', starting with a letter", bounds.MaxInterfaceNameLen)
 		case rt.Name == "default":
 			v.add(f.Child("name"), rt.Name, "is the cluster VRF; a routing table needs a VRF of its own")
 		case vrfNames[rt.Name]:
@@ -260,8 +252,8 @@ func (v *validator) underlay(u *Underlay, brownfield bool) {
 		switch {
 		case !n.Address.IsValid() && n.Interface == "":
 			v.add(f, key, "needs an address, an interface, or an IPv6 link-local address and its interface")
-		case n.Interface != "" && (len(n.Interface) > MaxInterfaceNameLen || !ifNameRe.MatchString(n.Interface)):
-			v.add(f.Child("interface"), n.Interface, "must be an interface name of at most %d characters", MaxInterfaceNameLen)
+		case n.Interface != "" && (len(n.Interface) > bounds.MaxInterfaceNameLen || !ifNameRe.MatchString(n.Interface)):
+			v.add(f.Child("interface"), n.Interface, "must be an interface name of at most %d characters", bounds.MaxInterfaceNameLen)
 		case n.Address.IsValid() && n.Address.Zone() != "":
 			v.add(f.Child("address"), n.Address.String(), "zoned addresses are not supported; put the zone into interface")
 		case n.Address.IsValid() && n.Interface != "" && !linkLocal:
@@ -361,14 +353,14 @@ func familyList(fs []Family) string {
 // and zebra. Older releases read only a VXLAN device's IPv4 source (zebra) and announce EVPN routes with an IPv4
 // next hop (the router id), so remote VTEPs would tunnel to an address the node's VXLANs do not use.
 func (v Version) IPv6VTEPs() bool {
-	v = v.orShipped()
+	v = v.OrShipped()
 	return v.Major > 10 || v.Major == 10 && v.Minor >= 6
 }
 
 // evpnIPv6VTEP refuses EVPN with an IPv6 VTEP for a release without IPv6 VTEPs: an L3VNI or an L2VNI that takes
 // part in EVPN (an isolated one does not: nothing imports its routes).
 func (v *validator) evpnIPv6VTEP(c *NodeConfig) {
-	if !c.Underlay.VTEPSource.Is6() || c.Underlay.VTEPSource.Is4In6() || c.FRR.orShipped().IPv6VTEPs() {
+	if !c.Underlay.VTEPSource.Is6() || c.Underlay.VTEPSource.Is4In6() || c.FRR.OrShipped().IPv6VTEPs() {
 		return
 	}
 	what := ""
@@ -384,7 +376,7 @@ func (v *validator) evpnIPv6VTEP(c *NodeConfig) {
 	if what != "" {
 		v.add(field.NewPath("underlay", "vtepSource"), c.Underlay.VTEPSource.String(),
 			"EVPN (%s) with an IPv6 VTEP needs FRR 10.6 or later; FRR %s announces its routes with an IPv4 next hop "+
-				"(use an IPv4 VTEP, static flooding, or a newer FRR)", what, c.FRR.orShipped())
+				"(use an IPv4 VTEP, static flooding, or a newer FRR)", what, c.FRR.OrShipped())
 	}
 }
 
@@ -423,8 +415,8 @@ func (v *validator) session(path *field.Path, s *SessionOptions) {
 		switch {
 		case hold%time.Second != 0 || ka%time.Second != 0:
 			v.add(path.Child("holdTime"), hold.String()+"/"+ka.String(), "timers must be whole seconds")
-		case hold < MinHoldTime || hold > MaxHoldTime:
-			v.add(path.Child("holdTime"), hold.String(), "must be %ds..%ds", MinHoldTime/time.Second, MaxHoldTime/time.Second)
+		case hold < minHoldTime || hold > maxHoldTime:
+			v.add(path.Child("holdTime"), hold.String(), "must be %ds..%ds", minHoldTime/time.Second, maxHoldTime/time.Second)
 		case ka >= hold:
 			v.add(path.Child("keepaliveTime"), ka.String(), "must be below holdTime %s", hold)
 		}
@@ -439,7 +431,7 @@ func (v *validator) session(path *field.Path, s *SessionOptions) {
 		}
 	}
 	if s.UpdateSource != "" {
-		if _, err := netip.ParseAddr(s.UpdateSource); err != nil && (len(s.UpdateSource) > MaxInterfaceNameLen || !ifNameRe.MatchString(s.UpdateSource)) {
+		if _, err := netip.ParseAddr(s.UpdateSource); err != nil && (len(s.UpdateSource) > bounds.MaxInterfaceNameLen || !ifNameRe.MatchString(s.UpdateSource)) {
 			v.add(path.Child("updateSource"), s.UpdateSource, "must be an address or an interface name")
 		}
 	}

@@ -1,7 +1,6 @@
 package frr
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -20,8 +19,8 @@ func Shipped() Version { return Version{Major: 10, Minor: 3} }
 
 func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
 
-// orShipped is v, or Shipped for the zero Version.
-func (v Version) orShipped() Version {
+// OrShipped is v, or Shipped for the zero Version.
+func (v Version) OrShipped() Version {
 	if v == (Version{}) {
 		return Shipped()
 	}
@@ -34,15 +33,15 @@ var ErrUnsupportedVersion = errors.New("FRR release not supported")
 
 // Check refuses a release this package neither renders for nor diffs like.
 func (v Version) Check() error {
-	if _, ok := v.orShipped().dialect(); !ok {
+	if _, ok := v.OrShipped().Dialect(); !ok {
 		return fmt.Errorf("%w: %s (supported: 8.x, 10.x)", ErrUnsupportedVersion, v)
 	}
 	return nil
 }
 
-// dialect is the frr-reload.py the release ships, which frrdiff follows.
-func (v Version) dialect() (frrdiff.Dialect, bool) {
-	switch v.orShipped().Major {
+// Dialect is the frr-reload.py the release ships, which frrdiff follows.
+func (v Version) Dialect() (frrdiff.Dialect, bool) {
+	switch v.OrShipped().Major {
 	case 8:
 		return frrdiff.FRR8, true
 	case 10:
@@ -53,7 +52,7 @@ func (v Version) dialect() (frrdiff.Dialect, bool) {
 
 // internetByName reports whether the release knows RFC 1997's community 0:0 by its name "internet": FRR 8
 // takes and shows the name, FRR 10 refuses it and shows 0:0.
-func (v Version) internetByName() bool { return v.orShipped().Major < 10 }
+func (v Version) internetByName() bool { return v.OrShipped().Major < 10 }
 
 var versionRe = regexp.MustCompile(`(?:^|FRRouting )(\d+)\.(\d+)`)
 
@@ -74,13 +73,4 @@ func ParseVersion(s string) (Version, error) {
 func headLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
-}
-
-// RunningVersion asks the target's daemons which release they are ("show version").
-func (t Target) RunningVersion(ctx context.Context) (Version, error) {
-	out, err := t.Vtysh(ctx, "show version")
-	if err != nil {
-		return Version{}, fmt.Errorf("FRR's release: %w", err)
-	}
-	return ParseVersion(string(out))
 }

@@ -7,7 +7,7 @@
 //   - node config files: read by the agent (agent/nodefile) and translated for FRR
 //     (agent/frrconfig);
 //   - FRR: every config rendered from them - greenfield, and brownfield into each das-schiff base config - loaded
-//     into a scratch FRR (zebra + bgpd, FRR 8.4) and `frr-reload.py --test` against its running config finding
+//     into a scratch FRR (zebra + bgpd, FRR 8.4) and the reload diff (what frr-reload.py --test computes) against its running config finding
 //     nothing to change (beyond what pkg/frr counts as noise, and the documented residue of a base).
 //
 // What das-schiff accepts and this project refuses on purpose (docs/migrating-from-das-schiff.md) is asserted
@@ -40,7 +40,10 @@ import (
 	"github.com/network-operator/network-operator/operator/nodeconfig"
 	"github.com/network-operator/network-operator/operator/webhook"
 	"github.com/network-operator/network-operator/pkg/frr"
+	"github.com/network-operator/network-operator/pkg/frr/frrreload"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
+	"github.com/network-operator/network-operator/pkg/frr/frrtest/canonical"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 	"github.com/network-operator/network-operator/test/harness/testenv"
 )
 
@@ -376,7 +379,7 @@ func renderBrownfield(t *testing.T, set string, base frrBase, cfg frr.NodeConfig
 }
 
 // loadIntoFRR loads c into a scratch FRR (vtysh -C, then zebra + bgpd, with staticd for a base's static
-// routes, in a namespace of their own) and runs frr-reload.py --test of the same file against its running
+// routes, in a namespace of their own) and computes the reload diff (frr-reload.py --test's) of the same file against its running
 // config: nothing may be left to change but the base's documented residue.
 //
 // FRR 10 refuses das-schiff's base as it is: its route-map local_peering_hack sets the next hop 0.0.0.2, which
@@ -388,13 +391,13 @@ func loadIntoFRR(t *testing.T, f frrtest.FRR, c rendered, rep *report) {
 	if err := os.WriteFile(file, c.config, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	daemons := frr.DefaultScratchDaemons
+	daemons := frrreload.DefaultScratchDaemons
 	if strings.Contains(string(c.config), "\nip route ") {
 		daemons = append(slices.Clone(daemons), "staticd")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	diff, err := frr.Target{Tools: f.Tools, Version: frr.Version{Major: f.Major}}.CheckCanonical(ctx, file, daemons)
+	diff, err := canonical.Diff(t, ctx, frrvty.Target{Tools: f.Tools, Version: frr.Version{Major: f.Major}}, file, daemons)
 	if f.Major >= 10 && strings.Contains(string(c.config), " set ip next-hop 0.0.0.2\n") {
 		const why = "set ip next-hop 0.0.0.2"
 		if err == nil || !strings.Contains(err.Error(), why) {
@@ -411,7 +414,7 @@ func loadIntoFRR(t *testing.T, f frrtest.FRR, c rendered, rep *report) {
 	left := diff.Significant()
 	if !slices.Equal(left, c.residue) {
 		rep.add(c.input, stage, "FAIL: diff")
-		t.Fatalf("frr-reload.py --test still differs:\n%s\nwant exactly:\n%s\nconfig:\n%s",
+		t.Fatalf("the reload diff still differs:\n%s\nwant exactly:\n%s\nconfig:\n%s",
 			strings.Join(left, "\n"), strings.Join(c.residue, "\n"), c.config)
 	}
 	if len(left) > 0 {

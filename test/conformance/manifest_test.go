@@ -54,7 +54,7 @@ type frrBase struct {
 	Mgmt []string
 	// Refused maps a resource set to the message RenderBrownfield refuses it with, on purpose.
 	Refused map[string]string
-	// Residue is exactly what frr-reload.py --test still reports after loading a config rendered into this
+	// Residue is exactly what the reload diff (frr-reload.py --test's) still reports after loading a config rendered into this
 	// base (documented FRR display quirks of the base's own lines), in its order.
 	Residue []string
 }
@@ -176,7 +176,7 @@ var frrBaseInputs = []frrBase{
 		Refused: refusedV6,
 		// Under "frr defaults traditional" without "no bgp default ipv4-unicast", ipv4 unicast is active by
 		// default and FRR 8.4 never shows the base's own explicit "neighbor X activate" lines (pkg/frr's
-		// accept_test.go, baseResidue): frr-reload.py --test reports exactly these, each time.
+		// accept_test.go, baseResidue): the reload diff reports exactly these, each time.
 		Residue: []string{
 			"+ router bgp 64510", "+  address-family ipv4 unicast", "+   neighbor def_mgmt activate",
 			"+ router bgp 64510 vrf Vrf_mgmt", "+  address-family ipv4 unicast", "+   neighbor mgmt_def activate",

@@ -140,3 +140,13 @@ func Eventually(t testing.TB, timeout time.Duration, what string, cond func(cont
 		t.Fatalf("%s: not within %s (last: %s)", what, timeout, last)
 	}
 }
+
+// Output reads a recorded FRR answer from the test package's testdata/frr-output.
+func Output(t testing.TB, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "frr-output", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

@@ -1,4 +1,4 @@
-// Package frrapply times pkg/frr's Reloader applying a change that touches FRR to real zebra + bgpd: what the
+// Package frrapply times pkg/frr/frrreload's Reloader applying a change that touches FRR to real zebra + bgpd: what the
 // agent does on every node when a revision changes an export prefix. The change is one prefix-list line, added
 // and removed alternately, so every apply validates and reloads (none is skipped as unchanged).
 package frrapply
@@ -15,6 +15,8 @@ import (
 
 	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
+	"github.com/network-operator/network-operator/pkg/frr/frrreload"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 	"github.com/network-operator/network-operator/test/harness/bench/report"
 	"github.com/network-operator/network-operator/test/harness/bench/stats"
 )
@@ -134,7 +136,7 @@ func run(ctx context.Context, tools frrproc.Tools, configs [2][]byte, applies in
 		return nil, nil, err
 	}
 	defer os.RemoveAll(stateDir)
-	rel, err := frr.NewReloader(frr.Options{Target: frr.Target{VtySocket: in.Dir, ConfDir: in.ConfDir,
+	rel, err := frrreload.NewReloader(frrreload.Options{Target: frrvty.Target{VtySocket: in.Dir, ConfDir: in.ConfDir,
 		Tools: frrproc.Tools{Root: tools.Root, Binds: []string{stateDir}}}, StateDir: stateDir})
 	if err != nil {
 		return nil, nil, err
@@ -178,7 +180,7 @@ func run(ctx context.Context, tools frrproc.Tools, configs [2][]byte, applies in
 }
 
 // checkChange makes sure an apply did the change: one significant line, the changed prefix, and nothing left.
-func checkChange(res frr.Result) error {
+func checkChange(res frrreload.Result) error {
 	sig := res.Diff.Significant()
 	if res.Skipped || len(sig) != 1 || !strings.Contains(sig[0], changedPrefix) {
 		return fmt.Errorf("want exactly the change of %s, got skipped=%v, diff %q", changedPrefix, res.Skipped, sig)
@@ -186,14 +188,14 @@ func checkChange(res frr.Result) error {
 	if len(res.Residual) > 0 {
 		return fmt.Errorf("FRR still differs after the reload: %q", res.Residual)
 	}
-	if !slices.ContainsFunc(res.Steps, func(s frr.Step) bool { return s.Took > 0 }) {
+	if !slices.ContainsFunc(res.Steps, func(s frrreload.Step) bool { return s.Took > 0 }) {
 		return errors.New("the apply reported no timed steps")
 	}
 	return nil
 }
 
 // Method explains the rows below the table.
-const Method = "- FRR apply: pkg/frr's Reloader (what the agent runs) against zebra + bgpd started in a namespace of " +
+const Method = "- FRR apply: pkg/frr/frrreload's Reloader (what the agent runs) against zebra + bgpd started in a namespace of " +
 	"their own; the config is a demo node's (iBGP underlay, two tenant VRFs with L3VNIs and leaks, four L2VNIs) and " +
 	"each apply adds or removes the demo change's export prefix (one prefix-list line), so none is skipped. Each " +
 	"apply is timed from the rendered config to the Reloader's return: validation, reload and the check that FRR " +

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/network-operator/network-operator/pkg/frr"
+	"github.com/network-operator/network-operator/pkg/frr/frrreload"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
 )
 
@@ -43,7 +44,7 @@ func TestMeasureSmall(t *testing.T) {
 			t.Errorf("%s: %v ms, %v", r.Name, r.Value, r.Err)
 		}
 	}
-	if !strings.Contains(rows[0].Detail, "2 applies") || !strings.Contains(rows[0].Detail, frr.StepDelta) {
+	if !strings.Contains(rows[0].Detail, "2 applies") || !strings.Contains(rows[0].Detail, frrreload.StepDelta) {
 		t.Errorf("p50 detail %q lacks the count or the step breakdown", rows[0].Detail)
 	}
 }

@@ -1,4 +1,4 @@
-package frr
+package frrvty
 
 import (
 	"cmp"

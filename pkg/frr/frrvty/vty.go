@@ -1,4 +1,4 @@
-package frr
+package frrvty
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/network-operator/network-operator/pkg/frr"
 )
 
 // ErrCommand marks a command a daemon refused on its vty socket (errors.Is); the error carries its answer.
@@ -36,9 +38,9 @@ func (t Target) vtyDir() string {
 	return "/var/run/frr"
 }
 
-// daemonsIdentity names the running zebra and bgpd by their vty sockets, which a daemon makes anew at every start
+// DaemonsIdentity names the running zebra and bgpd by their vty sockets, which a daemon makes anew at every start
 // (inode and change time); "" parts for a daemon without one.
-func (t Target) daemonsIdentity() string {
+func (t Target) DaemonsIdentity() string {
 	var b strings.Builder
 	for _, d := range []string{"zebra", "bgpd"} {
 		var st syscall.Stat_t
@@ -84,7 +86,7 @@ func (t Target) daemonCommand(ctx context.Context, daemon string, cmds ...string
 		}
 		answer := out.Bytes()[start : out.Len()-vtyTrailerLen]
 		if status := out.Bytes()[out.Len()-1]; status != 0 {
-			return nil, fmt.Errorf("%s %q: %w (status %d): %s", daemon, c, ErrCommand, status, Redact(strings.TrimSpace(string(answer))))
+			return nil, fmt.Errorf("%s %q: %w (status %d): %s", daemon, c, ErrCommand, status, frr.Redact(strings.TrimSpace(string(answer))))
 		}
 		out.Truncate(out.Len() - vtyTrailerLen)
 	}

@@ -1,21 +1,15 @@
-package frr
+package frrreload
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-)
 
-func fixture(t *testing.T, name string) string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "frr-output", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
+	"github.com/network-operator/network-operator/pkg/frr"
+	"github.com/network-operator/network-operator/pkg/frr/frrtest"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
+)
 
 // The outputs are real FRR 8.4 answers for the config files next to them.
 func TestParseLoadOutput(t *testing.T) {
@@ -44,15 +38,15 @@ func TestParseLoadOutput(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			file := filepath.Join("testdata", "frr-output", c.config)
-			verr := parseLoadOutput("check", fixture(t, c.output), file)
+			verr := parseLoadOutput("check", frrtest.Output(t, c.output), file)
 			if verr == nil {
 				t.Fatal("no error parsed")
 			}
 			var got []int
 			for _, l := range verr.Lines {
 				got = append(got, l.Number)
-				lines := strings.Split(fixture(t, c.config), "\n")
-				if want := Redact(lines[l.Number-1]); l.Text != want {
+				lines := strings.Split(frrtest.Output(t, c.config), "\n")
+				if want := frr.Redact(lines[l.Number-1]); l.Text != want {
 					t.Errorf("line %d text %q, want %q", l.Number, l.Text, want)
 				}
 			}
@@ -81,7 +75,7 @@ func TestParseLoadOutput(t *testing.T) {
 }
 
 func TestParseDiff(t *testing.T) {
-	d := parseDiff(Redact(fixture(t, "frr-reload-test-add-vni.txt")))
+	d := parseDiff(frr.Redact(frrtest.Output(t, "frr-reload-test-add-vni.txt")))
 	if want := []string{"no hostname vm", "ip forwarding", "ipv6 forwarding"}; !slices.Equal(d.Delete, want) {
 		t.Errorf("delete = %q, want %q", d.Delete, want)
 	}
@@ -100,8 +94,8 @@ func TestRedact(t *testing.T) {
 		"line 6: neighbor x password hunter2 more": "line 6: neighbor x password <redacted> more",
 		"router bgp 65000":                         "router bgp 65000",
 	} {
-		if got := Redact(in); got != want {
-			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		if got := frr.Redact(in); got != want {
+			t.Errorf("frr.Redact(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -117,26 +111,26 @@ func TestVRFBlocks(t *testing.T) {
 }
 
 func TestTargetArgs(t *testing.T) {
-	sock := Target{VtySocket: "/run/x", ConfDir: "/etc/x"}
-	if got := sock.reloadArgs("--reload", "/etc/x/frr.conf"); !slices.Equal(got, []string{
+	sock := frrvty.Target{VtySocket: "/run/x", ConfDir: "/etc/x"}
+	if got := reloadArgs(sock, "--reload", "/etc/x/frr.conf"); !slices.Equal(got, []string{
 		"/usr/lib/frr/frr-reload.py", "--reload", "--stdout", "--bindir", "/usr/bin", "--confdir", "/etc/x",
 		"--rundir", "/etc/x", "--vty_socket", "/run/x", "/etc/x/frr.conf"}) {
 		t.Errorf("socket reload args = %q", got)
 	}
-	if got := sock.vtyshArgs(); !slices.Equal(got, []string{"--config_dir", "/etc/x", "--vty_socket", "/run/x"}) {
+	if got := sock.VtyshArgs(); !slices.Equal(got, []string{"--config_dir", "/etc/x", "--vty_socket", "/run/x"}) {
 		t.Errorf("socket vtysh args = %q", got)
 	}
-	ps := Target{Pathspace: "node1"}
+	ps := frrvty.Target{Pathspace: "node1"}
 	if ps.ConfigPath() != "/etc/frr/node1/frr.conf" {
 		t.Errorf("pathspace config path = %s", ps.ConfigPath())
 	}
 	// frr.conf's own directory as --confdir: frr-reload.py must not rewrite it.
-	if got := ps.reloadArgs("--test", "/tmp/c"); !slices.Equal(got, []string{
+	if got := reloadArgs(ps, "--test", "/tmp/c"); !slices.Equal(got, []string{
 		"/usr/lib/frr/frr-reload.py", "--test", "--stdout", "--bindir", "/usr/bin", "--confdir", "/etc/frr/node1",
 		"--rundir", "/etc/frr/node1", "--pathspace", "node1", "/tmp/c"}) {
 		t.Errorf("pathspace reload args = %q", got)
 	}
-	if got := ps.vtyshArgs(); !slices.Equal(got, []string{"-N", "node1"}) {
+	if got := ps.VtyshArgs(); !slices.Equal(got, []string{"-N", "node1"}) {
 		t.Errorf("pathspace vtysh args = %q", got)
 	}
 }

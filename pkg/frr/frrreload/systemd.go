@@ -1,4 +1,4 @@
-package frr
+package frrreload
 
 import (
 	"context"

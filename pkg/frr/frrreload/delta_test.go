@@ -1,4 +1,4 @@
-package frr
+package frrreload
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 )
 
 // refusingVtysh writes a vtysh that stands in for FRR refusing a command: "vtysh -f FILE" fails, as FRR's
@@ -50,7 +51,7 @@ func TestDeltaRefusedFallsBack(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	r := testReloader(t, Options{Target: Target{VtyshPath: refusingVtysh(t, "pl_fallback", ".frr-delta-*")}, ScratchDaemons: []string{}})
+	r := testReloader(t, Options{Target: frrvty.Target{VtyshPath: refusingVtysh(t, "pl_fallback", ".frr-delta-*")}, ScratchDaemons: []string{}})
 	base := goldenConf(t, "full")
 	if res, err := r.Apply(ctx, base); err != nil || res.Path != PathDelta {
 		t.Fatalf("base config: %+v, %v; want path %q", res, err, PathDelta)
@@ -76,7 +77,7 @@ func TestDeltaAndScriptRefusedRollBack(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	r := testReloader(t, Options{Target: Target{VtyshPath: refusingVtysh(t, "pl_poison", ".frr-delta-*", "reload-*.txt")}, ScratchDaemons: []string{}})
+	r := testReloader(t, Options{Target: frrvty.Target{VtyshPath: refusingVtysh(t, "pl_poison", ".frr-delta-*", "reload-*.txt")}, ScratchDaemons: []string{}})
 	base := goldenConf(t, "full")
 	if _, err := r.Apply(ctx, base); err != nil {
 		t.Fatal(err)
@@ -112,7 +113,7 @@ func TestPlanPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := filepath.Glob(filepath.Join("testdata", "golden", "*.conf"))
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "golden", "*.conf"))
 	if err != nil || len(files) < 20 {
 		t.Fatalf("want the golden configs, got %d (%v)", len(files), err)
 	}

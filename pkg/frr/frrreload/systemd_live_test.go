@@ -1,6 +1,6 @@
 //go:build hostsystemd
 
-package frr
+package frrreload
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package frr
+package frrreload
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 )
 
 // fakeSystemd serves a stand-in systemd Manager (frrtest.Systemd) on a private bus, makes that bus the system
@@ -63,12 +64,12 @@ func TestReloaderSystemdMethod(t *testing.T) {
 	frrtest.Require(t)
 	ns := frrtest.Netns(t, "frrsd-")
 	router := frrtest.Router(t, frrproc.Options{Netns: ns.Name})
-	target := Target{VtySocket: router.Dir, ConfDir: router.ConfDir, Tools: router.Tools()}
+	target := frrvty.Target{VtySocket: router.Dir, ConfDir: router.ConfDir, Tools: router.Tools()}
 	var jobs atomic.Int32
 	sd, client := fakeSystemd(t, map[string]string{"frr.service": "done"})
 	sd.SetJob(func(string) error {
 		jobs.Add(1)
-		out, stderr, err := target.run(context.Background(), "python3", target.reloadArgs("--reload", target.ConfigPath())...)
+		out, stderr, err := target.Run(context.Background(), "python3", reloadArgs(target, "--reload", target.ConfigPath())...)
 		if err != nil {
 			return fmt.Errorf("%w: %s%s", err, out, stderr)
 		}
@@ -85,7 +86,7 @@ func TestReloaderSystemdMethod(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cfg, err := os.ReadFile(filepath.Join("testdata", "golden", "l2vni-explicit.conf"))
+	cfg, err := os.ReadFile(filepath.Join("..", "testdata", "golden", "l2vni-explicit.conf"))
 	if err != nil {
 		t.Fatal(err)
 	}

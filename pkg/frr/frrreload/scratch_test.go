@@ -1,4 +1,4 @@
-package frr
+package frrreload
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 	"github.com/network-operator/network-operator/pkg/frr/frrtest"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 )
 
 // testReloader is a Reloader for daemons started for the test, closed with it.
@@ -21,7 +22,7 @@ func testReloader(t *testing.T, opts Options) *Reloader {
 	t.Helper()
 	ns := frrtest.Netns(t, "frrscr-")
 	router := frrtest.Router(t, frrproc.Options{Netns: ns.Name})
-	opts.Target = Target{VtySocket: router.Dir, ConfDir: router.ConfDir, VtyshPath: opts.VtyshPath, Tools: router.Tools()}
+	opts.Target = frrvty.Target{VtySocket: router.Dir, ConfDir: router.ConfDir, VtyshPath: opts.VtyshPath, Tools: router.Tools()}
 	opts.StateDir = t.TempDir()
 	r, err := NewReloader(opts)
 	if err != nil {
@@ -53,7 +54,7 @@ func (r *Reloader) validateSteps(ctx context.Context, cfg []byte) ([]string, err
 
 func goldenConf(t *testing.T, name string) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "golden", name+".conf"))
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "golden", name+".conf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func insert(t *testing.T, cfg []byte, marker, text string) []byte {
 
 // TestScratchRefusesAsAFreshLoad validates invalid configs with a scratch instance that holds a valid one, so
 // each is first tried as a change from it: every verdict must be the one a load into fresh daemons gives
-// (Target.Check, the validation before the scratch instance was kept), with the same check, lines and messages.
+// (Check, the validation before the scratch instance was kept), with the same check, lines and messages.
 func TestScratchRefusesAsAFreshLoad(t *testing.T) {
 	frrtest.Require(t)
 	t.Parallel()
@@ -103,7 +104,7 @@ func TestScratchRefusesAsAFreshLoad(t *testing.T) {
 			if err := os.WriteFile(file, bad, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			want := r.opts.Check(ctx, file, DefaultScratchDaemons)
+			want := check(ctx, r.opts.Target, file, DefaultScratchDaemons, nil)
 			var gv, wv *ValidationError
 			if !errors.As(got, &gv) || !errors.As(want, &wv) {
 				t.Fatalf("Validate: %v; fresh load: %v; want both refusals", got, want)
@@ -226,13 +227,13 @@ func TestScriptRestoresRouteMapDelay(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := frrtest.Netns(t, "frrdly-")
 			router := frrtest.Router(t, frrproc.Options{Netns: ns.Name})
-			target := Target{VtySocket: router.Dir, ConfDir: router.ConfDir, Tools: router.Tools()}
-			cand, err := target.parseCandidate([]byte(tc.desired))
+			target := frrvty.Target{VtySocket: router.Dir, ConfDir: router.ConfDir, Tools: router.Tools()}
+			cand, err := parseCandidate(target, []byte(tc.desired))
 			if err != nil {
 				t.Fatal(err)
 			}
 			// The script as a delta has the timer line first when the config sets one, as frrdiff orders it.
-			if err := target.runScript(ctx, []byte(tc.desired), cand); err != nil {
+			if err := runScript(ctx, target, []byte(tc.desired), cand); err != nil {
 				t.Fatal(err)
 			}
 			running, err := router.Vtysh(ctx, "show running-config")

@@ -1,4 +1,4 @@
-package frr
+package frrreload
 
 import (
 	"context"
@@ -17,8 +17,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrdiff"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 )
 
 // ErrReloadFailed marks a validated config that FRR failed to apply; the
@@ -49,7 +51,7 @@ type FileOwner struct{ UID, GID int }
 
 // Options configure a Reloader.
 type Options struct {
-	Target
+	frrvty.Target
 	// StateDir keeps the last applied config for a cold start (required).
 	StateDir string
 	// Owner of frr.conf and the candidate file. Nil: user and group "frr"
@@ -125,7 +127,7 @@ func NewReloader(opts Options) (*Reloader, error) {
 	if opts.Owner == nil && os.Geteuid() == 0 {
 		opts.Owner = lookupFRROwner()
 	}
-	opts.Target = opts.Target.withDefaults()
+	opts.Target = opts.Target.WithDefaults()
 	if err := os.MkdirAll(opts.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("frr reloader state dir: %w", err)
 	}
@@ -183,7 +185,7 @@ func (r *Reloader) ReleaseIdleScratch(ctx context.Context, idle time.Duration, n
 }
 
 // Target returns the daemons this Reloader applies to.
-func (r *Reloader) Target() Target { return r.opts.Target }
+func (r *Reloader) Target() frrvty.Target { return r.opts.Target }
 
 func (r *Reloader) lastAppliedPath() string { return filepath.Join(r.opts.StateDir, lastAppliedFile) }
 
@@ -340,7 +342,7 @@ func (r *Reloader) install(ctx context.Context, v validated) (res Result, _ erro
 		}
 	case p.delta != nil:
 		res.Path = PathDelta
-		res.Residual, err = r.opts.applyDelta(ctx, p.cand, *p.delta, tl)
+		res.Residual, err = applyDelta(ctx, r.opts.Target, p.cand, *p.delta, tl)
 		if err != nil {
 			res.Path, res.PathReason = PathDeltaThenScript, err.Error()
 			res.Residual, err = r.reloadScript(ctx, cfg, confPath, undo, tl)
@@ -352,7 +354,7 @@ func (r *Reloader) install(ctx context.Context, v validated) (res Result, _ erro
 	if err != nil {
 		return res, err
 	}
-	if err := r.opts.dropStaleVRFs(ctx, cfg, tl); err != nil {
+	if err := dropStaleVRFs(ctx, r.opts.Target, cfg, tl); err != nil {
 		return res, undo(err)
 	}
 	res.Reload = time.Since(start)
@@ -360,7 +362,7 @@ func (r *Reloader) install(ctx context.Context, v validated) (res Result, _ erro
 		return res, fmt.Errorf("applied, but saving last applied config failed: %w", err)
 	}
 	r.last = res.Hash
-	r.daemons = r.opts.Target.daemonsIdentity()
+	r.daemons = r.opts.Target.DaemonsIdentity()
 	return res, nil
 }
 
@@ -393,11 +395,11 @@ func (r *Reloader) converge(ctx context.Context, confPath string) ([]string, err
 	}
 	var prev []string
 	for pass := 1; ; pass++ {
-		out, stderr, err := r.opts.run(ctx, r.opts.Python, r.opts.reloadArgs("--test", confPath)...)
+		out, stderr, err := r.opts.Run(ctx, r.opts.Python, reloadArgs(r.opts.Target, "--test", confPath)...)
 		if err != nil {
-			return nil, fmt.Errorf("%w: check after reload: %w: %s", ErrReloadFailed, err, strings.Join(errorLines(Redact(string(out)+stderr)), "; "))
+			return nil, fmt.Errorf("%w: check after reload: %w: %s", ErrReloadFailed, err, strings.Join(errorLines(frr.Redact(string(out)+stderr)), "; "))
 		}
-		left := parseDiff(Redact(string(out) + stderr)).Significant()
+		left := parseDiff(frr.Redact(string(out) + stderr)).Significant()
 		if len(left) == 0 || slices.Equal(left, prev) || pass == maxReloadPasses {
 			return left, nil
 		}
@@ -550,7 +552,7 @@ type prepared struct {
 // frr-reload.py --test's where frrdiff cannot read a side.
 func (r *Reloader) prepare(ctx context.Context, candFile string, cfg []byte, tl *timeline) (prepared, error) {
 	var p prepared
-	cand, err := r.opts.parseCandidate(cfg)
+	cand, err := parseCandidate(r.opts.Target, cfg)
 	if err != nil {
 		p.why = "candidate: " + err.Error()
 	} else {
@@ -565,9 +567,9 @@ func (r *Reloader) prepare(ctx context.Context, candFile string, cfg []byte, tl 
 		wg.Wait()
 	}()
 	if p.cand != nil {
-		wg.Go(func() { running, runErr = r.opts.runningConfig(rctx, tl) })
+		wg.Go(func() { running, runErr = runningConfig(rctx, r.opts.Target, tl) })
 	}
-	syntax := func() error { return r.opts.check(ctx, candFile, nil, tl) }
+	syntax := func() error { return check(ctx, r.opts.Target, candFile, nil, tl) }
 	if r.scratch != nil {
 		err = r.scratch.validate(ctx, candFile, p.cand, syntax, tl)
 	} else {
@@ -595,9 +597,9 @@ func (r *Reloader) prepare(ctx context.Context, candFile string, cfg []byte, tl 
 // testDiff is frr-reload.py --test's diff of the candidate file against the running daemons.
 func (r *Reloader) testDiff(ctx context.Context, cand string, tl *timeline) (Diff, error) {
 	start := time.Now()
-	out, stderr, err := r.opts.run(ctx, r.opts.Python, r.opts.reloadArgs("--test", cand)...)
+	out, stderr, err := r.opts.Run(ctx, r.opts.Python, reloadArgs(r.opts.Target, "--test", cand)...)
 	tl.since(StepTest, start)
-	text := Redact(string(out) + stderr)
+	text := frr.Redact(string(out) + stderr)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Diff{}, fmt.Errorf("frr-reload.py --test: %w", ctx.Err())
@@ -616,10 +618,10 @@ func (r *Reloader) reload(ctx context.Context, confPath string, tl *timeline) er
 		return nil
 	}
 	start := time.Now()
-	out, stderr, err := r.opts.run(ctx, r.opts.Python, r.opts.reloadArgs("--reload", confPath)...)
+	out, stderr, err := r.opts.Run(ctx, r.opts.Python, reloadArgs(r.opts.Target, "--reload", confPath)...)
 	tl.since(StepReload, start)
 	if err != nil {
-		msgs := errorLines(Redact(string(out) + stderr))
+		msgs := errorLines(frr.Redact(string(out) + stderr))
 		return fmt.Errorf("frr-reload.py --reload: %w: %s", err, strings.Join(msgs, "; "))
 	}
 	return nil
@@ -713,7 +715,7 @@ func finishFile(f *os.File, data []byte, owner *FileOwner) error {
 // pod or DaemonSet replaced, a crash) and then does what Resync does, so a restart that lost the config makes the
 // next Apply reload it instead of skipping an unchanged config. Cheap while nothing restarted: two stat calls.
 func (r *Reloader) Restarted(ctx context.Context) (bool, error) {
-	id := r.opts.Target.daemonsIdentity()
+	id := r.opts.Target.DaemonsIdentity()
 	r.mu.Lock()
 	same := id == r.daemons
 	r.mu.Unlock()
@@ -730,7 +732,7 @@ func (r *Reloader) Restarted(ctx context.Context) (bool, error) {
 func (r *Reloader) Resync(ctx context.Context) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	id := r.opts.Target.daemonsIdentity() // before reading: a restart in between shows at the next look
+	id := r.opts.Target.DaemonsIdentity() // before reading: a restart in between shows at the next look
 	if r.last == "" {
 		r.daemons = id
 		return false, nil

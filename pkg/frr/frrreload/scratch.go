@@ -1,4 +1,4 @@
-package frr
+package frrreload
 
 import (
 	"context"
@@ -8,13 +8,14 @@ import (
 
 	"github.com/network-operator/network-operator/pkg/frr/frrdiff"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 )
 
 // scratch is a Reloader's long-lived scratch FRR instance: the daemons of Options.ScratchDaemons in a namespace
 // of their own, without a BGP listener, started at the first validation and kept until Close, or until it was
 // idle long enough to be released (Reloader.ReleaseIdleScratch; the next validation starts it again).
 //
-// Its verdicts are those of Target.Check: vtysh's parser, then a load into fresh daemons (loadVerdict). A config
+// Its verdicts are those of Check: vtysh's parser, then a load into fresh daemons (loadVerdict). A config
 // is refused only by these, with their messages and line numbers. A config is accepted either by them, or - when
 // the scratch instance holds the config it accepted last - by running the delta from that config to the
 // candidate there (the script the node's daemons get for the same change, every line of it through vtysh's
@@ -27,7 +28,7 @@ import (
 // puts below it (a neighbor before its peer group) loads as a change when the peer group already exists. The
 // first validation after a start is a fresh load, and pkg/frr renders its blocks in the order FRR needs.
 type scratch struct {
-	target  Target
+	target  frrvty.Target
 	daemons []string
 	ns      *frrproc.Netns
 	in      *frrproc.Instance
@@ -42,7 +43,9 @@ type scratch struct {
 	used time.Time
 }
 
-func newScratch(t Target, daemons []string) *scratch { return &scratch{target: t, daemons: daemons} }
+func newScratch(t frrvty.Target, daemons []string) *scratch {
+	return &scratch{target: t, daemons: daemons}
+}
 
 // validate checks the candidate file (cand is its frrdiff reading; nil when frrdiff cannot read it); syntax is
 // vtysh's parser on the file, run unless the delta accepts it.
@@ -95,11 +98,11 @@ func (s *scratch) validate(ctx context.Context, file string, cand *frrdiff.Confi
 // cand. On false the instance's config is unknown.
 func (s *scratch) tryDelta(ctx context.Context, cand *frrdiff.Config) bool {
 	s.holds = false
-	target := Target{VtySocket: s.in.Dir, ConfDir: s.in.ConfDir, VtyshPath: s.target.VtyshPath, Tools: s.target.Tools, Version: s.target.Version}
+	target := frrvty.Target{VtySocket: s.in.Dir, ConfDir: s.in.ConfDir, VtyshPath: s.target.VtyshPath, Tools: s.target.Tools, Version: s.target.Version}
 	running := s.running
 	if running == nil {
 		var err error
-		if running, err = target.runningConfig(ctx, nil); err != nil {
+		if running, err = runningConfig(ctx, target, nil); err != nil {
 			return false
 		}
 	}
@@ -108,10 +111,10 @@ func (s *scratch) tryDelta(ctx context.Context, cand *frrdiff.Config) bool {
 		return false
 	}
 	if len(deltaDiff(d).Significant()) > 0 {
-		if err := target.runScript(ctx, d.Script(), cand); err != nil {
+		if err := runScript(ctx, target, d.Script(), cand); err != nil {
 			return false
 		}
-		if running, err = target.runningConfig(ctx, nil); err != nil {
+		if running, err = runningConfig(ctx, target, nil); err != nil {
 			return false
 		}
 		if d, err = frrdiff.Compare(cand, running); err != nil || len(deltaDiff(d).Significant()) > 0 {

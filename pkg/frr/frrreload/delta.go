@@ -1,4 +1,4 @@
-package frr
+package frrreload
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrdiff"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 )
 
 // Path says how a config reached the daemons (Result.Path).
@@ -36,15 +38,15 @@ func (r *Reloader) PlanPath(cfg []byte) (Path, string) {
 	if r.opts.Method == ReloadSystemd {
 		return PathSystemd, ""
 	}
-	if _, err := r.opts.parseCandidate(cfg); err != nil {
+	if _, err := parseCandidate(r.opts.Target, cfg); err != nil {
 		return PathReloadScript, err.Error()
 	}
 	return PathDelta, ""
 }
 
 // parseCandidate reads a candidate config as frrdiff does for the target's release.
-func (t Target) parseCandidate(cfg []byte) (*frrdiff.Config, error) {
-	d, ok := t.Version.dialect()
+func parseCandidate(t frrvty.Target, cfg []byte) (*frrdiff.Config, error) {
+	d, ok := t.Version.Dialect()
 	if !ok {
 		return nil, t.Version.Check()
 	}
@@ -57,7 +59,7 @@ func deltaDiff(d frrdiff.Delta) Diff {
 	redact := func(lines []string) []string {
 		out := make([]string, len(lines))
 		for i, l := range lines {
-			out[i] = Redact(l)
+			out[i] = frr.Redact(l)
 		}
 		return out
 	}
@@ -66,14 +68,14 @@ func deltaDiff(d frrdiff.Delta) Diff {
 
 // runningConfig reads the target's running config the way frrdiff diffs it; the error wraps
 // frrdiff.ErrUndecidable when frrdiff cannot.
-func (t Target) runningConfig(ctx context.Context, tl *timeline) (*frrdiff.Config, error) {
+func runningConfig(ctx context.Context, t frrvty.Target, tl *timeline) (*frrdiff.Config, error) {
 	start := time.Now()
 	out, err := t.RunningConfig(ctx)
 	tl.since(StepRunning, start)
 	if err != nil {
 		return nil, err
 	}
-	d, ok := t.Version.dialect()
+	d, ok := t.Version.Dialect()
 	if !ok {
 		return nil, t.Version.Check()
 	}
@@ -97,8 +99,8 @@ func topLevelLines(cfg *frrdiff.Config) iter.Seq[string] {
 
 // runScript runs a frrdiff script towards cand against the target's daemons with one "vtysh -f". A command FRR
 // refused is a *ValidationError (Check "delta") naming the script's lines, secrets redacted.
-func (t Target) runScript(ctx context.Context, script []byte, cand *frrdiff.Config) error {
-	t = t.withDefaults()
+func runScript(ctx context.Context, t frrvty.Target, script []byte, cand *frrdiff.Config) error {
+	t = t.WithDefaults()
 	f, err := os.CreateTemp(t.RunDir, ".frr-delta-") // next to frr.conf: only FRR and root can read it
 	if err != nil {
 		return fmt.Errorf("delta script: %w", err)
@@ -113,7 +115,7 @@ func (t Target) runScript(ctx context.Context, script []byte, cand *frrdiff.Conf
 	if err != nil {
 		return fmt.Errorf("delta script: %w", err)
 	}
-	stdout, stderr, err := t.run(ctx, t.VtyshPath, append(t.vtyshArgs(), "-f", name)...)
+	stdout, stderr, err := t.Run(ctx, t.VtyshPath, append(t.VtyshArgs(), "-f", name)...)
 	if ctx.Err() != nil {
 		return fmt.Errorf("vtysh -f delta: %w", ctx.Err())
 	}
@@ -122,7 +124,7 @@ func (t Target) runScript(ctx context.Context, script []byte, cand *frrdiff.Conf
 		return verr
 	}
 	if err != nil {
-		return fmt.Errorf("vtysh -f delta: %w: %s", err, Redact(strings.TrimSpace(stderr+string(stdout))))
+		return fmt.Errorf("vtysh -f delta: %w: %s", err, frr.Redact(strings.TrimSpace(stderr+string(stdout))))
 	}
 	return nil
 }
@@ -130,20 +132,20 @@ func (t Target) runScript(ctx context.Context, script []byte, cand *frrdiff.Conf
 // applyDelta runs d against the target and checks the result against cand with one running config, again
 // while that makes progress (as frr-reload.py's second pass and converge do). It returns what still differs:
 // lines FRR does not keep (a brownfield base may have some).
-func (t Target) applyDelta(ctx context.Context, cand *frrdiff.Config, d frrdiff.Delta, tl *timeline) ([]string, error) {
+func applyDelta(ctx context.Context, t frrvty.Target, cand *frrdiff.Config, d frrdiff.Delta, tl *timeline) ([]string, error) {
 	var prev []string
 	for pass := 1; ; pass++ {
 		if len(deltaDiff(d).Significant()) == 0 {
 			return nil, nil // only what FRR never changes (its version line, the hostname): nothing to run
 		}
 		start := time.Now()
-		err := t.runScript(ctx, d.Script(), cand)
+		err := runScript(ctx, t, d.Script(), cand)
 		tl.since(StepDelta, start)
 		if err != nil {
 			return nil, fmt.Errorf("pass %d: %w", pass, err)
 		}
 		start = time.Now()
-		running, err := t.runningConfig(ctx, nil)
+		running, err := runningConfig(ctx, t, nil)
 		if err == nil {
 			d, err = frrdiff.Compare(cand, running)
 		}
@@ -163,8 +165,8 @@ func (t Target) applyDelta(ctx context.Context, cand *frrdiff.Config, d frrdiff.
 // inside) that cfg does not have. frr-reload.py, like the Go diff that follows it, deletes a removed VRF's
 // lines but never the VRF: FRR 8 then forgets it, FRR 10 keeps it configured (shown "inactive" once its kernel
 // device is gone) for ever.
-func (t Target) dropStaleVRFs(ctx context.Context, cfg []byte, tl *timeline) error {
-	if t.Version.orShipped().Major < 10 {
+func dropStaleVRFs(ctx context.Context, t frrvty.Target, cfg []byte, tl *timeline) error {
+	if t.Version.OrShipped().Major < 10 {
 		return nil
 	}
 	start := time.Now()

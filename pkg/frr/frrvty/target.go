@@ -1,4 +1,4 @@
-package frr
+package frrvty
 
 import (
 	"bytes"
@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
+	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 )
 
@@ -27,7 +27,7 @@ type Target struct {
 	// (they contain secrets). Default ConfDir, which only FRR can read.
 	RunDir string
 	// Version is the FRR release the daemons run, whose frr-reload.py the Go diff follows; zero: Shipped.
-	Version Version
+	Version frr.Version
 	// Tools runs FRR's programs: this file system's, or those of the FRR image's root file system.
 	Tools frrproc.Tools
 	// VtyshPath, ReloadScript, DaemonDir and Python locate the FRR tools (inside Tools.Root).
@@ -37,7 +37,7 @@ type Target struct {
 	Python       string
 }
 
-func (t Target) withDefaults() Target {
+func (t Target) WithDefaults() Target {
 	if t.ConfDir == "" {
 		t.ConfDir = "/etc/frr"
 		if t.Pathspace != "" {
@@ -63,12 +63,12 @@ func (t Target) withDefaults() Target {
 }
 
 // ConfigPath is the frr.conf the daemons read at start.
-func (t Target) ConfigPath() string { return filepath.Join(t.withDefaults().ConfDir, "frr.conf") }
+func (t Target) ConfigPath() string { return filepath.Join(t.WithDefaults().ConfDir, "frr.conf") }
 
-// vtyshArgs select the daemons for vtysh. With a pathspace vtysh appends the
+// VtyshArgs select the daemons for vtysh. With a pathspace vtysh appends the
 // pathspace to --config_dir itself, so only -N is given.
-func (t Target) vtyshArgs() []string {
-	t = t.withDefaults()
+func (t Target) VtyshArgs() []string {
+	t = t.WithDefaults()
 	if t.Pathspace != "" {
 		return []string{"-N", t.Pathspace}
 	}
@@ -79,31 +79,16 @@ func (t Target) vtyshArgs() []string {
 	return args
 }
 
-// reloadArgs are frr-reload.py's arguments for mode "--test" or "--reload".
-// --confdir is always frr.conf's own directory: frr-reload.py then sees it is
-// reloading that very file and does not overwrite it with "write".
-func (t Target) reloadArgs(mode, file string) []string {
-	t = t.withDefaults()
-	args := []string{t.ReloadScript, mode, "--stdout",
-		"--bindir", filepath.Dir(t.VtyshPath), "--confdir", t.ConfDir, "--rundir", t.RunDir}
-	if t.Pathspace != "" {
-		args = append(args, "--pathspace", t.Pathspace)
-	} else if t.VtySocket != "" {
-		args = append(args, "--vty_socket", t.VtySocket)
-	}
-	return append(args, file)
-}
-
 // Vtysh runs commands through vtysh against the target's daemons. Output
 // that could carry secrets (running-config) must not be logged by callers.
 func (t Target) Vtysh(ctx context.Context, cmds ...string) ([]byte, error) {
-	args := t.vtyshArgs()
+	args := t.VtyshArgs()
 	for _, c := range cmds {
 		args = append(args, "-c", c)
 	}
-	stdout, stderr, err := t.run(ctx, t.withDefaults().VtyshPath, args...)
+	stdout, stderr, err := t.Run(ctx, t.WithDefaults().VtyshPath, args...)
 	if err != nil {
-		return stdout, fmt.Errorf("vtysh %q: %w: %s", cmds, err, Redact(strings.TrimSpace(stderr+string(stdout))))
+		return stdout, fmt.Errorf("vtysh %q: %w: %s", cmds, err, frr.Redact(strings.TrimSpace(stderr+string(stdout))))
 	}
 	return stdout, nil
 }
@@ -125,12 +110,12 @@ func (t Target) RunningConfig(ctx context.Context) ([]byte, error) {
 	return t.Vtysh(ctx, "show running-config")
 }
 
-// settledRunningConfig reads the running config until two reads 100 ms apart agree (at most 5 s): FRR 10's
+// SettledRunningConfig reads the running config until two reads 100 ms apart agree (at most 5 s): FRR 10's
 // mgmtd hands a loaded config to its backend daemons (zebra, staticd; prefix lists and route maps to all of
 // them) in transactions of its own, which can still be under way when "vtysh -f" returns on a busy machine.
-func (t Target) settledRunningConfig(ctx context.Context) ([]byte, error) {
+func (t Target) SettledRunningConfig(ctx context.Context) ([]byte, error) {
 	prev, err := t.RunningConfig(ctx)
-	if err != nil || t.Version.orShipped().Major < 10 {
+	if err != nil || t.Version.OrShipped().Major < 10 {
 		return prev, err
 	}
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -150,17 +135,11 @@ func (t Target) settledRunningConfig(ctx context.Context) ([]byte, error) {
 	return prev, err
 }
 
-// run runs one of FRR's programs as t.Tools says.
-func (t Target) run(ctx context.Context, name string, args ...string) (stdout []byte, stderr string, err error) {
+// Run runs one of FRR's programs as t.Tools says.
+func (t Target) Run(ctx context.Context, name string, args ...string) (stdout []byte, stderr string, err error) {
 	cmd := t.Tools.Command(ctx, append([]string{name}, args...)...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err = cmd.Run()
 	return o.Bytes(), e.String(), err
 }
-
-var secretRe = regexp.MustCompile(`(?i)(\b(?:password|authentication-key|message-digest-key \d+ md5)\s+)\S+`)
-
-// Redact hides secrets (neighbor passwords and similar) in FRR text so it can
-// be logged or returned in errors.
-func Redact(s string) string { return secretRe.ReplaceAllString(s, "${1}<redacted>") }

@@ -1,17 +1,20 @@
-package frr
+package frrreload
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
+	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 )
 
 // ErrRejected marks a configuration FRR refused (errors.Is).
@@ -56,11 +59,11 @@ func (e *ValidationError) Error() string {
 // Is makes errors.Is(err, ErrRejected) true.
 func (e *ValidationError) Is(target error) bool { return target == ErrRejected }
 
-// DefaultScratchDaemons are started for the scratch load in Check: the daemons the node runs for what pkg/frr
+// DefaultScratchDaemons are started for the scratch load of a check: the daemons the node runs for what pkg/frr
 // renders (bfdd holds the BFD profiles; without it their lines would stay a difference).
 var DefaultScratchDaemons = []string{"zebra", "bgpd", "bfdd"}
 
-// Check validates a config file without touching the running daemons. First
+// check validates a config file without touching the running daemons. First
 // vtysh's parser checks every line's syntax ("vtysh -C"). Then, unless
 // scratchDaemons is empty, the file is loaded into a throw-away FRR instance
 // (those daemons, in a fresh network namespace, no BGP listener): the
@@ -68,15 +71,11 @@ var DefaultScratchDaemons = []string{"zebra", "bgpd", "bfdd"}
 // peer-group rules, which a syntax check cannot see. Each daemon's own "-C"
 // dry run is not used: a daemon reading the integrated config misreads the
 // other daemons' lines (zebra takes bgpd's "vni 100" for an L3VNI).
-func (t Target) Check(ctx context.Context, file string, scratchDaemons []string) error {
-	return t.check(ctx, file, scratchDaemons, nil)
-}
-
-// check is Check with its steps recorded in tl.
-func (t Target) check(ctx context.Context, file string, scratchDaemons []string, tl *timeline) error {
-	t = t.withDefaults()
+// Its steps are recorded in tl.
+func check(ctx context.Context, t frrvty.Target, file string, scratchDaemons []string, tl *timeline) error {
+	t = t.WithDefaults()
 	start := time.Now()
-	stdout, stderr, err := t.run(ctx, t.VtyshPath, "--config_dir", t.ConfDir, "-C", "-f", file)
+	stdout, stderr, err := t.Run(ctx, t.VtyshPath, "--config_dir", t.ConfDir, "-C", "-f", file)
 	tl.since(StepSyntax, start)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -85,42 +84,15 @@ func (t Target) check(ctx context.Context, file string, scratchDaemons []string,
 		if verr := parseLoadOutput("vtysh -C", string(stdout)+stderr, file); verr != nil {
 			return verr
 		}
-		return fmt.Errorf("vtysh -C -f %s: %w: %s", file, err, Redact(stderr+string(stdout)))
+		return fmt.Errorf("vtysh -C -f %s: %w: %s", file, err, frr.Redact(stderr+string(stdout)))
 	}
 	if len(scratchDaemons) == 0 {
 		return nil
 	}
-	return t.scratchLoad(ctx, file, scratchDaemons, nil, tl)
+	return scratchLoad(ctx, t, file, scratchDaemons, nil, tl)
 }
 
-// CheckCanonical does what Check does and then asks frr-reload.py what it
-// would still change between the file and the scratch instance's running
-// config. No Significant lines means FRR took every line and keeps it in
-// the form the file writes it, so reloads of that config converge at once.
-func (t Target) CheckCanonical(ctx context.Context, file string, scratchDaemons []string) (Diff, error) {
-	t = t.withDefaults()
-	if err := t.Check(ctx, file, nil); err != nil {
-		return Diff{}, err
-	}
-	var d Diff
-	err := t.scratchLoad(ctx, file, scratchDaemons, func(in *frrproc.Instance) error {
-		scratch := t
-		scratch.VtySocket, scratch.ConfDir, scratch.RunDir, scratch.Pathspace = in.Dir, in.Dir, in.Dir, ""
-		if _, err := scratch.settledRunningConfig(ctx); err != nil {
-			return err
-		}
-		out, stderr, err := scratch.run(ctx, t.Python, scratch.reloadArgs("--test", file)...)
-		text := Redact(string(out) + stderr)
-		if err != nil {
-			return &ValidationError{Check: "frr-reload --test", Messages: errorLines(text)}
-		}
-		d = parseDiff(text)
-		return nil
-	}, nil)
-	return d, err
-}
-
-func (t Target) scratchLoad(ctx context.Context, file string, daemons []string, after func(*frrproc.Instance) error, tl *timeline) (err error) {
+func scratchLoad(ctx context.Context, t frrvty.Target, file string, daemons []string, after func(*frrproc.Instance) error, tl *timeline) (err error) {
 	start := time.Now()
 	ns, in, err := startScratch(ctx, t, daemons)
 	if err != nil {
@@ -147,7 +119,7 @@ func (t Target) scratchLoad(ctx context.Context, file string, daemons []string, 
 }
 
 // startScratch starts daemons for a scratch load: in a namespace of their own, without a BGP listener.
-func startScratch(ctx context.Context, t Target, daemons []string) (*frrproc.Netns, *frrproc.Instance, error) {
+func startScratch(ctx context.Context, t frrvty.Target, daemons []string) (*frrproc.Netns, *frrproc.Instance, error) {
 	ns, err := frrproc.NewNetns(ctx, "frrchk-")
 	if err != nil {
 		return nil, nil, fmt.Errorf("scratch FRR for validation: %w", err)
@@ -190,7 +162,7 @@ func loadVerdict(ctx context.Context, in *frrproc.Instance, file string) error {
 		return verr
 	}
 	if loadErr != nil {
-		return &ValidationError{Check: "scratch load", Messages: []string{Redact(strings.TrimSpace(string(out))), loadErr.Error()}}
+		return &ValidationError{Check: "scratch load", Messages: []string{frr.Redact(strings.TrimSpace(string(out))), loadErr.Error()}}
 	}
 	return nil
 }
@@ -239,7 +211,7 @@ func parseLoadOutput(check, out, file string) *ValidationError {
 		}
 	}
 	for _, m := range errorDescRe.FindAllStringSubmatch(out, -1) {
-		e.Messages = appendUnique(e.Messages, Redact(strings.TrimSpace(m[1])))
+		e.Messages = appendUnique(e.Messages, frr.Redact(strings.TrimSpace(m[1])))
 	}
 	percent := 0
 	for _, m := range percentMsgRe.FindAllStringSubmatch(out, -1) {
@@ -248,7 +220,7 @@ func parseLoadOutput(check, out, file string) *ValidationError {
 		}
 		percent++
 		if !failedRe.MatchString(m[1]) {
-			e.Messages = appendUnique(e.Messages, Redact(strings.TrimSpace(m[1])))
+			e.Messages = appendUnique(e.Messages, frr.Redact(strings.TrimSpace(m[1])))
 		}
 	}
 	if len(e.Lines) == 0 && percent == 0 {
@@ -296,7 +268,7 @@ func lineText(lines []string, n int) string {
 	if n < 1 || n > len(lines) {
 		return ""
 	}
-	return Redact(lines[n-1])
+	return frr.Redact(lines[n-1])
 }
 
 func appendUnique(list []string, s string) []string {
@@ -304,4 +276,19 @@ func appendUnique(list []string, s string) []string {
 		return list
 	}
 	return append(list, s)
+}
+
+// reloadArgs are frr-reload.py's arguments for mode "--test" or "--reload".
+// --confdir is always frr.conf's own directory: frr-reload.py then sees it is
+// reloading that very file and does not overwrite it with "write".
+func reloadArgs(t frrvty.Target, mode, file string) []string {
+	t = t.WithDefaults()
+	args := []string{t.ReloadScript, mode, "--stdout",
+		"--bindir", filepath.Dir(t.VtyshPath), "--confdir", t.ConfDir, "--rundir", t.RunDir}
+	if t.Pathspace != "" {
+		args = append(args, "--pathspace", t.Pathspace)
+	} else if t.VtySocket != "" {
+		args = append(args, "--vty_socket", t.VtySocket)
+	}
+	return append(args, file)
 }

@@ -1,16 +1,18 @@
-package frr
+package frrvty
 
 import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/network-operator/network-operator/pkg/frr/frrtest"
 )
 
 // Fixtures are real FRR 8.4 outputs from a node of the EVPN test fabric
 // (iBGP to a route reflector at 192.168.0.254, VNIs 100 and 200).
 func TestSummaryFromFRR(t *testing.T) {
 	var s Summary
-	if err := json.Unmarshal([]byte(fixture(t, "show-bgp-vrf-all-summary.json")), &s); err != nil {
+	if err := json.Unmarshal([]byte(frrtest.Output(t, "show-bgp-vrf-all-summary.json")), &s); err != nil {
 		t.Fatal(err)
 	}
 	peers := s.Peers()
@@ -30,7 +32,7 @@ func TestSummaryFromFRR(t *testing.T) {
 	}
 
 	var down Summary
-	if err := json.Unmarshal([]byte(fixture(t, "show-bgp-vrf-all-summary-down.json")), &down); err != nil {
+	if err := json.Unmarshal([]byte(frrtest.Output(t, "show-bgp-vrf-all-summary-down.json")), &down); err != nil {
 		t.Fatal(err)
 	}
 	p := down["default"].L2VPNEVPN.Peers["192.168.0.254"]
@@ -39,7 +41,7 @@ func TestSummaryFromFRR(t *testing.T) {
 	}
 
 	var rr Summary
-	if err := json.Unmarshal([]byte(fixture(t, "show-bgp-vrf-all-summary-rr.json")), &rr); err != nil {
+	if err := json.Unmarshal([]byte(frrtest.Output(t, "show-bgp-vrf-all-summary-rr.json")), &rr); err != nil {
 		t.Fatal(err)
 	}
 	if ps := rr.Peers(); len(ps) != 4 || !ps[0].DynamicPeer || ps[0].Peer != "192.168.0.1" {
@@ -47,7 +49,7 @@ func TestSummaryFromFRR(t *testing.T) {
 	}
 
 	var evpnSum AFSummary
-	if err := json.Unmarshal([]byte(fixture(t, "show-bgp-l2vpn-evpn-summary.json")), &evpnSum); err != nil {
+	if err := json.Unmarshal([]byte(frrtest.Output(t, "show-bgp-l2vpn-evpn-summary.json")), &evpnSum); err != nil {
 		t.Fatal(err)
 	}
 	if evpnSum.TotalPeers != 1 || !evpnSum.Peers["192.168.0.254"].Established() {
@@ -57,7 +59,7 @@ func TestSummaryFromFRR(t *testing.T) {
 
 func TestNeighborsFromFRR(t *testing.T) {
 	var n map[string]NeighborState
-	if err := json.Unmarshal([]byte(fixture(t, "show-bgp-neighbors.json")), &n); err != nil {
+	if err := json.Unmarshal([]byte(frrtest.Output(t, "show-bgp-neighbors.json")), &n); err != nil {
 		t.Fatal(err)
 	}
 	rr := n["192.168.0.254"]
@@ -68,7 +70,7 @@ func TestNeighborsFromFRR(t *testing.T) {
 
 func TestEVPNFromFRR(t *testing.T) {
 	var raw map[string]any
-	if err := json.Unmarshal([]byte(fixture(t, "show-bgp-l2vpn-evpn-route.json")), &raw); err != nil {
+	if err := json.Unmarshal([]byte(frrtest.Output(t, "show-bgp-l2vpn-evpn-route.json")), &raw); err != nil {
 		t.Fatal(err)
 	}
 	routes := parseEVPNRoutes(raw)
@@ -82,7 +84,7 @@ func TestEVPNFromFRR(t *testing.T) {
 	if len(routes) != 4 || types[2] != 2 || types[3] != 2 {
 		t.Errorf("routes = %+v", routes)
 	}
-	vnis, err := parseVNIs([]byte(fixture(t, "show-bgp-l2vpn-evpn-vni.json")))
+	vnis, err := parseVNIs([]byte(frrtest.Output(t, "show-bgp-l2vpn-evpn-vni.json")))
 	if err != nil {
 		t.Fatal(err)
 	}
