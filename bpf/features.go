@@ -21,7 +21,7 @@ type Features struct {
 	KernCtx bool
 	// FIBTableID: bpf_fib_lookup takes a routing table id (BPF_FIB_LOOKUP_TBID, Linux 6.5). Without it the
 	// router looks up a VRF's table through its VRF device, so the agent refuses table-only VRFs and
-	// source-based routing (agent/netconf Settings.NoTableLookup).
+	// source-based routing (agent/nodenet Settings.NoTableLookup).
 	FIBTableID bool
 }
 

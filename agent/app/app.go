@@ -1,5 +1,5 @@
 // Package app is the node agent's command line: it parses flags and wires the parts together (data plane,
-// netconf, FRR, reconcile engine, metrics and health endpoints) for one of three modes:
+// nodenet, FRR, reconcile engine, metrics and health endpoints) for one of three modes:
 //
 //	network-agent [flags]                          Kubernetes: this node's NodeNetworkConfig (--node-name)
 //	network-agent --config-file node.yaml [flags]  standalone: apply the file and keep it applied
@@ -42,17 +42,17 @@ import (
 	"github.com/network-operator/network-operator/agent/cri"
 	"github.com/network-operator/network-operator/agent/dataplane"
 	"github.com/network-operator/network-operator/agent/dpctl"
-	"github.com/network-operator/network-operator/agent/frrconfig"
+	"github.com/network-operator/network-operator/agent/frrmodel"
 	"github.com/network-operator/network-operator/agent/kube"
-	"github.com/network-operator/network-operator/agent/laststate"
+	"github.com/network-operator/network-operator/agent/lastapplied"
 	"github.com/network-operator/network-operator/agent/metrics"
 	"github.com/network-operator/network-operator/agent/mirror"
-	"github.com/network-operator/network-operator/agent/netconf"
-	"github.com/network-operator/network-operator/agent/nodefile"
+	"github.com/network-operator/network-operator/agent/nodenet"
 	"github.com/network-operator/network-operator/agent/podnetwork/podnet"
 	"github.com/network-operator/network-operator/agent/podnetwork/podnetctl"
-	"github.com/network-operator/network-operator/agent/podnetwork/podstate"
+	"github.com/network-operator/network-operator/agent/podnetwork/podrecords"
 	"github.com/network-operator/network-operator/agent/reconcile"
+	"github.com/network-operator/network-operator/agent/specfile"
 	"github.com/network-operator/network-operator/agent/standalone"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/bpf"
@@ -119,7 +119,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "Kubernetes mode: kubeconfig file (default: in-cluster or $KUBECONFIG)")
 	fs.StringVar(&f.netnsName, "netns", "", "network namespace to configure (name under /run/netns or a path); default: the agent's own")
 	fs.StringVar(&f.pinDir, "pin-dir", loader.DefaultPinDir, "bpffs directory of the eBPF router's pins")
-	fs.StringVar(&f.stateFile, "state-file", laststate.DefaultPath, "where the last good configuration is kept")
+	fs.StringVar(&f.stateFile, "state-file", lastapplied.DefaultPath, "where the last good configuration is kept")
 	fs.StringVar(&f.listen, "listen", ":9750", "address of /metrics, /healthz and /readyz (empty: off)")
 	fs.DurationVar(&f.resync, "resync", 30*time.Second, "reconcile this often even without changes (drift repair, health)")
 	fs.StringVar(&f.startupTaint, "startup-taint", kube.DefaultStartupTaint, "Kubernetes mode: taint removed from the Node once healthy (\"-\": none)")
@@ -174,7 +174,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.criSocket, "cri-socket", cri.DefaultSocket, "--pod-network: the container runtime's CRI socket")
 	fs.StringVar(&f.podNetns, "pod-netns", string(cri.SourceAuto), "--pod-network: how a pod's network namespace is reached: path (the runtime's "+
 		"netns path; its directory must be mounted), pid (/proc/<sandbox pid>/ns/net; needs hostPID) or auto (path when visible, else pid)")
-	fs.StringVar(&f.podStateDir, "pod-state-dir", podstate.DefaultDir, "--pod-network: where the per-pod records are kept (original tuning, interfaces made)")
+	fs.StringVar(&f.podStateDir, "pod-state-dir", podrecords.DefaultDir, "--pod-network: where the per-pod records are kept (original tuning, interfaces made)")
 	fs.StringVar(&f.podSysctlDir, "pod-sysctl-dir", podnet.DefaultSysctlDir, "--pod-network: the sysctl tree written from inside pods' namespaces "+
 		"(a container's own /proc/sys is read-only: mount the host's elsewhere)")
 	if err := fs.Parse(args); err != nil {
@@ -357,7 +357,7 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 	if ns > 0 {
 		defer ns.Close()
 	}
-	settings := netconf.Settings{VTEPAddress: f.vtepAddress, VTEPInterface: f.vtepInterface, VRFMode: netconf.VRFMode(f.vrfMode), DefaultMTU: f.defaultMTU, NetNS: ns}
+	settings := nodenet.Settings{VTEPAddress: f.vtepAddress, VTEPInterface: f.vtepInterface, VRFMode: nodenet.VRFMode(f.vrfMode), DefaultMTU: f.defaultMTU, NetNS: ns}
 	if f.vethVRFs != "" {
 		settings.VethVRFs = strings.Split(f.vethVRFs, ",")
 	}
@@ -370,7 +370,7 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 	if !router.FIBTableID {
 		settings.NoTableLookup = "this kernel's bpf_fib_lookup takes no table id: " + bpf.FeatureFIBTableID + " missing"
 	}
-	nc, err := netconf.New(links, settings)
+	nc, err := nodenet.New(links, settings)
 	if err != nil {
 		return err
 	}
@@ -378,12 +378,12 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 	if err != nil {
 		return fmt.Errorf("probe the kernel's link kinds: %w", err)
 	}
-	if err := netconf.CheckKernel(settings, kernel); err != nil {
+	if err := nodenet.CheckKernel(settings, kernel); err != nil {
 		return fmt.Errorf("this kernel cannot serve the agent's settings: %w", err)
 	}
 	logger.Info("kernel features", "router", router.String(), "vrfDevices", kernel.VRF, "vlanDevices", kernel.VLAN)
-	store := laststate.New(f.stateFile)
-	var passwords frrconfig.PasswordFunc
+	store := lastapplied.New(f.stateFile)
+	var passwords frrmodel.PasswordFunc
 	if f.passwordDir != "" {
 		passwords = filePasswords(f.passwordDir)
 	}
@@ -498,7 +498,7 @@ func podNetworking(f *flags, links *netlink.Handle, ns netns.NsHandle, logger *s
 	if err != nil {
 		return nil, nil, fmt.Errorf("--cri-socket / --pod-netns: %w", err)
 	}
-	store := podstate.New(f.podStateDir)
+	store := podrecords.New(f.podStateDir)
 	applier, err := podnet.New(links, podnet.Options{Store: store, HostNS: ns, SysctlDir: f.podSysctlDir})
 	if err != nil {
 		finder.Close()
@@ -522,13 +522,13 @@ func kubeConfig(path string) (*rest.Config, error) {
 }
 
 // dryRun prints the plan for the file (or the node's object) without loading anything into the kernel.
-func dryRun(ctx context.Context, f *flags, stdout io.Writer, nc *netconf.Manager, reloader *frrreload.Reloader,
-	render func(*frr.NodeConfig) ([]byte, error), ns netns.NsHandle, links *netlink.Handle, store *laststate.Store,
-	passwords frrconfig.PasswordFunc) error {
+func dryRun(ctx context.Context, f *flags, stdout io.Writer, nc *nodenet.Manager, reloader *frrreload.Reloader,
+	render func(*frr.NodeConfig) ([]byte, error), ns netns.NsHandle, links *netlink.Handle, store *lastapplied.Store,
+	passwords frrmodel.PasswordFunc) error {
 	if f.configFile == "" {
 		return errors.New("--dry-run needs --config-file")
 	}
-	doc, err := nodefile.ReadFile(f.configFile, fileEnv(f, links))
+	doc, err := specfile.ReadFile(f.configFile, fileEnv(f, links))
 	if err != nil {
 		return err
 	}
@@ -561,8 +561,8 @@ func dryRun(ctx context.Context, f *flags, stdout io.Writer, nc *netconf.Manager
 }
 
 // fileEnv is what the node says that a standalone file cannot: the VTEP address or where to find it.
-func fileEnv(f *flags, links *netlink.Handle) nodefile.Env {
-	return nodefile.Env{VTEPAddress: f.vtepAddress, VTEPInterface: f.vtepInterface, Addrs: standalone.LinkAddrs(links)}
+func fileEnv(f *flags, links *netlink.Handle) specfile.Env {
+	return specfile.Env{VTEPAddress: f.vtepAddress, VTEPInterface: f.vtepInterface, Addrs: standalone.LinkAddrs(links)}
 }
 
 // releaseIdleScratch stops the reloader's scratch FRR instance once it has been idle for idle, checking every
@@ -725,7 +725,7 @@ func startFRR(ctx context.Context, r *frrreload.Reloader, wait time.Duration, lo
 // rebuildFrom gives the loader the last good tables when an upgrade forces new maps. An unreadable state file
 // gives none (as a missing one does): the engine reports it and the next reconcile fills the tables, where an
 // error would stop the agent from starting at all.
-func rebuildFrom(store *laststate.Store, nc *netconf.Manager, links *netlink.Handle, logger *slog.Logger) func(ctx context.Context) (maps.Tables, string, error) {
+func rebuildFrom(store *lastapplied.Store, nc *nodenet.Manager, links *netlink.Handle, logger *slog.Logger) func(ctx context.Context) (maps.Tables, string, error) {
 	return func(ctx context.Context) (maps.Tables, string, error) {
 		st, err := store.Load()
 		if err != nil {
@@ -740,7 +740,7 @@ func rebuildFrom(store *laststate.Store, nc *netconf.Manager, links *netlink.Han
 }
 
 // filePasswords reads passwordSecretRef values from <dir>/<namespace>/<name>/<key> (standalone mode).
-func filePasswords(dir string) frrconfig.PasswordFunc {
+func filePasswords(dir string) frrmodel.PasswordFunc {
 	return func(_ context.Context, ref v1.SecretKeyReference) (string, error) {
 		for _, p := range []string{ref.Namespace, ref.Name, ref.Key} {
 			if p == "" || p == "." || p == ".." || strings.ContainsRune(p, '/') {

@@ -16,11 +16,11 @@ import (
 	"github.com/network-operator/network-operator/agent/cleanup"
 	"github.com/network-operator/network-operator/agent/cri"
 	"github.com/network-operator/network-operator/agent/dpctl"
-	"github.com/network-operator/network-operator/agent/laststate"
+	"github.com/network-operator/network-operator/agent/lastapplied"
 	"github.com/network-operator/network-operator/agent/mirror"
-	"github.com/network-operator/network-operator/agent/netconf"
+	"github.com/network-operator/network-operator/agent/nodenet"
 	"github.com/network-operator/network-operator/agent/podnetwork/podnet"
-	"github.com/network-operator/network-operator/agent/podnetwork/podstate"
+	"github.com/network-operator/network-operator/agent/podnetwork/podrecords"
 	"github.com/network-operator/network-operator/pkg/loader"
 )
 
@@ -30,7 +30,7 @@ func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("network-agent cleanup", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	pinDir := fs.String("pin-dir", loader.DefaultPinDir, "bpffs directory of the eBPF router's pins")
-	stateFile := fs.String("state-file", laststate.DefaultPath, "the agent's last good state")
+	stateFile := fs.String("state-file", lastapplied.DefaultPath, "the agent's last good state")
 	frrStateDir := fs.String("frr-state-dir", "/var/lib/network-operator/frr", "where the agent kept the last applied FRR config")
 	netnsName := fs.String("netns", "", "network namespace to clean (name under /run/netns or a path); default: our own")
 	dryRun := fs.Bool("dry-run", false, "print what would be removed and change nothing")
@@ -39,7 +39,7 @@ func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	podNetwork := fs.Bool("pod-network", false, "also remove what pod networking made (pods' interfaces and tuning, host veth ends, records)")
 	criSocket := fs.String("cri-socket", cri.DefaultSocket, "--pod-network: the container runtime's CRI socket")
 	podNetns := fs.String("pod-netns", string(cri.SourceAuto), "--pod-network: how a pod's network namespace is reached: auto, path or pid")
-	podStateDir := fs.String("pod-state-dir", podstate.DefaultDir, "--pod-network: the per-pod records")
+	podStateDir := fs.String("pod-state-dir", podrecords.DefaultDir, "--pod-network: the per-pod records")
 	podSysctlDir := fs.String("pod-sysctl-dir", podnet.DefaultSysctlDir, "--pod-network: the sysctl tree written from inside pods' namespaces")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -60,7 +60,7 @@ func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if ns > 0 {
 		defer ns.Close()
 	}
-	nc, err := netconf.New(links, netconf.Settings{NetNS: ns})
+	nc, err := nodenet.New(links, nodenet.Settings{NetNS: ns})
 	if err != nil {
 		fmt.Fprintln(stderr, "network-agent cleanup:", err)
 		return ExitFailed
@@ -77,7 +77,7 @@ func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return ExitUsage
 		}
 		defer finder.Close()
-		if o.Pods, err = podnet.New(links, podnet.Options{Store: podstate.New(*podStateDir), HostNS: ns, SysctlDir: *podSysctlDir}); err != nil {
+		if o.Pods, err = podnet.New(links, podnet.Options{Store: podrecords.New(*podStateDir), HostNS: ns, SysctlDir: *podSysctlDir}); err != nil {
 			fmt.Fprintln(stderr, "network-agent cleanup:", err)
 			return ExitFailed
 		}

@@ -71,7 +71,7 @@ func TestTables(t *testing.T) {
 			Interfaces: []maps.Interface{{Ifindex: 3, Mode: maps.ModeFIB}},
 			VRFs:       []maps.VRF{{ID: 1, TableID: 254}, {ID: 3, TableID: 1_000_000_100, VNI: 100}},
 		}},
-		// The kernel has no rules for a VRF routing by main (netconf notes its prefixes): neither has the router.
+		// The kernel has no rules for a VRF routing by main (nodenet notes its prefixes): neither has the router.
 		{"sbr prefixes of a VRF, none of the main table's", func(s *v1.NodeNetworkConfigSpec) {
 			s.VRFs[0].SBRPrefixes = []string{"10.50.0.0/24", "fd00:50::/64"}
 			s.VRFs[1].SBRPrefixes = []string{"10.99.0.0/16"}

@@ -81,8 +81,8 @@ func FromSpec(spec *v1.NodeNetworkConfigSpec, lookupDevices map[string]string) D
 }
 
 // sbrPrefixes adds the source-based routing prefixes of the VRF at p: what the agent's "from <prefix> lookup
-// <table>" rules (agent/netconf) route, so that the router routes the same on the interfaces of the
-// VRFs routing by main. A VRF routing by main itself has no rules (netconf notes that): nothing to add.
+// <table>" rules (agent/nodenet) route, so that the router routes the same on the interfaces of the
+// VRFs routing by main. A VRF routing by main itself has no rules (nodenet notes that): nothing to add.
 func (d *Desired) sbrPrefixes(v v1.NodeVRF, p *field.Path) {
 	if v.TableID == limits.MainTableID {
 		return

@@ -1,10 +1,10 @@
 // Package cleanup removes from a node everything the agent made, for an uninstall: the eBPF router's
-// attachments and pins (pkg/loader), the netlink objects netconf owns (by their alias and route protocol), what
+// attachments and pins (pkg/loader), the netlink objects nodenet owns (by their alias and route protocol), what
 // pod networking made for pods (podnet: interfaces, restored tuning, host veth ends and neighbour/FDB entries,
 // records), the state files, and, for a host FRR, the configuration the agent rendered. Foreign objects stay: only
 // what carries our marks is touched.
 //
-// It plans first (netconf's removals, the mirror filters and tunnels, the pin directory, the files) and prints
+// It plans first (nodenet's removals, the mirror filters and tunnels, the pin directory, the files) and prints
 // the plan; Apply then removes exactly that, in the order the kernel needs (detach before deleting the devices).
 package cleanup
 
@@ -19,7 +19,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/network-operator/network-operator/agent/mirror"
-	"github.com/network-operator/network-operator/agent/netconf"
+	"github.com/network-operator/network-operator/agent/nodenet"
 	"github.com/network-operator/network-operator/agent/podnetwork/podnet"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 )
@@ -31,7 +31,7 @@ const FRRDaemonDir = "frr-daemon"
 // Options say what to clean.
 type Options struct {
 	// Netlink manages the node's namespace.
-	Netlink *netconf.Manager
+	Netlink *nodenet.Manager
 	// Mirror manages the traffic-mirroring filters and tunnels (nil: not cleaned).
 	Mirror *mirror.Manager
 	// PinDir is the router's bpffs directory; Uninstall detaches and removes it (nil: not cleaned).
@@ -58,7 +58,7 @@ type PodPlan struct {
 
 // Plan is what Apply removes.
 type Plan struct {
-	Netlink *netconf.Plan
+	Netlink *nodenet.Plan
 	Mirror  *mirror.Plan // nil without Options.Mirror
 	PinDir  string       // "" when absent
 	Files   []string
@@ -103,7 +103,7 @@ func (p *Plan) String() string {
 			fmt.Fprintf(&b, "mirror: %s\n", st)
 		}
 	}
-	for _, ph := range []netconf.Phase{netconf.PhaseVRFs, netconf.PhaseInterfaces, netconf.PhaseRemovals} {
+	for _, ph := range []nodenet.Phase{nodenet.PhaseVRFs, nodenet.PhaseInterfaces, nodenet.PhaseRemovals} {
 		for _, a := range p.Netlink.PhaseActions(ph) {
 			fmt.Fprintf(&b, "netlink: %s\n", a)
 		}
@@ -122,7 +122,7 @@ func (p *Plan) String() string {
 
 // PlanCleanup observes the node and plans the removal of everything of ours.
 func PlanCleanup(ctx context.Context, o Options) (*Plan, error) {
-	// The empty spec: netconf plans the removal of every object it owns and of nothing else.
+	// The empty spec: nodenet plans the removal of every object it owns and of nothing else.
 	np, err := o.Netlink.Plan(ctx, &v1.NodeNetworkConfigSpec{})
 	if err != nil {
 		return nil, fmt.Errorf("plan the netlink removals: %w", err)
@@ -210,7 +210,7 @@ func Apply(ctx context.Context, o Options, p *Plan, out io.Writer) error {
 			fmt.Fprintf(out, "mirror: %d filters and %d tunnels of ours removed\n", len(p.Mirror.DelRules), len(p.Mirror.DelTunnels))
 		}
 	}
-	for _, ph := range []netconf.Phase{netconf.PhaseVRFs, netconf.PhaseInterfaces, netconf.PhaseRemovals} {
+	for _, ph := range []nodenet.Phase{nodenet.PhaseVRFs, nodenet.PhaseInterfaces, nodenet.PhaseRemovals} {
 		if len(p.Netlink.PhaseActions(ph)) == 0 {
 			continue
 		}

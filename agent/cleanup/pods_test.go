@@ -12,9 +12,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/network-operator/network-operator/agent/cleanup"
-	"github.com/network-operator/network-operator/agent/netconf"
+	"github.com/network-operator/network-operator/agent/nodenet"
 	"github.com/network-operator/network-operator/agent/podnetwork/podnet"
-	"github.com/network-operator/network-operator/agent/podnetwork/podstate"
+	"github.com/network-operator/network-operator/agent/podnetwork/podrecords"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/test/harness/lab"
 )
@@ -38,7 +38,7 @@ func TestCleanupPods(t *testing.T) {
 			Addrs: []string{"10.40.0.1/24"}}}},
 	})
 	node, pod := l.NS("node"), l.NS("pod")
-	store := podstate.New(filepath.Join(t.TempDir(), "pods"))
+	store := podrecords.New(filepath.Join(t.TempDir(), "pods"))
 	pods, err := podnet.New(node.Handle(), podnet.Options{Store: store, HostNS: node.NsHandle()})
 	must(t, err)
 	uid := "9a1c-cleanup"
@@ -53,7 +53,7 @@ func TestCleanupPods(t *testing.T) {
 	_, err = pods.Apply(ctx, p, pod.NsHandle())
 	must(t, err)
 
-	nc, err := netconf.New(node.Handle(), netconf.Settings{NetNS: node.NsHandle()})
+	nc, err := nodenet.New(node.Handle(), nodenet.Settings{NetNS: node.NsHandle()})
 	must(t, err)
 	o := cleanup.Options{Netlink: nc, Pods: pods, Files: []string{store.Dir()},
 		PodNetns: func(_ context.Context, u string) (netns.NsHandle, error) {

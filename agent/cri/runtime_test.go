@@ -20,7 +20,7 @@ import (
 
 	"github.com/network-operator/network-operator/agent/cri"
 	"github.com/network-operator/network-operator/agent/podnetwork/podnet"
-	"github.com/network-operator/network-operator/agent/podnetwork/podstate"
+	"github.com/network-operator/network-operator/agent/podnetwork/podrecords"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/wait"
 	"github.com/network-operator/network-operator/test/harness/images"
@@ -182,7 +182,7 @@ func applyIntoRealPod(ctx context.Context, t *testing.T, node *kubenodes.Node, c
 	must(t, host.LinkAdd(br))
 	t.Cleanup(func() { _ = host.LinkDel(br) })
 	must(t, host.LinkSetUp(br))
-	store := podstate.New(filepath.Join(t.TempDir(), "pods"))
+	store := podrecords.New(filepath.Join(t.TempDir(), "pods"))
 	a, err := podnet.New(host, podnet.Options{Store: store, HostNS: nodeNS})
 	must(t, err)
 	cl, err := cri.New(node.CRISocket(), cri.Options{})

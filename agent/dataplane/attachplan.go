@@ -81,7 +81,7 @@ type AttachInput struct {
 	// Ifindex holds the ifindex of every wanted device that exists now (Ifindexes); a name without an entry has
 	// no device.
 	Ifindex map[string]int
-	// Recreated names the devices the apply deletes and creates again before it attaches (netconf's plan), so
+	// Recreated names the devices the apply deletes and creates again before it attaches (nodenet's plan), so
 	// their ifindex changes.
 	Recreated map[string]bool
 	// MirroredIngress names the interfaces whose ingress a mirror copies (interface -> mirror). XDP and tcx run
@@ -215,7 +215,7 @@ func Ifindexes(links Links, want []v1.DataPlaneInterface) (map[string]int, error
 		var notFound netlink.LinkNotFoundError
 		switch {
 		case errors.As(err, &notFound):
-			continue // not there (yet): attached after netconf creates it, or the attach fails then
+			continue // not there (yet): attached after nodenet creates it, or the attach fails then
 		case err != nil:
 			return nil, fmt.Errorf("look up interface %s: %w", i.Name, err)
 		}

@@ -96,7 +96,7 @@ func TestPlanAttach(t *testing.T) {
 			attach: []AttachStep{{Interface: "eth0", Action: ActionReattach, Hook: v1.HookXDP, From: loader.ModeTCX, Modes: xdp}},
 		},
 		{
-			name: "device gone (netconf creates it again or the attach fails)",
+			name: "device gone (nodenet creates it again or the attach fails)",
 			in: AttachInput{Want: []v1.DataPlaneInterface{iface("br.red", 0, "")},
 				Attached: []loader.Attachment{att("br.red", 5, loader.ModeTCX)}},
 			attach: []AttachStep{{Interface: "br.red", Action: ActionReattach, Hook: v1.HookAuto, From: loader.ModeTCX, Modes: auto,

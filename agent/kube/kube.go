@@ -33,8 +33,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/network-operator/network-operator/agent/nodestatus"
 	agentreconcile "github.com/network-operator/network-operator/agent/reconcile"
-	"github.com/network-operator/network-operator/agent/status"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 )
 
@@ -186,8 +186,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	r.log().Info("reconciled", "revision", nnc.Spec.Revision, "result", out.Result, "duration", out.Duration,
 		"steps", agentreconcile.FormatSteps(out.Steps), "nodeRead", out.NodeRead, "err", out.Err)
 
-	st := status.Build(out, nnc.Status, nnc.Generation, metav1.Now())
-	if !status.Equal(st, nnc.Status) {
+	st := nodestatus.Build(out, nnc.Status, nnc.Generation, metav1.Now())
+	if !nodestatus.Equal(st, nnc.Status) {
 		if err := r.writeStatus(ctx, &nnc, st); err != nil {
 			return reconcile.Result{}, fmt.Errorf("write status of %s: %w", nnc.Name, err)
 		}
@@ -237,10 +237,10 @@ func (r *Reconciler) updateNode(ctx context.Context, out *agentreconcile.Outcome
 		return fmt.Errorf("get node %s: %w", r.Opts.NodeName, err)
 	}
 	healthy := out.Good != nil && out.Healthy
-	cond := corev1.NodeCondition{Type: ConditionNodeReady, Status: corev1.ConditionFalse, Reason: status.ReasonUnhealthy}
+	cond := corev1.NodeCondition{Type: ConditionNodeReady, Status: corev1.ConditionFalse, Reason: nodestatus.ReasonUnhealthy}
 	switch {
 	case healthy:
-		cond.Status, cond.Reason, cond.Message = corev1.ConditionTrue, status.ReasonHealthy,
+		cond.Status, cond.Reason, cond.Message = corev1.ConditionTrue, nodestatus.ReasonHealthy,
 			"network configuration "+out.Good.Revision+" applied and healthy"
 	case out.HealthErr != nil:
 		cond.Message = out.HealthErr.Error()

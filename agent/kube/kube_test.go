@@ -24,14 +24,14 @@ import (
 
 	"github.com/network-operator/network-operator/agent/dataplane"
 	"github.com/network-operator/network-operator/agent/kube"
-	"github.com/network-operator/network-operator/agent/laststate"
-	"github.com/network-operator/network-operator/agent/netconf"
+	"github.com/network-operator/network-operator/agent/lastapplied"
+	"github.com/network-operator/network-operator/agent/nodenet"
 	"github.com/network-operator/network-operator/agent/reconcile"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/wait/waittest"
 	"github.com/network-operator/network-operator/operator/controllers"
 	opmetrics "github.com/network-operator/network-operator/operator/metrics"
-	"github.com/network-operator/network-operator/operator/nodeconfig"
+	"github.com/network-operator/network-operator/operator/nodespec"
 	"github.com/network-operator/network-operator/test/harness/lab"
 	testenv "github.com/network-operator/network-operator/test/harness/testenv"
 )
@@ -41,7 +41,7 @@ var shared testenv.Shared
 
 func TestMain(m *testing.M) { os.Exit(shared.Main(m)) }
 
-const tableRed = nodeconfig.TableIDBase + 100
+const tableRed = nodespec.TableIDBase + 100
 
 // startOperator runs the operator's controllers until the test ends; the agent's data-plane interfaces nA and
 // nB (in VRF red) come from the operator's options, the bridge and VXLAN of red from the VRF itself.
@@ -56,7 +56,7 @@ func startOperator(t *testing.T) {
 	mustf(t, err, "operator manager")
 	err = controllers.Setup(mgr, controllers.Options{Debounce: 100 * time.Millisecond, Metrics: m,
 		ProgressDeadline: 2 * time.Minute,
-		NodeConfig: nodeconfig.Options{Underlay: nodeconfig.Underlay{ASN: 65000}, Interfaces: []v1.DataPlaneInterface{
+		NodeConfig: nodespec.Options{Underlay: nodespec.Underlay{ASN: 65000}, Interfaces: []v1.DataPlaneInterface{
 			{Name: "nA", VRF: "red"}, {Name: "nB", VRF: "red"}}}})
 	mustf(t, err, "operator controllers")
 	run(t, mgr)
@@ -112,14 +112,14 @@ func newAgentNode(t *testing.T) *agentNode {
 	n := &agentNode{lab: l, ns: l.NS("node"), name: "agent-node-" + l.ID()}
 
 	ctx := context.Background()
-	nc, err := netconf.New(n.ns.Handle(), netconf.Settings{})
-	mustf(t, err, "netconf")
+	nc, err := nodenet.New(n.ns.Handle(), nodenet.Settings{})
+	mustf(t, err, "nodenet")
 	dp, err := dataplane.Open(ctx, dataplane.Options{PinDir: l.MustPinDir(), NetNS: n.ns.NsHandle(), Links: n.ns.Handle()})
 	mustf(t, err, "dataplane")
 	t.Cleanup(func() { dp.Close() })
 	dir := t.TempDir()
 	n.engine, err = reconcile.New(reconcile.Options{Netlink: nc, Dataplane: dp, Links: n.ns.Handle(),
-		Store: laststate.New(filepath.Join(dir, "last-good.yaml")), Logger: slog.New(slog.DiscardHandler)})
+		Store: lastapplied.New(filepath.Join(dir, "last-good.yaml")), Logger: slog.New(slog.DiscardHandler)})
 	mustf(t, err, "engine")
 	n.mgr, err = kube.NewManager(env.Config, env.Scheme, kube.SeveralManagers(kube.Options{NodeName: n.name, Engine: n.engine,
 		Resync: 2 * time.Second}))
@@ -134,7 +134,7 @@ func createNode(t *testing.T, name string) {
 	env := shared.Get(t)
 	ctx := context.Background()
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{
-		nodeconfig.AnnotationRouterID: "10.255.0.1"}},
+		nodespec.AnnotationRouterID: "10.255.0.1"}},
 		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: kube.DefaultStartupTaint, Effect: corev1.TaintEffectNoSchedule},
 			{Key: "example.com/other", Effect: corev1.TaintEffectNoSchedule}}}}
 	mustf(t, env.Client.Create(ctx, node), "create node %s", name)

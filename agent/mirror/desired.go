@@ -1,6 +1,6 @@
 // Package mirror applies a NodeNetworkConfig's mirrors (MirrorSelector + MirrorTarget, das-schiff's meaning):
 // the traffic a selector picks is copied, by tc filters on the selected interfaces, into the GRE tunnel of its
-// target. Like netconf it computes what it wants (Tunnels, Rules), observes what it owns, plans the difference
+// target. Like nodenet it computes what it wants (Tunnels, Rules), observes what it owns, plans the difference
 // and applies it.
 //
 // The classifier is u32 (this project's kernels need not have flower or matchall), one filter node per
@@ -24,7 +24,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/network-operator/network-operator/agent/netconf"
+	"github.com/network-operator/network-operator/agent/nodenet"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 )
 
@@ -33,7 +33,7 @@ import (
 var ErrNotSupported = errors.New("not supported by this kernel")
 
 // AliasPrefix marks the tunnels this package owns ("<AliasPrefix><target>:<hash of the tunnel's attributes>").
-// It differs from netconf.AliasPrefix, so netconf never takes them for its own.
+// It differs from nodenet.AliasPrefix, so nodenet never takes them for its own.
 const AliasPrefix = "netop-mirror:"
 
 // CookieMagic starts the tc action cookie of every filter this package owns; the rest of the 16-byte cookie is
@@ -134,9 +134,9 @@ func DeviceName(target string) string {
 	return fmt.Sprintf("gm.%x", h[:6])
 }
 
-// Tunnels are the GRE devices the spec's mirrors need, one per MirrorTarget; nd are netconf's objects of the
+// Tunnels are the GRE devices the spec's mirrors need, one per MirrorTarget; nd are nodenet's objects of the
 // same spec (the VRF devices).
-func Tunnels(spec *v1.NodeNetworkConfigSpec, nd *netconf.Desired) ([]Tunnel, []Problem) {
+func Tunnels(spec *v1.NodeNetworkConfigSpec, nd *nodenet.Desired) ([]Tunnel, []Problem) {
 	var out []Tunnel
 	var probs []Problem
 	seen := map[string]bool{}
@@ -156,7 +156,7 @@ func Tunnels(spec *v1.NodeNetworkConfigSpec, nd *netconf.Desired) ([]Tunnel, []P
 	return out, probs
 }
 
-func tunnel(spec *v1.NodeNetworkConfigSpec, nd *netconf.Desired, t v1.NodeMirrorTarget) (Tunnel, error) {
+func tunnel(spec *v1.NodeNetworkConfigSpec, nd *nodenet.Desired, t v1.NodeMirrorTarget) (Tunnel, error) {
 	remote, err := netip.ParseAddr(t.DestinationIP)
 	if err != nil {
 		return Tunnel{}, fmt.Errorf("destinationIP: %w", err)
@@ -217,9 +217,9 @@ func tunnel(spec *v1.NodeNetworkConfigSpec, nd *netconf.Desired, t v1.NodeMirror
 }
 
 // Rules are the filter nodes of the spec's mirrors; devices maps MirrorTarget names to the device the copies go
-// to (normally the Tunnels' devices; a mirror whose target has none is a Problem). nd are netconf's objects of
+// to (normally the Tunnels' devices; a mirror whose target has none is a Problem). nd are nodenet's objects of
 // the spec (the source interfaces).
-func Rules(spec *v1.NodeNetworkConfigSpec, nd *netconf.Desired, devices map[string]string) ([]Rule, []Problem) {
+func Rules(spec *v1.NodeNetworkConfigSpec, nd *nodenet.Desired, devices map[string]string) ([]Rule, []Problem) {
 	var out []Rule
 	var probs []Problem
 	for _, m := range spec.Mirrors {
@@ -233,7 +233,7 @@ func Rules(spec *v1.NodeNetworkConfigSpec, nd *netconf.Desired, devices map[stri
 	return out, probs
 }
 
-func mirrorRules(m v1.NodeMirror, nd *netconf.Desired, devices map[string]string) ([]Rule, error) {
+func mirrorRules(m v1.NodeMirror, nd *nodenet.Desired, devices map[string]string) ([]Rule, error) {
 	dev, ok := devices[m.Target.Name]
 	if !ok {
 		return nil, fmt.Errorf("target %s has no device", m.Target.Name)
@@ -263,7 +263,7 @@ func mirrorRules(m v1.NodeMirror, nd *netconf.Desired, devices map[string]string
 }
 
 // source is the interface a mirror hooks and whether it faces the workloads (then the tc direction is inverted).
-func source(m v1.NodeMirror, nd *netconf.Desired) (string, bool, error) {
+func source(m v1.NodeMirror, nd *nodenet.Desired) (string, bool, error) {
 	byAlias := map[string]string{}
 	for _, l := range nd.Links {
 		byAlias[l.Alias] = l.Name
@@ -272,15 +272,15 @@ func source(m v1.NodeMirror, nd *netconf.Desired) (string, bool, error) {
 	case m.Layer2 != "" && m.VRF != "":
 		return "", false, errors.New("both layer2 and vrf are set")
 	case m.Layer2 != "":
-		if n, ok := byAlias[netconf.Alias(netconf.RoleVLAN, m.Layer2)]; ok {
+		if n, ok := byAlias[nodenet.Alias(nodenet.RoleVLAN, m.Layer2)]; ok {
 			return n, true, nil
 		}
-		if n, ok := byAlias[netconf.Alias(netconf.RoleL2VXLAN, m.Layer2)]; ok {
+		if n, ok := byAlias[nodenet.Alias(nodenet.RoleL2VXLAN, m.Layer2)]; ok {
 			return n, false, nil
 		}
 		return "", false, fmt.Errorf("layer2 %s is not on the node", m.Layer2)
 	case m.VRF != "":
-		if n, ok := byAlias[netconf.Alias(netconf.RoleL3VXLAN, m.VRF)]; ok {
+		if n, ok := byAlias[nodenet.Alias(nodenet.RoleL3VXLAN, m.VRF)]; ok {
 			return n, false, nil
 		}
 		return "", false, fmt.Errorf("vrf %s has no L3VNI VXLAN on the node (no VNI, or not on the node)", m.VRF)

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/network-operator/network-operator/agent/mirror"
-	"github.com/network-operator/network-operator/agent/netconf"
+	"github.com/network-operator/network-operator/agent/nodenet"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 )
 
@@ -61,11 +61,11 @@ func TestMatch(t *testing.T) {
 }
 
 func TestRulesSourcesAndProblems(t *testing.T) {
-	nd := &netconf.Desired{Links: []netconf.LinkSpec{
-		{Name: "vx.100", Alias: netconf.Alias(netconf.RoleL2VXLAN, "a")},
-		{Name: "vl.100", Alias: netconf.Alias(netconf.RoleVLAN, "a")},
-		{Name: "vx.b", Alias: netconf.Alias(netconf.RoleL2VXLAN, "b")},
-		{Name: "vx.red", Alias: netconf.Alias(netconf.RoleL3VXLAN, "red")},
+	nd := &nodenet.Desired{Links: []nodenet.LinkSpec{
+		{Name: "vx.100", Alias: nodenet.Alias(nodenet.RoleL2VXLAN, "a")},
+		{Name: "vl.100", Alias: nodenet.Alias(nodenet.RoleVLAN, "a")},
+		{Name: "vx.b", Alias: nodenet.Alias(nodenet.RoleL2VXLAN, "b")},
+		{Name: "vx.red", Alias: nodenet.Alias(nodenet.RoleL3VXLAN, "red")},
 	}}
 	tgt := v1.NodeMirrorTarget{Name: "c"}
 	spec := &v1.NodeNetworkConfigSpec{Mirrors: []v1.NodeMirror{

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/network-operator/network-operator/agent/mirror"
-	"github.com/network-operator/network-operator/agent/netconf"
+	"github.com/network-operator/network-operator/agent/nodenet"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/test/harness/testreq"
 )
@@ -63,7 +63,7 @@ func TestMirrorGRETunnel(t *testing.T) {
 	if again, err := m.Plan(ctx, spec, desiredWithSource()); err != nil || !again.Empty() {
 		t.Fatalf("not converged: %v %v", err, again.Steps())
 	}
-	p, err = m.Plan(ctx, &v1.NodeNetworkConfigSpec{}, &netconf.Desired{})
+	p, err = m.Plan(ctx, &v1.NodeNetworkConfigSpec{}, &nodenet.Desired{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"github.com/network-operator/network-operator/agent/netconf"
 	"github.com/network-operator/network-operator/agent/nlwatch"
+	"github.com/network-operator/network-operator/agent/nodenet"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 )
 
@@ -134,8 +134,8 @@ func (p *Plan) Steps() []string {
 	return out
 }
 
-// Plan computes the mirrors of spec (nd: netconf's objects of the same spec) against the node.
-func (m *Manager) Plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, nd *netconf.Desired) (*Plan, error) {
+// Plan computes the mirrors of spec (nd: nodenet's objects of the same spec) against the node.
+func (m *Manager) Plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, nd *nodenet.Desired) (*Plan, error) {
 	return m.plan(ctx, spec, nd, nil)
 }
 
@@ -145,16 +145,16 @@ type Link struct {
 	Index       int
 }
 
-// PlanObserved is Plan with the node's interfaces as the caller observed them a moment ago (netconf's
+// PlanObserved is Plan with the node's interfaces as the caller observed them a moment ago (nodenet's
 // observation of the same plan), instead of a dump of its own: 4000 interfaces cost tens of ms per dump.
-func (m *Manager) PlanObserved(ctx context.Context, spec *v1.NodeNetworkConfigSpec, nd *netconf.Desired, links []Link) (*Plan, error) {
+func (m *Manager) PlanObserved(ctx context.Context, spec *v1.NodeNetworkConfigSpec, nd *nodenet.Desired, links []Link) (*Plan, error) {
 	if links == nil {
 		links = []Link{}
 	}
 	return m.plan(ctx, spec, nd, links)
 }
 
-func (m *Manager) plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, nd *netconf.Desired, links []Link) (*Plan, error) {
+func (m *Manager) plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, nd *nodenet.Desired, links []Link) (*Plan, error) {
 	tunnels, probs := Tunnels(spec, nd)
 	devices := map[string]string{}
 	var keep []Tunnel

@@ -16,7 +16,7 @@ import (
 
 	"github.com/network-operator/network-operator/agent/cleanup"
 	"github.com/network-operator/network-operator/agent/mirror"
-	"github.com/network-operator/network-operator/agent/netconf"
+	"github.com/network-operator/network-operator/agent/nodenet"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/test/harness/lab"
 	"github.com/network-operator/network-operator/test/harness/testreq"
@@ -43,9 +43,9 @@ func newLab(t *testing.T) *lab.Lab {
 	return l
 }
 
-// desiredWithSource is netconf's view of a node whose layer-2 network "l2a" has its VXLAN port named src.
-func desiredWithSource() *netconf.Desired {
-	return &netconf.Desired{Links: []netconf.LinkSpec{{Name: "src", Kind: netconf.KindVXLAN, Alias: netconf.Alias(netconf.RoleL2VXLAN, "l2a")}}}
+// desiredWithSource is nodenet's view of a node whose layer-2 network "l2a" has its VXLAN port named src.
+func desiredWithSource() *nodenet.Desired {
+	return &nodenet.Desired{Links: []nodenet.LinkSpec{{Name: "src", Kind: nodenet.KindVXLAN, Alias: nodenet.Alias(nodenet.RoleL2VXLAN, "l2a")}}}
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -343,7 +343,7 @@ func TestCleanupRemovesMirrors(t *testing.T) {
 		Target: v1.NodeMirrorTarget{Name: "collector", Type: v1.MirrorTargetL2GRE, DestinationIP: "192.0.2.9"}}}}
 	rules, _ := mirror.Rules(spec, desiredWithSource(), map[string]string{"collector": "tgt"})
 	apply(t, m, rules)
-	nc, err := netconf.New(node.Handle(), netconf.Settings{})
+	nc, err := nodenet.New(node.Handle(), nodenet.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/network-operator/network-operator/agent/netconf"
+	"github.com/network-operator/network-operator/agent/nodenet"
 )
 
 // Nothing wedges a node: with its state file corrupt or gone, a restarted agent starts, keeps the node's
@@ -43,7 +43,7 @@ func TestLostStateAdoptsTheNode(t *testing.T) {
 					t.Errorf("the corrupt file was not moved aside: %v", aside)
 				}
 			}
-			r.w.failPhase["r2"] = netconf.PhaseInterfaces
+			r.w.failPhase["r2"] = nodenet.PhaseInterfaces
 			out, log := r.reconcile(spec("r2", "red", "blue"))
 			if out.Err == nil || !errors.Is(out.RestoreErr, ErrNothingToRestore) {
 				t.Fatalf("failed apply without a record: err %v restore %v; steps %q", out.Err, out.RestoreErr, log)

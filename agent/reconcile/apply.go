@@ -11,7 +11,7 @@ import (
 	"github.com/network-operator/network-operator/agent/dataplane"
 	"github.com/network-operator/network-operator/agent/metrics"
 	"github.com/network-operator/network-operator/agent/mirror"
-	"github.com/network-operator/network-operator/agent/netconf"
+	"github.com/network-operator/network-operator/agent/nodenet"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/frr/frrreload"
 	"github.com/network-operator/network-operator/pkg/loader"
@@ -32,7 +32,7 @@ func (e *StepError) Unwrap() error { return e.Err }
 func (e *Engine) apply(parent context.Context, p *Plan) error {
 	ctx, cancel := stepContext(parent)
 	defer cancel()
-	netlinkPhase := func(ph netconf.Phase) func() error {
+	netlinkPhase := func(ph nodenet.Phase) func() error {
 		return func() error {
 			if len(p.Netlink.PhaseActions(ph)) == 0 {
 				return nil
@@ -43,10 +43,10 @@ func (e *Engine) apply(parent context.Context, p *Plan) error {
 	}
 	var commit frrreload.Commit
 	steps := []step{
-		{StepVRFs, netlinkPhase(netconf.PhaseVRFs)},
+		{StepVRFs, netlinkPhase(nodenet.PhaseVRFs)},
 		{StepFRR, func() (err error) { commit, err = e.prepareFRR(ctx, p); return err }},
 		{StepFRRReload, func() error { return e.commitFRR(ctx, commit) }},
-		{StepInterfaces, netlinkPhase(netconf.PhaseInterfaces)},
+		{StepInterfaces, netlinkPhase(nodenet.PhaseInterfaces)},
 		{StepMirror, func() error { return e.applyMirror(ctx, p) }},
 		{StepAttach, func() error {
 			st, err := e.o.Dataplane.Ensure(ctx, p.Attach.Attach)
@@ -55,7 +55,7 @@ func (e *Engine) apply(parent context.Context, p *Plan) error {
 		}},
 		{StepMaps, func() error { return e.applyTables(ctx, p) }},
 		{StepDetach, func() error { return e.o.Dataplane.Detach(ctx, p.Attach.Detach) }},
-		{StepRemovals, netlinkPhase(netconf.PhaseRemovals)},
+		{StepRemovals, netlinkPhase(nodenet.PhaseRemovals)},
 	}
 	for _, s := range steps {
 		if e.beforeStep != nil {

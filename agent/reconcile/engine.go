@@ -1,4 +1,4 @@
-// Package reconcile is the node agent's core: it turns a NodeNetworkConfigSpec into a plan - netconf's netlink
+// Package reconcile is the node agent's core: it turns a NodeNetworkConfigSpec into a plan - nodenet's netlink
 // actions, the FRR config (rendered and diffed), the eBPF router's attachments and table generation - and
 // applies it in the order FRR and the kernel need:
 //
@@ -13,7 +13,7 @@
 //  7. health check (interfaces up, router attached everywhere, FRR answering, version map reads back), then the
 //     state is saved as the last good one and reported
 //
-// When a step or the health check fails, the last good state (persisted, see package laststate) is planned and
+// When a step or the health check fails, the last good state (persisted, see package lastapplied) is planned and
 // applied again - netlink, FRR and maps converge back to it - and the failure is recorded so the same spec is
 // not applied again. A transient error (IsTransient: cancellation, an interrupted netlink dump, a Secret or the
 // API server not answering) is none of that: nothing is recorded or restored, and the spec is tried again. The engine is used by both the Kubernetes controller and standalone mode.
@@ -32,11 +32,11 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/network-operator/network-operator/agent/dataplane"
-	"github.com/network-operator/network-operator/agent/frrconfig"
-	"github.com/network-operator/network-operator/agent/laststate"
+	"github.com/network-operator/network-operator/agent/frrmodel"
+	"github.com/network-operator/network-operator/agent/lastapplied"
 	"github.com/network-operator/network-operator/agent/metrics"
 	"github.com/network-operator/network-operator/agent/mirror"
-	"github.com/network-operator/network-operator/agent/netconf"
+	"github.com/network-operator/network-operator/agent/nodenet"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrreload"
@@ -45,10 +45,10 @@ import (
 	"github.com/network-operator/network-operator/pkg/maps"
 )
 
-// Netlink plans and applies the node's netlink objects (*netconf.Manager).
+// Netlink plans and applies the node's netlink objects (*nodenet.Manager).
 type Netlink interface {
-	Plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec) (*netconf.Plan, error)
-	Apply(ctx context.Context, p *netconf.Plan, ph netconf.Phase) (*netconf.Result, error)
+	Plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec) (*nodenet.Plan, error)
+	Apply(ctx context.Context, p *nodenet.Plan, ph nodenet.Phase) (*nodenet.Result, error)
 }
 
 // FRR validates, installs and reloads FRR configs (*frrreload.Reloader).
@@ -86,9 +86,9 @@ type Dataplane interface {
 	Attachments() []loader.Attachment
 }
 
-// Mirror plans and applies the spec's mirrors (*mirror.Manager) given netconf's objects of the spec.
+// Mirror plans and applies the spec's mirrors (*mirror.Manager) given nodenet's objects of the spec.
 type Mirror interface {
-	Plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, nd *netconf.Desired) (*mirror.Plan, error)
+	Plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, nd *nodenet.Desired) (*mirror.Plan, error)
 	Apply(ctx context.Context, p *mirror.Plan) (*mirror.Result, error)
 }
 
@@ -117,7 +117,7 @@ type Options struct {
 	Mirror Mirror
 	// Links resolves interface names in the node's namespace.
 	Links Links
-	Store *laststate.Store
+	Store *lastapplied.Store
 	// Metrics may be nil.
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
@@ -129,7 +129,7 @@ type Engine struct {
 	log *slog.Logger
 
 	mu        sync.Mutex
-	state     laststate.State
+	state     lastapplied.State
 	names     map[uint32]string // BPF VRF id -> name of the applied spec (metrics labels)
 	attachErr map[string]string // interface -> error of the last attach attempt
 	mirrors   *MirrorOutcome    // the last mirror step's result
@@ -210,10 +210,10 @@ func New(o Options) (*Engine, error) {
 	return e, nil
 }
 
-// ownsLinks tells whether a plan's observation holds links netconf made (its alias).
-func ownsLinks(p *netconf.Plan) bool {
+// ownsLinks tells whether a plan's observation holds links nodenet made (its alias).
+func ownsLinks(p *nodenet.Plan) bool {
 	for _, l := range p.Links {
-		if netconf.OwnedAlias(l.Alias) {
+		if nodenet.OwnedAlias(l.Alias) {
 			return true
 		}
 	}
@@ -228,7 +228,7 @@ func (e *Engine) StateErr() error {
 }
 
 // State returns the persisted state (last good, last failure).
-func (e *Engine) State() laststate.State {
+func (e *Engine) State() lastapplied.State {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.state
@@ -289,8 +289,8 @@ type Outcome struct {
 	// RestoreErr is set when restoring the last good state failed too.
 	RestoreErr error
 	// Good is the state the node runs now (nil: nothing was ever applied), Failure the last failed spec.
-	Good    *laststate.Good
-	Failure *laststate.Failure
+	Good    *lastapplied.Good
+	Failure *lastapplied.Failure
 	// MapVersion is read back from the live version map.
 	MapVersion string
 	Interfaces []v1.InterfaceStatus
@@ -310,7 +310,7 @@ type Outcome struct {
 	Steps []StepTime
 
 	healthDone bool   // the health check ran after the last change
-	specHash   string // laststate.SpecHash of Spec, once computed
+	specHash   string // lastapplied.SpecHash of Spec, once computed
 }
 
 // How a reconcile's plan saw the node (Outcome.NodeRead).
@@ -325,7 +325,7 @@ func (o *Outcome) Applied() bool {
 		return false
 	}
 	if o.specHash == "" {
-		o.specHash = laststate.SpecHash(o.Spec)
+		o.specHash = lastapplied.SpecHash(o.Spec)
 	}
 	return o.Good.SpecHash == o.specHash
 }
@@ -335,83 +335,33 @@ var ErrKnownBad = errors.New("this configuration failed before; keeping the last
 
 // Reconcile brings the node to spec, or back to the last good state when that fails. passwords may be nil when
 // no BGP peer names a Secret.
-func (e *Engine) Reconcile(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords frrconfig.PasswordFunc) *Outcome {
+func (e *Engine) Reconcile(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords frrmodel.PasswordFunc) *Outcome {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	start := time.Now()
 	out := &Outcome{Spec: spec}
 	e.steps = &out.Steps
-	defer func() {
-		out.Duration = time.Since(start)
-		out.Good, out.Failure, out.StateErr = e.state.Good, e.state.Failure, e.stateErr
-		e.report(ctx, out)
-		e.steps = nil
-		e.setReady(out)
-		if e.o.Metrics != nil {
-			e.o.Metrics.ObserveReconcile(out.Result, out.Duration)
-			e.o.Metrics.SetReady(out.Applied())
-			for _, s := range out.Steps {
-				e.o.Metrics.ObserveStep(s.Name, s.Took)
-			}
-		}
-	}()
+	defer e.finish(ctx, out, start)
 
-	hash := laststate.SpecHash(spec)
+	hash := lastapplied.SpecHash(spec)
 	out.specHash = hash
 	if f := e.state.Failure; f != nil && f.SpecHash == hash {
-		// Keep the last good state in place (repairs drift; normally a no-op).
-		out.Err = fmt.Errorf("%w: %s", ErrKnownBad, f.Error)
-		out.Result = metrics.ResultUnchanged
-		if changed, err := e.restore(ctx, passwords); err != nil {
-			out.RestoreErr, out.Result = err, metrics.ResultFailed
-		} else if changed {
-			out.Result = metrics.ResultRolledBack
-		}
+		e.keepLastGood(ctx, out, f, passwords)
 		return out
 	}
 
 	plan, err := e.plan(ctx, spec, hash, passwords)
-	out.Plan = plan
-	if e.firstPlan && plan != nil && plan.Netlink != nil {
-		e.firstPlan = false
-		if e.state.Good == nil && ownsLinks(plan.Netlink) {
-			e.adopting = true
-			e.log.Warn("no record of a good state, but the node holds links of ours: adopting them (a failure leaves them)")
-		}
-	}
-	if plan != nil && plan.Netlink != nil {
-		out.NodeRead = NodeReadFull
-		if plan.Netlink.ObservedReused {
-			out.NodeRead = NodeReadReused
-		}
-	}
+	e.notePlan(out, plan)
 	if err != nil && IsTransient(ctx, err) {
 		e.retryLater(out, err)
 		return out
 	}
 	if err != nil {
-		out.Err = err
-		out.Result = metrics.ResultInvalid
-		e.recordFailure(spec, hash, err)
-		if _, rerr := e.restore(ctx, passwords); rerr != nil {
-			out.RestoreErr, out.Result = rerr, metrics.ResultFailed
-		}
+		e.failAndRestore(ctx, out, hash, err, metrics.ResultInvalid, passwords)
 		return out
 	}
 	changed := !plan.Empty()
-	err = e.apply(ctx, plan)
-	if err == nil {
-		// After an apply that changed no netlink object, the plan's observation is the node's state: the
-		// devices are looked up there instead of one kernel request per interface (1000: ~30 ms).
-		var links dataplane.LinkLookup
-		if plan.Netlink != nil && plan.Netlink.Empty() {
-			links = e.observedLinks(plan.Netlink)
-		}
-		err = e.healthOf(ctx, spec, plan.MapVersion, links)
-	}
-	if err == nil {
-		err = e.runGate(ctx, plan)
-	}
+	err = e.applyAndVerify(ctx, plan)
 	if err != nil && IsTransient(ctx, err) {
 		// The steps that ran stay (each one whole): the retry plans from the node as it is and converges.
 		e.retryLater(out, err)
@@ -419,27 +369,15 @@ func (e *Engine) Reconcile(ctx context.Context, spec *v1.NodeNetworkConfigSpec, 
 	}
 	if err != nil {
 		e.log.Error("apply failed, restoring the last good state", "revision", spec.Revision, "err", err)
-		out.Err = err
-		out.Result = metrics.ResultRolledBack
-		e.recordFailure(spec, hash, err)
-		if _, rerr := e.restore(ctx, passwords); rerr != nil {
-			out.RestoreErr, out.Result = rerr, metrics.ResultFailed
-		}
+		e.failAndRestore(ctx, out, hash, err, metrics.ResultRolledBack, passwords)
 		return out
 	}
 	out.Healthy, out.healthDone = true, true
-	good := &laststate.Good{Revision: spec.Revision, MapVersion: plan.MapVersion, SpecHash: hash,
-		AppliedAt: time.Now().UTC().Truncate(time.Second), Spec: *spec.DeepCopy()}
-	if e.state.Good == nil || e.state.Good.SpecHash != hash || e.state.Good.Revision != spec.Revision {
-		next := laststate.State{Good: good, Failure: e.state.Failure}
-		if err := e.o.Store.Save(next); err != nil {
-			// The node runs spec; only the record is missing. Report it, a later reconcile saves again.
-			out.Err = fmt.Errorf("applied, but saving the last good state failed: %w", err)
-			out.Result = metrics.ResultFailed
-			return out
-		}
-		e.state = next
-		e.stateErr, e.adopting = nil, false
+	if err := e.recordGood(spec, plan.MapVersion, hash); err != nil {
+		// The node runs spec; only the record is missing. Report it, a later reconcile saves again.
+		out.Err = fmt.Errorf("applied, but saving the last good state failed: %w", err)
+		out.Result = metrics.ResultFailed
+		return out
 	}
 	e.setNames(spec)
 	out.Result = metrics.ResultUnchanged
@@ -447,6 +385,97 @@ func (e *Engine) Reconcile(ctx context.Context, spec *v1.NodeNetworkConfigSpec, 
 		out.Result = metrics.ResultApplied
 	}
 	return out
+}
+
+// finish completes an Outcome when Reconcile returns: its duration and state, the report, readiness, metrics.
+func (e *Engine) finish(ctx context.Context, out *Outcome, start time.Time) {
+	out.Duration = time.Since(start)
+	out.Good, out.Failure, out.StateErr = e.state.Good, e.state.Failure, e.stateErr
+	e.report(ctx, out)
+	e.steps = nil
+	e.setReady(out)
+	if e.o.Metrics != nil {
+		e.o.Metrics.ObserveReconcile(out.Result, out.Duration)
+		e.o.Metrics.SetReady(out.Applied())
+		for _, s := range out.Steps {
+			e.o.Metrics.ObserveStep(s.Name, s.Took)
+		}
+	}
+}
+
+// keepLastGood answers a spec that already failed on this node: it is not applied again; the last good state
+// stays in place (repairs drift; normally a no-op).
+func (e *Engine) keepLastGood(ctx context.Context, out *Outcome, f *lastapplied.Failure, passwords frrmodel.PasswordFunc) {
+	out.Err = fmt.Errorf("%w: %s", ErrKnownBad, f.Error)
+	out.Result = metrics.ResultUnchanged
+	if changed, err := e.restore(ctx, passwords); err != nil {
+		out.RestoreErr, out.Result = err, metrics.ResultFailed
+	} else if changed {
+		out.Result = metrics.ResultRolledBack
+	}
+}
+
+// notePlan records what a plan says about the node: how its links were read and, on the first plan without a
+// record of a good state, whether the agent adopts links of its own it finds.
+func (e *Engine) notePlan(out *Outcome, plan *Plan) {
+	out.Plan = plan
+	if plan == nil || plan.Netlink == nil {
+		return
+	}
+	if e.firstPlan {
+		e.firstPlan = false
+		if e.state.Good == nil && ownsLinks(plan.Netlink) {
+			e.adopting = true
+			e.log.Warn("no record of a good state, but the node holds links of ours: adopting them (a failure leaves them)")
+		}
+	}
+	out.NodeRead = NodeReadFull
+	if plan.Netlink.ObservedReused {
+		out.NodeRead = NodeReadReused
+	}
+}
+
+// failAndRestore records err against the spec (it is not applied again) and puts the last good state back.
+func (e *Engine) failAndRestore(ctx context.Context, out *Outcome, hash string, err error, result string, passwords frrmodel.PasswordFunc) {
+	out.Err = err
+	out.Result = result
+	e.recordFailure(out.Spec, hash, err)
+	if _, rerr := e.restore(ctx, passwords); rerr != nil {
+		out.RestoreErr, out.Result = rerr, metrics.ResultFailed
+	}
+}
+
+// applyAndVerify applies plan, then checks the node's health and runs the health gate.
+func (e *Engine) applyAndVerify(ctx context.Context, plan *Plan) error {
+	if err := e.apply(ctx, plan); err != nil {
+		return err
+	}
+	// After an apply that changed no netlink object, the plan's observation is the node's state: the devices are
+	// looked up there instead of one kernel request per interface (1000: ~30 ms).
+	var links dataplane.LinkLookup
+	if plan.Netlink != nil && plan.Netlink.Empty() {
+		links = e.observedLinks(plan.Netlink)
+	}
+	if err := e.healthOf(ctx, plan.Spec, plan.MapVersion, links); err != nil {
+		return err
+	}
+	return e.runGate(ctx, plan)
+}
+
+// recordGood saves spec as the last good state unless the record already says so.
+func (e *Engine) recordGood(spec *v1.NodeNetworkConfigSpec, mapVersion, hash string) error {
+	if g := e.state.Good; g != nil && g.SpecHash == hash && g.Revision == spec.Revision {
+		return nil
+	}
+	good := &lastapplied.Good{Revision: spec.Revision, MapVersion: mapVersion, SpecHash: hash,
+		AppliedAt: time.Now().UTC().Truncate(time.Second), Spec: *spec.DeepCopy()}
+	next := lastapplied.State{Good: good, Failure: e.state.Failure}
+	if err := e.o.Store.Save(next); err != nil {
+		return err
+	}
+	e.state = next
+	e.stateErr, e.adopting = nil, false
+	return nil
 }
 
 // retryLater reports a transient failure: nothing is recorded against the spec, nothing is restored.
@@ -466,7 +495,7 @@ func (e *Engine) recordFailure(spec *v1.NodeNetworkConfigSpec, hash string, err 
 		// The good state itself failed to converge (drift that could not be repaired): not a bad spec.
 		return
 	}
-	next := laststate.State{Good: e.state.Good, Failure: &laststate.Failure{
+	next := lastapplied.State{Good: e.state.Good, Failure: &lastapplied.Failure{
 		Revision: spec.Revision, SpecHash: hash, Error: err.Error(), At: time.Now().UTC().Truncate(time.Second)}}
 	if serr := e.o.Store.Save(next); serr != nil {
 		e.log.Error("saving the failure record failed", "err", serr)
@@ -481,7 +510,7 @@ var ErrNothingToRestore = errors.New("no record of a good state to restore (the 
 // restore applies the last good spec again (or, when there is none, the empty spec: everything the failed
 // apply created goes away - unless the engine adopts a node it has no record of). It reports whether anything
 // had to change.
-func (e *Engine) restore(ctx context.Context, passwords frrconfig.PasswordFunc) (bool, error) {
+func (e *Engine) restore(ctx context.Context, passwords frrmodel.PasswordFunc) (bool, error) {
 	if e.state.Good == nil && e.adopting {
 		return false, ErrNothingToRestore
 	}

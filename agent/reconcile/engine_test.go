@@ -14,9 +14,9 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/network-operator/network-operator/agent/dataplane"
-	"github.com/network-operator/network-operator/agent/laststate"
+	"github.com/network-operator/network-operator/agent/lastapplied"
 	"github.com/network-operator/network-operator/agent/metrics"
-	"github.com/network-operator/network-operator/agent/netconf"
+	"github.com/network-operator/network-operator/agent/nodenet"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrreload"
@@ -31,7 +31,7 @@ type world struct {
 	links map[string]int // name -> ifindex of the links that exist
 	next  int
 
-	failPhase map[string]netconf.Phase // revision -> netlink phase that fails
+	failPhase map[string]nodenet.Phase // revision -> netlink phase that fails
 	failFRR   map[string]string        // revision -> "validate" or "reload" fails, or "residual": FRR keeps a line otherwise
 	failMaps  map[string]bool          // map version -> the generation write fails
 	unhealthy bool                     // Verify fails
@@ -41,42 +41,42 @@ type world struct {
 
 func newWorld() *world {
 	return &world{links: map[string]int{"eth0": 2, "eth1": 3}, next: 100,
-		failPhase: map[string]netconf.Phase{}, failFRR: map[string]string{}, failMaps: map[string]bool{}}
+		failPhase: map[string]nodenet.Phase{}, failFRR: map[string]string{}, failMaps: map[string]bool{}}
 }
 
 func (w *world) logf(format string, args ...any) { w.log = append(w.log, fmt.Sprintf(format, args...)) }
 
-// fakeNetlink plans with netconf's real planner against what it "created" before.
+// fakeNetlink plans with nodenet's real planner against what it "created" before.
 type fakeNetlink struct {
 	w       *world
 	applied map[string]bool // link names that exist because of a previous apply
 	done    map[string]bool // other actions applied before
 }
 
-func (f *fakeNetlink) Plan(_ context.Context, spec *v1.NodeNetworkConfigSpec) (*netconf.Plan, error) {
+func (f *fakeNetlink) Plan(_ context.Context, spec *v1.NodeNetworkConfigSpec) (*nodenet.Plan, error) {
 	if len(f.w.planErrs) > 0 {
 		err := f.w.planErrs[0]
 		f.w.planErrs = f.w.planErrs[1:]
 		return nil, err
 	}
-	d, err := netconf.BuildDesired(spec, netconf.Settings{VTEPAddress: mustAddr("10.255.0.1")}, netconf.Features{})
+	d, err := nodenet.BuildDesired(spec, nodenet.Settings{VTEPAddress: mustAddr("10.255.0.1")}, nodenet.Features{})
 	if err != nil {
 		return nil, err
 	}
-	obs := &netconf.Observed{}
+	obs := &nodenet.Observed{}
 	for name := range f.applied {
 		for _, l := range d.Links {
 			if l.Name == name {
-				obs.Links = append(obs.Links, netconf.LinkState{LinkSpec: l, Index: f.w.links[name], Up: true})
+				obs.Links = append(obs.Links, nodenet.LinkState{LinkSpec: l, Index: f.w.links[name], Up: true})
 			}
 		}
 	}
-	p := netconf.ComputePlan(d, obs)
-	p.Links = obs.Links // as netconf.Manager's plans
+	p := nodenet.ComputePlan(d, obs)
+	p.Links = obs.Links // as nodenet.Manager's plans
 	// The fake does not observe routes, rules or port flags: an action applied before counts as done.
-	p.Actions = slices.DeleteFunc(p.Actions, func(a netconf.Action) bool { return f.done[a.String()] })
+	p.Actions = slices.DeleteFunc(p.Actions, func(a nodenet.Action) bool { return f.done[a.String()] })
 	for name := range f.applied {
-		if !slices.ContainsFunc(d.Links, func(l netconf.LinkSpec) bool { return l.Name == name }) {
+		if !slices.ContainsFunc(d.Links, func(l nodenet.LinkSpec) bool { return l.Name == name }) {
 			p.Actions = append(p.Actions, deleteAction(name))
 		}
 	}
@@ -84,38 +84,38 @@ func (f *fakeNetlink) Plan(_ context.Context, spec *v1.NodeNetworkConfigSpec) (*
 }
 
 // deleteAction gets a real DeleteLink action (with its phase set by the planner) for a link no longer desired.
-func deleteAction(name string) netconf.Action {
-	d := &netconf.Desired{}
-	o := &netconf.Observed{Links: []netconf.LinkState{{LinkSpec: netconf.LinkSpec{Name: name, Kind: netconf.KindBridge,
-		Alias: netconf.Alias(netconf.RoleL3Bridge, name)}, Index: 1}}}
-	for _, a := range netconf.ComputePlan(d, o).Actions {
-		if _, e := a.Effect(); e == netconf.LinkDeleted {
+func deleteAction(name string) nodenet.Action {
+	d := &nodenet.Desired{}
+	o := &nodenet.Observed{Links: []nodenet.LinkState{{LinkSpec: nodenet.LinkSpec{Name: name, Kind: nodenet.KindBridge,
+		Alias: nodenet.Alias(nodenet.RoleL3Bridge, name)}, Index: 1}}}
+	for _, a := range nodenet.ComputePlan(d, o).Actions {
+		if _, e := a.Effect(); e == nodenet.LinkDeleted {
 			return a
 		}
 	}
 	panic("planner did not delete an owned link")
 }
 
-func (f *fakeNetlink) Apply(_ context.Context, p *netconf.Plan, ph netconf.Phase) (*netconf.Result, error) {
+func (f *fakeNetlink) Apply(_ context.Context, p *nodenet.Plan, ph nodenet.Phase) (*nodenet.Result, error) {
 	f.w.logf("netlink %s", ph)
 	for _, a := range p.PhaseActions(ph) {
 		if want, ok := f.w.failPhase[f.w.current]; ok && want == ph {
 			f.w.logf("netlink %s failed", ph)
-			return &netconf.Result{Phase: ph, Failed: a}, &netconf.ActionError{Action: a, Err: errors.New("file exists")}
+			return &nodenet.Result{Phase: ph, Failed: a}, &nodenet.ActionError{Action: a, Err: errors.New("file exists")}
 		}
 		switch link, e := a.Effect(); e {
-		case netconf.LinkCreated:
+		case nodenet.LinkCreated:
 			f.w.links[link] = f.w.next
 			f.w.next++
 			f.applied[link] = true
-		case netconf.LinkDeleted:
+		case nodenet.LinkDeleted:
 			delete(f.w.links, link)
 			delete(f.applied, link)
 		default:
 			f.done[a.String()] = true
 		}
 	}
-	return &netconf.Result{Phase: ph}, nil
+	return &nodenet.Result{Phase: ph}, nil
 }
 
 type fakeFRR struct {
@@ -280,7 +280,7 @@ func (w *world) setCurrent(rev string) { w.current = rev }
 type rig struct {
 	w      *world
 	e      *Engine
-	store  *laststate.Store
+	store  *lastapplied.Store
 	frr    *fakeFRR
 	dp     *fakeDataplane
 	passwd []string
@@ -289,7 +289,7 @@ type rig struct {
 func newRig(t *testing.T, dir string) *rig {
 	t.Helper()
 	w := newWorld()
-	r := &rig{w: w, store: laststate.New(filepath.Join(dir, "state.yaml")), frr: &fakeFRR{w: w},
+	r := &rig{w: w, store: lastapplied.New(filepath.Join(dir, "state.yaml")), frr: &fakeFRR{w: w},
 		dp: &fakeDataplane{w: w, attached: map[string]fakeAttachment{}}}
 	var err error
 	r.e, err = New(Options{Netlink: &fakeNetlink{w: w, applied: map[string]bool{}, done: map[string]bool{}}, Dataplane: r.dp, FRR: r.frr, FRRStatus: r.frr,
@@ -360,7 +360,7 @@ func TestFailureRestoresLastGood(t *testing.T) {
 		break_ func(w *world, bad *v1.NodeNetworkConfigSpec)
 		step   string
 	}{
-		{"netlink interfaces", func(w *world, bad *v1.NodeNetworkConfigSpec) { w.failPhase["r2"] = netconf.PhaseInterfaces }, StepInterfaces},
+		{"netlink interfaces", func(w *world, bad *v1.NodeNetworkConfigSpec) { w.failPhase["r2"] = nodenet.PhaseInterfaces }, StepInterfaces},
 		{"frr validation", func(w *world, bad *v1.NodeNetworkConfigSpec) { w.failFRR["r2"] = "validate" }, StepFRR},
 		{"frr reload", func(w *world, bad *v1.NodeNetworkConfigSpec) { w.failFRR["r2"] = "reload" }, StepFRRReload},
 		{"frr runs something else", func(w *world, bad *v1.NodeNetworkConfigSpec) { w.failFRR["r2"] = "residual" }, StepFRRReload},
@@ -452,7 +452,7 @@ func TestPlanErrorChangesNothing(t *testing.T) {
 // Without a last good state, a failed first apply removes what it created.
 func TestFirstApplyFailsBackToNothing(t *testing.T) {
 	r := newRig(t, t.TempDir())
-	r.w.failPhase["r1"] = netconf.PhaseInterfaces
+	r.w.failPhase["r1"] = nodenet.PhaseInterfaces
 	out, _ := r.reconcile(spec("r1", "red"))
 	if out.Err == nil || out.Good != nil {
 		t.Fatalf("outcome %v good %+v", out.Err, out.Good)

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/network-operator/network-operator/agent/mirror"
-	"github.com/network-operator/network-operator/agent/netconf"
+	"github.com/network-operator/network-operator/agent/nodenet"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 )
 
@@ -19,7 +19,7 @@ type fakeMirror struct {
 	have map[string]bool
 }
 
-func (f *fakeMirror) Plan(_ context.Context, spec *v1.NodeNetworkConfigSpec, _ *netconf.Desired) (*mirror.Plan, error) {
+func (f *fakeMirror) Plan(_ context.Context, spec *v1.NodeNetworkConfigSpec, _ *nodenet.Desired) (*mirror.Plan, error) {
 	p := &mirror.Plan{}
 	for _, m := range spec.Mirrors {
 		if !f.have[m.Name] {
@@ -73,7 +73,7 @@ func TestMirrorStep(t *testing.T) {
 // refusingMirror applies every mirror except those into the targets the "kernel" refuses (no GRE).
 type refusingMirror struct{ refuse map[string]bool }
 
-func (f *refusingMirror) Plan(_ context.Context, spec *v1.NodeNetworkConfigSpec, _ *netconf.Desired) (*mirror.Plan, error) {
+func (f *refusingMirror) Plan(_ context.Context, spec *v1.NodeNetworkConfigSpec, _ *nodenet.Desired) (*mirror.Plan, error) {
 	p := &mirror.Plan{}
 	for _, m := range spec.Mirrors {
 		p.Desired.Rules = append(p.Desired.Rules, mirror.Rule{Mirror: m.Name, TargetDevice: mirror.DeviceName(m.Target.Name)})

@@ -13,10 +13,10 @@ import (
 
 	"github.com/network-operator/network-operator/agent/bpftables"
 	"github.com/network-operator/network-operator/agent/dataplane"
-	"github.com/network-operator/network-operator/agent/frrconfig"
-	"github.com/network-operator/network-operator/agent/laststate"
+	"github.com/network-operator/network-operator/agent/frrmodel"
+	"github.com/network-operator/network-operator/agent/lastapplied"
 	"github.com/network-operator/network-operator/agent/mirror"
-	"github.com/network-operator/network-operator/agent/netconf"
+	"github.com/network-operator/network-operator/agent/nodenet"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrreload"
@@ -44,11 +44,11 @@ const (
 // Plan is everything one apply would do, in order. It is computed without changing anything.
 type Plan struct {
 	Spec *v1.NodeNetworkConfigSpec
-	// SpecHash is laststate.SpecHash of Spec, computed once per plan (~2.5 ms for 1000 VRFs).
+	// SpecHash is lastapplied.SpecHash of Spec, computed once per plan (~2.5 ms for 1000 VRFs).
 	SpecHash string
 	// MapVersion is the revision of the table generation (the spec's MapVersion()).
 	MapVersion string
-	Netlink    *netconf.Plan
+	Netlink    *nodenet.Plan
 	FRR        FRRStep
 	// Attach is every attach, move, re-attach, keep and detach, decided by dataplane.PlanAttach; the apply
 	// executes exactly these steps.
@@ -82,7 +82,7 @@ type FRRStep struct {
 
 // TablesStep is the table generation of a plan.
 type TablesStep struct {
-	// Desired are the tables; interfaces netconf creates in this apply have placeholder ifindexes (Pending).
+	// Desired are the tables; interfaces nodenet creates in this apply have placeholder ifindexes (Pending).
 	Desired maps.Tables
 	Pending []string
 	// Diff is against the live generation; NoOp when tables and revision are live already.
@@ -104,7 +104,7 @@ func (p *Plan) String() string {
 		n++
 		fmt.Fprintf(&b, "%3d. %-10s %s\n", n, step, fmt.Sprintf(format, args...))
 	}
-	for _, a := range p.Netlink.PhaseActions(netconf.PhaseVRFs) {
+	for _, a := range p.Netlink.PhaseActions(nodenet.PhaseVRFs) {
 		line(StepVRFs, "%s", a)
 	}
 	switch {
@@ -129,7 +129,7 @@ func (p *Plan) String() string {
 	default:
 		line(StepFRR, "FRR config unchanged (reload skipped)")
 	}
-	for _, a := range p.Netlink.PhaseActions(netconf.PhaseInterfaces) {
+	for _, a := range p.Netlink.PhaseActions(nodenet.PhaseInterfaces) {
 		line(StepInterfaces, "%s", a)
 	}
 	if p.Mirror != nil {
@@ -162,7 +162,7 @@ func (p *Plan) String() string {
 	for _, a := range p.Attach.Detach {
 		line(StepDetach, "detach router from %s (%s)", a.Interface, a.Reason)
 	}
-	for _, a := range p.Netlink.PhaseActions(netconf.PhaseRemovals) {
+	for _, a := range p.Netlink.PhaseActions(nodenet.PhaseRemovals) {
 		line(StepRemovals, "%s", a)
 	}
 	line(StepStatus, "health check, then report appliedRevision %q, mapVersion %s", p.Spec.Revision, short(p.MapVersion))
@@ -212,17 +212,17 @@ func short(s string) string {
 var ErrPlan = errors.New("configuration refused before any change")
 
 // Plan computes what Reconcile would do for spec, changing nothing (--dry-run).
-func (e *Engine) Plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords frrconfig.PasswordFunc) (*Plan, error) {
+func (e *Engine) Plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, passwords frrmodel.PasswordFunc) (*Plan, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.plan(ctx, spec, "", passwords)
 }
 
-// plan plans spec; hash is its laststate.SpecHash when the caller has it ("": computed here).
-func (e *Engine) plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, hash string, passwords frrconfig.PasswordFunc) (p *Plan, err error) {
+// plan plans spec; hash is its lastapplied.SpecHash when the caller has it ("": computed here).
+func (e *Engine) plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, hash string, passwords frrmodel.PasswordFunc) (p *Plan, err error) {
 	err = e.timed(StepPlan, func() error {
 		if hash == "" {
-			hash = laststate.SpecHash(spec)
+			hash = lastapplied.SpecHash(spec)
 		}
 		p, err = e.planSteps(ctx, spec, hash, passwords)
 		return err
@@ -230,7 +230,7 @@ func (e *Engine) plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, hash 
 	return p, err
 }
 
-func (e *Engine) planSteps(ctx context.Context, spec *v1.NodeNetworkConfigSpec, hash string, passwords frrconfig.PasswordFunc) (*Plan, error) {
+func (e *Engine) planSteps(ctx context.Context, spec *v1.NodeNetworkConfigSpec, hash string, passwords frrmodel.PasswordFunc) (*Plan, error) {
 	fail := func(what string, err error) error { return fmt.Errorf("%w: %s: %w", ErrPlan, what, err) }
 	p := &Plan{Spec: spec, SpecHash: hash}
 	var err error
@@ -269,7 +269,7 @@ func (e *Engine) planSteps(ctx context.Context, spec *v1.NodeNetworkConfigSpec, 
 	return p, nil
 }
 
-func (e *Engine) planFRR(ctx context.Context, p *Plan, passwords frrconfig.PasswordFunc) error {
+func (e *Engine) planFRR(ctx context.Context, p *Plan, passwords frrmodel.PasswordFunc) error {
 	if e.o.FRR == nil {
 		p.FRR.Skip = "FRR is disabled (--frr=none)"
 		return nil
@@ -320,15 +320,15 @@ type renderedFRR struct {
 // renderFRR renders the FRR config of spec (hash: its SpecHash; skip says why there is none), reusing the last rendering when the
 // spec is the same and nothing else goes into it: no Secret (a password may change under the same spec) and the
 // default renderer (--frr-base-config reads its base at every render).
-func (e *Engine) renderFRR(ctx context.Context, spec *v1.NodeNetworkConfigSpec, hash string, passwords frrconfig.PasswordFunc) (cfg []byte, summary, skip string, err error) {
+func (e *Engine) renderFRR(ctx context.Context, spec *v1.NodeNetworkConfigSpec, hash string, passwords frrmodel.PasswordFunc) (cfg []byte, summary, skip string, err error) {
 	cacheable := e.o.RenderFRR == nil && !slices.ContainsFunc(spec.BGPPeers, func(p v1.NodeBGPPeer) bool { return p.PasswordSecretRef != nil })
 	if cacheable {
 		if c := e.frrRendered; c != nil && c.specHash == hash {
 			return c.config, c.summary, "", nil
 		}
 	}
-	nc, err := frrconfig.NodeConfig(ctx, spec, passwords)
-	if errors.Is(err, frrconfig.ErrNoUnderlay) {
+	nc, err := frrmodel.NodeConfig(ctx, spec, passwords)
+	if errors.Is(err, frrmodel.ErrNoUnderlay) {
 		return nil, "", "the spec has no underlay", nil
 	}
 	if err != nil {
@@ -346,7 +346,7 @@ func (e *Engine) renderFRR(ctx context.Context, spec *v1.NodeNetworkConfigSpec, 
 	if cfg, err = render(nc); err != nil {
 		return nil, "", "", err
 	}
-	summary = frrconfig.Describe(nc)
+	summary = frrmodel.Describe(nc)
 	if cacheable {
 		e.frrRendered = &renderedFRR{specHash: hash, summary: summary, config: cfg}
 	}
@@ -385,7 +385,7 @@ func lineDiff(a, b []byte) (added, removed []string) {
 	return added, removed
 }
 
-// planAttach observes the attachments and the wanted devices (predicting the ones netconf re-creates) and lets
+// planAttach observes the attachments and the wanted devices (predicting the ones nodenet re-creates) and lets
 // dataplane.PlanAttach decide; the apply hands the same steps to the dataplane.
 func (e *Engine) planAttach(p *Plan) error {
 	want := p.Spec.DataPlane.Interfaces
@@ -406,9 +406,9 @@ func (e *Engine) planAttach(p *Plan) error {
 
 // planMirror plans the mirrors with the netlink plan's observation of the node's links when the mirror manager
 // takes one (no second dump of every link).
-func (e *Engine) planMirror(ctx context.Context, spec *v1.NodeNetworkConfigSpec, np *netconf.Plan) (*mirror.Plan, error) {
+func (e *Engine) planMirror(ctx context.Context, spec *v1.NodeNetworkConfigSpec, np *nodenet.Plan) (*mirror.Plan, error) {
 	po, ok := e.o.Mirror.(interface {
-		PlanObserved(context.Context, *v1.NodeNetworkConfigSpec, *netconf.Desired, []mirror.Link) (*mirror.Plan, error)
+		PlanObserved(context.Context, *v1.NodeNetworkConfigSpec, *nodenet.Desired, []mirror.Link) (*mirror.Plan, error)
 	})
 	if !ok || np.Links == nil {
 		return e.o.Mirror.Plan(ctx, spec, np.Desired)
@@ -424,7 +424,7 @@ func (e *Engine) planMirror(ctx context.Context, spec *v1.NodeNetworkConfigSpec,
 // the plan, instead of a request per name: 1000 interfaces cost ~30 ms that way), falling back to the kernel
 // for names it does not hold. Valid while the node is as observed: during planning, and after an apply whose
 // netlink plan changed nothing.
-func (e *Engine) observedLinks(p *netconf.Plan) Links {
+func (e *Engine) observedLinks(p *nodenet.Plan) Links {
 	if p == nil || p.Ifindexes == nil {
 		return e.o.Links
 	}
@@ -513,12 +513,12 @@ func mirroredIngress(p *mirror.Plan) map[string]string {
 }
 
 // recreated reports whether the plan deletes and re-creates a link (its ifindex changes).
-func recreated(p *netconf.Plan, name string) bool { return p.DeletesLink(name) }
+func recreated(p *nodenet.Plan, name string) bool { return p.DeletesLink(name) }
 
 // specTables is the one translation of a spec into tables, for the plan (--dry-run, with placeholders for the
-// interfaces the apply creates), the apply and the loader's rebuild: desired are netconf's objects of the spec,
+// interfaces the apply creates), the apply and the loader's rebuild: desired are nodenet's objects of the spec,
 // whose VRF devices are bpf_fib_lookup's lookup_ifindex where the kernel has them.
-func specTables(spec *v1.NodeNetworkConfigSpec, desired *netconf.Desired, links bpftables.Links) (maps.Tables, error) {
+func specTables(spec *v1.NodeNetworkConfigSpec, desired *nodenet.Desired, links bpftables.Links) (maps.Tables, error) {
 	devs := map[string]string{}
 	for _, v := range desired.VRFs {
 		if v.Device != "" {
@@ -541,7 +541,7 @@ func liveLinks(links Links) bpftables.Links {
 
 // TablesFor computes the tables and revision of a spec as they would be applied now (the loader's rebuild after
 // a map migration uses it with the last good spec).
-func TablesFor(ctx context.Context, spec *v1.NodeNetworkConfigSpec, nc *netconf.Manager, links Links) (maps.Tables, string, error) {
+func TablesFor(ctx context.Context, spec *v1.NodeNetworkConfigSpec, nc *nodenet.Manager, links Links) (maps.Tables, string, error) {
 	rev, err := bpftables.Revision(spec)
 	if err != nil {
 		return maps.Tables{}, "", err

@@ -7,7 +7,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/network-operator/network-operator/agent/frrconfig"
+	"github.com/network-operator/network-operator/agent/frrmodel"
 )
 
 // ErrTransient marks an error that says nothing about a spec's content: the apply was cancelled (the agent got
@@ -37,7 +37,7 @@ func IsTransient(ctx context.Context, err error) bool {
 		return false
 	}
 	return errors.Is(err, ErrTransient) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, netlink.ErrDumpInterrupted) || errors.Is(err, frrconfig.ErrSecretUnavailable) || ctx.Err() != nil
+		errors.Is(err, netlink.ErrDumpInterrupted) || errors.Is(err, frrmodel.ErrSecretUnavailable) || ctx.Err() != nil
 }
 
 // StepTimeout bounds one apply step once the reconcile's context is cancelled: a step that started finishes

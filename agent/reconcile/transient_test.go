@@ -11,7 +11,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/network-operator/network-operator/agent/dataplane"
-	"github.com/network-operator/network-operator/agent/frrconfig"
+	"github.com/network-operator/network-operator/agent/frrmodel"
 	"github.com/network-operator/network-operator/agent/metrics"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/frr"
@@ -19,7 +19,7 @@ import (
 
 // retried checks an outcome of a transient failure: nothing recorded against the spec, the node still on r1,
 // and the next reconcile (with a fresh context) applies the spec.
-func retried(t *testing.T, r *rig, out *Outcome, bad *v1.NodeNetworkConfigSpec, passwords frrconfig.PasswordFunc) {
+func retried(t *testing.T, r *rig, out *Outcome, bad *v1.NodeNetworkConfigSpec, passwords frrmodel.PasswordFunc) {
 	t.Helper()
 	if !out.Retrying() || !errors.Is(out.Err, ErrTransient) || out.Result != metrics.ResultRetry {
 		t.Fatalf("outcome %s err %v, want a retry", out.Result, out.Err)
@@ -128,8 +128,8 @@ func TestTransientPlanErrors(t *testing.T) {
 		return s
 	}
 	// secretAfter reads the password with err until the Secret is "there" (the test says so after the first try).
-	secretAfter := func(err error) func(there *bool) frrconfig.PasswordFunc {
-		return func(there *bool) frrconfig.PasswordFunc {
+	secretAfter := func(err error) func(there *bool) frrmodel.PasswordFunc {
+		return func(there *bool) frrmodel.PasswordFunc {
 			return func(context.Context, v1.SecretKeyReference) (string, error) {
 				if !*there {
 					return "", err
@@ -142,7 +142,7 @@ func TestTransientPlanErrors(t *testing.T) {
 		name      string
 		spec      *v1.NodeNetworkConfigSpec
 		planErr   error
-		passwords func(there *bool) frrconfig.PasswordFunc
+		passwords func(there *bool) frrmodel.PasswordFunc
 	}{
 		{name: "interrupted netlink dump", spec: spec("r2", "blue"),
 			planErr: fmt.Errorf("observe: list links: %w", netlink.ErrDumpInterrupted)},
@@ -157,7 +157,7 @@ func TestTransientPlanErrors(t *testing.T) {
 			if out, _ := r.reconcile(spec("r1", "red")); !out.Applied() {
 				t.Fatal(out.Err)
 			}
-			var passwords frrconfig.PasswordFunc
+			var passwords frrmodel.PasswordFunc
 			secretThere := false
 			if tc.passwords != nil {
 				passwords = tc.passwords(&secretThere)

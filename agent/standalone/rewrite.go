@@ -9,7 +9,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/network-operator/network-operator/agent/nodefile"
+	"github.com/network-operator/network-operator/agent/specfile"
 	"github.com/network-operator/network-operator/pkg/frr"
 )
 
@@ -17,11 +17,11 @@ import (
 // configuration: Render wraps the renderer the reconcile engine uses.
 type Rewrite struct {
 	mu sync.Mutex
-	r  nodefile.Replacements
+	r  specfile.Replacements
 }
 
 // Set makes rs the replacements of every later render.
-func (w *Rewrite) Set(rs nodefile.Replacements) {
+func (w *Rewrite) Set(rs specfile.Replacements) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.r = rs
@@ -44,7 +44,7 @@ func (w *Rewrite) Render(render func(*frr.NodeConfig) ([]byte, error)) func(*frr
 	}
 }
 
-// LinkAddrs returns the addresses of an interface in the namespace of h (nodefile.Env.Addrs); an interface
+// LinkAddrs returns the addresses of an interface in the namespace of h (specfile.Env.Addrs); an interface
 // that does not exist is an error wrapping fs.ErrNotExist.
 func LinkAddrs(h *netlink.Handle) func(string) ([]netip.Addr, error) {
 	return func(name string) ([]netip.Addr, error) {

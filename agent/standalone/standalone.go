@@ -21,10 +21,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/network-operator/network-operator/agent/frrconfig"
-	"github.com/network-operator/network-operator/agent/nodefile"
+	"github.com/network-operator/network-operator/agent/frrmodel"
+	"github.com/network-operator/network-operator/agent/nodestatus"
 	"github.com/network-operator/network-operator/agent/reconcile"
-	"github.com/network-operator/network-operator/agent/status"
+	"github.com/network-operator/network-operator/agent/specfile"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 )
 
@@ -39,9 +39,9 @@ type Options struct {
 	// StatusFile, when set, receives the node's status as a NodeNetworkConfig document after every reconcile.
 	StatusFile string
 	// Passwords resolves BGP password Secret references (nil: specs with passwordSecretRef fail).
-	Passwords frrconfig.PasswordFunc
+	Passwords frrmodel.PasswordFunc
 	// Env is what the node says that the file cannot (the VTEP address and where to discover it).
-	Env nodefile.Env
+	Env specfile.Env
 	// Rewrite, when set, receives the file's FRR replacements (das-schiff's replacements) at every read.
 	Rewrite *Rewrite
 	// Out receives one line per reconcile (and the file's conversion notes).
@@ -86,7 +86,7 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("watch %s: %w", filepath.Dir(o.File), err)
 	}
 
-	var doc *nodefile.Document
+	var doc *specfile.Document
 	load := func() {
 		d, err := r.read()
 		if err != nil {
@@ -156,12 +156,12 @@ func (r *runner) resumeStatus() {
 	}
 }
 
-func (r *runner) read() (*nodefile.Document, error) {
+func (r *runner) read() (*specfile.Document, error) {
 	data, err := os.ReadFile(r.o.File)
 	if err != nil {
 		return nil, fmt.Errorf("read node config file: %w", err)
 	}
-	doc, err := nodefile.Parse(data, r.o.Env)
+	doc, err := specfile.Parse(data, r.o.Env)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.o.File, err)
 	}
@@ -178,7 +178,7 @@ func (r *runner) read() (*nodefile.Document, error) {
 	return doc, nil
 }
 
-func (r *runner) reconcile(ctx context.Context, doc *nodefile.Document) *reconcile.Outcome {
+func (r *runner) reconcile(ctx context.Context, doc *specfile.Document) *reconcile.Outcome {
 	out := r.o.Engine.Reconcile(ctx, &doc.Spec, r.o.Passwords)
 	line := fmt.Sprintf("reconcile %s: revision %q, map version %.12s, %s", out.Result, doc.Spec.Revision, out.MapVersion,
 		out.Duration.Round(time.Millisecond))
@@ -188,7 +188,7 @@ func (r *runner) reconcile(ctx context.Context, doc *nodefile.Document) *reconci
 		line += fmt.Sprintf(": unhealthy: %v", out.HealthErr)
 	}
 	fmt.Fprintln(r.o.Out, line)
-	r.status = status.Build(out, r.status, 0, metav1.Now())
+	r.status = nodestatus.Build(out, r.status, 0, metav1.Now())
 	if r.o.StatusFile != "" {
 		if err := writeStatus(r.o.StatusFile, doc.Name, &doc.Spec, r.status); err != nil {
 			r.o.Logger.Error("write status file", "err", err)

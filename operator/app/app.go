@@ -43,7 +43,7 @@ import (
 	"github.com/network-operator/network-operator/internal/validation"
 	"github.com/network-operator/network-operator/operator/controllers"
 	"github.com/network-operator/network-operator/operator/metrics"
-	"github.com/network-operator/network-operator/operator/nodeconfig"
+	"github.com/network-operator/network-operator/operator/nodespec"
 	"github.com/network-operator/network-operator/operator/webhook"
 	"github.com/network-operator/network-operator/operator/webhookcert"
 	"github.com/network-operator/network-operator/pkg/bgp"
@@ -106,16 +106,16 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.DurationVar(&o.ProgressDeadline, "progress-deadline", 10*time.Minute, "time a node has to confirm its configuration before the revision fails")
 	fs.StringVar(&o.TopologyLabel, "rollout-topology-label", "", "roll out group by group of this Node label's value (e.g. topology.kubernetes.io/zone)")
 	fs.IntVar(&o.KeepRevisions, "keep-revisions", 10, "newest revisions kept by pruning (besides target, last good and referenced ones)")
-	fs.Int64Var(&o.NodeConfig.Underlay.ASN, "underlay-asn", 65000, "AS number of the nodes (Node annotation "+nodeconfig.AnnotationASN+" overrides)")
-	fs.StringVar(&underlayIfaces, "underlay-interfaces", "", "comma-separated fabric uplinks (Node annotation "+nodeconfig.AnnotationUnderlayInterfaces+" overrides)")
+	fs.Int64Var(&o.NodeConfig.Underlay.ASN, "underlay-asn", 65000, "AS number of the nodes (Node annotation "+nodespec.AnnotationASN+" overrides)")
+	fs.StringVar(&underlayIfaces, "underlay-interfaces", "", "comma-separated fabric uplinks (Node annotation "+nodespec.AnnotationUnderlayInterfaces+" overrides)")
 	fs.StringVar(&o.NodeConfig.Underlay.RemoteASN, "underlay-remote-asn", "external", "remote AS of the uplink neighbours: a number, internal or external")
 	fs.StringVar(&underlayNeighbors, "underlay-neighbors", "", "comma-separated numbered underlay neighbours of every node, IPv4 or IPv6 "+
-		"(an IPv6 link-local one as ADDRESS%INTERFACE), e.g. route reflectors (Node annotation "+nodeconfig.AnnotationUnderlayNeighbors+" overrides)")
+		"(an IPv6 link-local one as ADDRESS%INTERFACE), e.g. route reflectors (Node annotation "+nodespec.AnnotationUnderlayNeighbors+" overrides)")
 	fs.StringVar(&underlayFamilies, "underlay-address-families", "", "unicast address families the underlay carries: IPv4, IPv6 or "+
 		"IPv4,IPv6 (dual-stack) (default: the family of each node's VTEP address)")
 	fs.StringVar(&vtepFamily, "underlay-vtep-family", "", "address family of every node's VTEP address, IPv4 or IPv6: enforced on the "+
 		"Nodes and on static flooding peers at admission; IPv6 takes a Node's IPv6 InternalIP without annotation "+
-		nodeconfig.AnnotationVTEPAddress+" (default: the only --underlay-address-families, else not enforced)")
+		nodespec.AnnotationVTEPAddress+" (default: the only --underlay-address-families, else not enforced)")
 	fs.BoolVar(&underlayBFD.enabled, "underlay-bfd", false, "run BFD on every underlay session (FRR's bfdd runs next to bgpd)")
 	fs.DurationVar(&underlayBFD.interval, "underlay-bfd-interval", 0, "with --underlay-bfd: BFD receive and transmit interval, whole milliseconds 10ms..60s (0: bfdd's 300ms)")
 	fs.IntVar(&underlayBFD.multiplier, "underlay-bfd-detect-multiplier", 0, "with --underlay-bfd: packets missed before a peer is down, 2..255 (0: bfdd's 3)")
@@ -132,7 +132,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&o.NodeConfig.Strict, "dataplane-strict", false, "the eBPF router drops what it cannot forward")
 	fs.BoolVar(&o.NodeConfig.L2Gateways, "dataplane-l2-gateways", true, "route traffic of layer-2 networks with anycast gateways in a tenant VRF through the eBPF router (their "+v1.L2BridgePrefix+"<vlan> bridges)")
 	fs.Func("dataplane-interface", "extra data-plane interface name[@vlan]=vrf[:mode] (repeatable; e.g. eth1@100=blue, l2br.100=blue:pass)", func(s string) error {
-		i, err := nodeconfig.ParseInterface(s)
+		i, err := nodespec.ParseInterface(s)
 		o.NodeConfig.Interfaces = append(o.NodeConfig.Interfaces, i)
 		return err
 	})
@@ -339,7 +339,7 @@ func addChecks(mgr manager.Manager, webhooks bool) error {
 // underlayFamilyFlags reads --underlay-address-families, --underlay-vtep-family and --underlay-neighbors into u:
 // known families, each once; the VTEP family among the underlay's (the only one by default); every neighbour an
 // address of a family the underlay carries (an IPv6 link-local one with its interface). Errors name the flag.
-func underlayFamilyFlags(u *nodeconfig.Underlay, families, vtep, neighbors string) field.ErrorList {
+func underlayFamilyFlags(u *nodespec.Underlay, families, vtep, neighbors string) field.ErrorList {
 	var errs field.ErrorList
 	famPath, vtepPath := field.NewPath("--underlay-address-families"), field.NewPath("--underlay-vtep-family")
 	supported := []v1.IPFamily{v1.IPv4, v1.IPv6}
@@ -381,7 +381,7 @@ func underlayFamilyFlags(u *nodeconfig.Underlay, families, vtep, neighbors strin
 		if s = strings.TrimSpace(s); s == "" {
 			continue
 		}
-		n := nodeconfig.ParseUnderlayNeighbor(s, u.RemoteASN)
+		n := nodespec.ParseUnderlayNeighbor(s, u.RemoteASN)
 		if _, nerrs := validation.ValidateUnderlayNeighbor(field.NewPath("--underlay-neighbors").Key(s), &n, fams); len(nerrs) > 0 {
 			errs = append(errs, nerrs...)
 			continue

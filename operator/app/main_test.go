@@ -34,7 +34,7 @@ import (
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/wait/waittest"
 	"github.com/network-operator/network-operator/operator/app"
-	"github.com/network-operator/network-operator/operator/nodeconfig"
+	"github.com/network-operator/network-operator/operator/nodespec"
 	"github.com/network-operator/network-operator/pkg/syncbuf"
 	testenv "github.com/network-operator/network-operator/test/harness/testenv"
 )
@@ -125,7 +125,7 @@ func TestBinaryWiring(t *testing.T) {
 		return env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "network-operator.network.network-operator.io"}, &l)
 	})
 
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker", Annotations: map[string]string{nodeconfig.AnnotationRouterID: "192.0.2.1"}}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker", Annotations: map[string]string{nodespec.AnnotationRouterID: "192.0.2.1"}}}
 	if err := env.Client.Create(ctx, node); err != nil {
 		t.Fatal(err)
 	}

@@ -204,7 +204,7 @@ func (a *agents) run(name string, kick chan struct{}) {
 		case b.fail != nil && b.fail(nnc.Spec.Revision):
 			st["failedRevision"] = nnc.Spec.Revision
 			st["lastError"] = "simulated apply failure"
-			// As the real agent (agent/status): Ready carries the error, Degraded what runs now.
+			// As the real agent (agent/nodestatus): Ready carries the error, Degraded what runs now.
 			ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, "ApplyFailed", "simulated apply failure"
 			conditions = []metav1.Condition{ready, {Type: v1.ConditionDegraded, Status: metav1.ConditionTrue, Reason: "RolledBack",
 				Message: "running the last good revision", ObservedGeneration: nnc.Generation, LastTransitionTime: metav1.Now()}}

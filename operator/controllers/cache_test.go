@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/operator/nodeconfig"
+	"github.com/network-operator/network-operator/operator/nodespec"
 )
 
 // TestTrimNode: a trimmed Node builds the same configuration, passes the same rollout predicate and keeps the
@@ -17,7 +17,7 @@ func TestTrimNode(t *testing.T) {
 	now := metav1.Now()
 	n := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "u1", ResourceVersion: "7", Labels: map[string]string{"rack": "a"},
-			Annotations:   map[string]string{nodeconfig.AnnotationUnderlayInterfaces: "eth1"},
+			Annotations:   map[string]string{nodespec.AnnotationUnderlayInterfaces: "eth1"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}},
 		Spec: corev1.NodeSpec{PodCIDR: "10.244.0.0/24"},
 		Status: corev1.NodeStatus{
@@ -36,8 +36,8 @@ func TestTrimNode(t *testing.T) {
 	opts := testOptions().NodeConfig
 	rev := v1.NetworkConfigRevisionSpec{Revision: "r1", VRF: []v1.VRFRevision{{Name: "blue", VRFRouteConfigurationSpec: vrfConfig("blue", "blue", 100, 10).Spec}}}
 	rev.VRF[0].NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"rack": "a"}}
-	want, errWant := nodeconfig.Build(&rev, n, nil, opts)
-	have, errHave := nodeconfig.Build(&rev, got, nil, opts)
+	want, errWant := nodespec.Build(&rev, n, nil, opts)
+	have, errHave := nodespec.Build(&rev, got, nil, opts)
 	if len(want.VRFs) != 1 || want.Underlay.RouterID != "192.0.2.1" || want.Underlay.Interfaces[0] != "eth1" {
 		t.Fatalf("the test node's configuration lacks what it is meant to test: %+v", want)
 	}

@@ -20,7 +20,7 @@ import (
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/operator/debounce"
-	"github.com/network-operator/network-operator/operator/nodeconfig"
+	"github.com/network-operator/network-operator/operator/nodespec"
 )
 
 // ConfigReconciler turns the user resources into NetworkConfigRevisions.
@@ -46,7 +46,7 @@ func (r *ConfigReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (
 		return reconcile.Result{}, err
 	}
 	// Objects whose references do not resolve yet wait outside the revision; their Resolved condition says why.
-	held := nodeconfig.HoldBack(&spec)
+	held := nodespec.HoldBack(&spec)
 	if err := r.reportResolved(ctx, objs, held); err != nil {
 		return reconcile.Result{}, err
 	}
@@ -182,7 +182,7 @@ type conditioned struct {
 
 // reportResolved sets the Resolved condition of every object that has a reference: False with the reason for
 // the held ones, True for the others. Only changes are written.
-func (r *ConfigReconciler) reportResolved(ctx context.Context, objs []conditioned, held []nodeconfig.Held) error {
+func (r *ConfigReconciler) reportResolved(ctx context.Context, objs []conditioned, held []nodespec.Held) error {
 	reasons := make(map[string]string, len(held))
 	for _, h := range held {
 		reasons[h.Kind+"/"+h.Name] = h.Reason

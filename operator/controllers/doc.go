@@ -8,7 +8,7 @@
 // only also means a hash that failed is not retried until the content changes again.
 //
 // RolloutReconciler moves nodes to the target revision, the newest one that has not failed, in the
-// order and pace of package rollout, writing each node's NodeNetworkConfig (package nodeconfig). A node
+// order and pace of package rollout, writing each node's NodeNetworkConfig (package nodespec). A node
 // failing the target (Ready=False with failedRevision = target, Degraded, or no confirmation within the
 // progress deadline) or a revision that cannot be built for a node marks the revision Failed; the next
 // older revision that has not failed becomes the target and every node carrying the failed revision is

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/operator/nodeconfig"
+	"github.com/network-operator/network-operator/operator/nodespec"
 )
 
 // floodPeers returns the static flood peers of a network in every node's configuration, confirmed by its agent
@@ -99,7 +99,7 @@ func TestStaticFloodingFollowsNodes(t *testing.T) {
 		nodeName(1): "static [10.0.0.3 10.0.0.4]", nodeName(2): "static [10.0.0.2 10.0.0.4]", nodeName(3): "static [10.0.0.2 10.0.0.3]",
 	})
 
-	setAnnotation(t, nodeName(3), nodeconfig.AnnotationVTEPAddress, "192.0.2.33")
+	setAnnotation(t, nodeName(3), nodespec.AnnotationVTEPAddress, "192.0.2.33")
 	expect("its VTEP address changes", map[string]string{
 		nodeName(1): "static [10.0.0.3 192.0.2.33]", nodeName(2): "static [10.0.0.2 192.0.2.33]", nodeName(3): "static [10.0.0.2 10.0.0.3]",
 	})

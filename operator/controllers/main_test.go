@@ -24,7 +24,7 @@ import (
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/wait/waittest"
 	"github.com/network-operator/network-operator/operator/metrics"
-	"github.com/network-operator/network-operator/operator/nodeconfig"
+	"github.com/network-operator/network-operator/operator/nodespec"
 	testenv "github.com/network-operator/network-operator/test/harness/testenv"
 )
 
@@ -39,7 +39,7 @@ func testOptions() Options {
 		Debounce:         100 * time.Millisecond,
 		MaxUnavailable:   intstr.FromInt32(1),
 		ProgressDeadline: 2 * time.Minute,
-		NodeConfig:       nodeconfig.Options{Underlay: nodeconfig.Underlay{ASN: 65000, Interfaces: []string{"eth0"}}},
+		NodeConfig:       nodespec.Options{Underlay: nodespec.Underlay{ASN: 65000, Interfaces: []string{"eth0"}}},
 	}
 }
 
@@ -203,7 +203,7 @@ func createNode(t testing.TB, name string, labels map[string]string, ready bool)
 	var idx int
 	fmt.Sscanf(name, "node-%d", &idx)
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels,
-		Annotations: map[string]string{nodeconfig.AnnotationRouterID: fmt.Sprintf("10.0.%d.%d", idx/250, idx%250+1)}}}
+		Annotations: map[string]string{nodespec.AnnotationRouterID: fmt.Sprintf("10.0.%d.%d", idx/250, idx%250+1)}}}
 	if err := env.Client.Create(ctx, n); err != nil {
 		t.Fatalf("create node %s: %v", name, err)
 	}

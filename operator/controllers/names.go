@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/network-operator/network-operator/operator/metrics"
-	"github.com/network-operator/network-operator/operator/nodeconfig"
+	"github.com/network-operator/network-operator/operator/nodespec"
 )
 
 // Annotations the operator reads or writes.
@@ -65,7 +65,7 @@ type Options struct {
 	// revision and every revision a node still references (default 10).
 	KeepRevisions int
 	// NodeConfig are the operator-level inputs of every node's configuration.
-	NodeConfig nodeconfig.Options
+	NodeConfig nodespec.Options
 	// Metrics receives the rollout metrics (required).
 	Metrics *metrics.Metrics
 }

@@ -32,7 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/operator/nodeconfig"
+	"github.com/network-operator/network-operator/operator/nodespec"
 	"github.com/network-operator/network-operator/operator/rollout"
 	"github.com/network-operator/network-operator/pkg/fielderr"
 )
@@ -195,7 +195,7 @@ func (r *RolloutReconciler) buildNodeSpecs(tgt *v1.NetworkConfigRevision, names 
 		if nnc := nncs[name]; nnc != nil {
 			current[name] = &nnc.Spec
 		}
-		spec, err := nodeconfig.Build(&tgt.Spec, nodes[name], current[name], r.Opts.NodeConfig)
+		spec, err := nodespec.Build(&tgt.Spec, nodes[name], current[name], r.Opts.NodeConfig)
 		switch {
 		case err == nil:
 			ns.built[name] = &spec
@@ -208,7 +208,7 @@ func (r *RolloutReconciler) buildNodeSpecs(tgt *v1.NetworkConfigRevision, names 
 		}
 	}
 	// Loopback addresses are planned over all nodes at once, from the addresses the nodes carry now.
-	shortages, err := nodeconfig.AssignLoopbackAddresses(&tgt.Spec, ns.built, current)
+	shortages, err := nodespec.AssignLoopbackAddresses(&tgt.Spec, ns.built, current)
 	if err != nil {
 		return nodeSpecs{}, fmt.Errorf("loopback addresses for revision %s: %w", tgt.Name, err)
 	}
@@ -223,7 +223,7 @@ func (r *RolloutReconciler) buildNodeSpecs(tgt *v1.NetworkConfigRevision, names 
 		}
 	}
 	// So are the peers of static flooding: every other node of the network, as the nodes are now.
-	for _, e := range nodeconfig.AssignFloodPeers(&tgt.Spec, ns.built) {
+	for _, e := range nodespec.AssignFloodPeers(&tgt.Spec, ns.built) {
 		if !settled {
 			ns.invalid = append(ns.invalid, rollout.Failure{Node: e.Node, Reason: ReasonInvalidForNode, Message: e.Error()})
 			continue

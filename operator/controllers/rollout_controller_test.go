@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/operator/nodeconfig"
+	"github.com/network-operator/network-operator/operator/nodespec"
 )
 
 // seededAgents gives node i the i-th seeded delay.
@@ -523,7 +523,7 @@ func TestHeldNode(t *testing.T) {
 	})
 	r := getRevision(t, rev.Name)
 	if r.Status.Phase != v1.RevisionRolling || !strings.Contains(r.Status.Message, "node node-bare held") ||
-		!strings.Contains(r.Status.Message, nodeconfig.AnnotationRouterID) {
+		!strings.Contains(r.Status.Message, nodespec.AnnotationRouterID) {
 		t.Fatalf("status %+v", r.Status)
 	}
 	if _, ok := listNNCs(t)["node-bare"]; ok {
@@ -537,7 +537,7 @@ func TestHeldNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	orig := bare.DeepCopy()
-	metav1.SetMetaDataAnnotation(&bare.ObjectMeta, nodeconfig.AnnotationRouterID, "192.0.2.99")
+	metav1.SetMetaDataAnnotation(&bare.ObjectMeta, nodespec.AnnotationRouterID, "192.0.2.99")
 	if err := env.Client.Patch(context.Background(), bare, client.MergeFrom(orig)); err != nil {
 		t.Fatal(err)
 	}
@@ -582,7 +582,7 @@ func TestNodeLabelChangeReconfigures(t *testing.T) {
 	}
 	waitFor(t, 30*time.Second, "node-001 reconfigured with VRF red", func() (bool, error) {
 		n := listNNCs(t)[nodeName(1)]
-		return len(n.Spec.VRFs) == 1 && n.Spec.VRFs[0].TableID == nodeconfig.TableIDBase+300 && confirmed(&n) &&
+		return len(n.Spec.VRFs) == 1 && n.Spec.VRFs[0].TableID == nodespec.TableIDBase+300 && confirmed(&n) &&
 			n.Spec.Revision == rev.Spec.Revision, nil
 	})
 	for _, name := range []string{nodeName(0), nodeName(2)} {

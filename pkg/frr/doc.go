@@ -2,7 +2,7 @@
 // runs FRR nor reads it. The packages below it do one job each:
 //
 //   - frr (this package): a NodeConfig (pkg/frr's own model; the node agent translates its API objects into it in
-//     agent/frrconfig) is validated, with errors naming field and value, and rendered by Render into a complete
+//     agent/frrmodel) is validated, with errors naming field and value, and rendered by Render into a complete
 //     frr.conf, or by RenderBrownfield into a host's own base config at its hint comments ("#++{{.VRFs}}" and
 //     friends), leaving every other byte as it was. One embedded text/template per concern (templates/): the
 //     underlay BGP instance, L2VNIs, VRF to L3VNI mapping, per-VRF BGP instances, workload peerings and their

@@ -15,7 +15,7 @@ import (
 	"github.com/network-operator/network-operator/pkg/frr/frrvty"
 )
 
-// addStaticVNI creates the kernel side of a layer-2 network with static flooding, as the agent's netconf does: a
+// addStaticVNI creates the kernel side of a layer-2 network with static flooding, as the agent's nodenet does: a
 // VXLAN that learns, in a bridge, with one all-zero-MAC flood entry to the peer VTEP, and a host behind the bridge.
 func addStaticVNI(t *testing.T, ctx context.Context, n *fabricNode, vni uint32, peer string) {
 	t.Helper()

@@ -3,9 +3,9 @@
 // testdata/dasschiff/NOTICE and the files' headers), taken through every stage they reach here:
 //
 //   - resources: applied to a real API server with strict field validation through the operator's webhooks,
-//     stored as written, held back or built into a node's NodeNetworkConfig by operator/nodeconfig;
-//   - node config files: read by the agent (agent/nodefile) and translated for FRR
-//     (agent/frrconfig);
+//     stored as written, held back or built into a node's NodeNetworkConfig by operator/nodespec;
+//   - node config files: read by the agent (agent/specfile) and translated for FRR
+//     (agent/frrmodel);
 //   - FRR: every config rendered from them - greenfield, and brownfield into each das-schiff base config - loaded
 //     into a scratch FRR (zebra + bgpd, FRR 8.4) and the reload diff (what frr-reload.py --test computes) against its running config finding
 //     nothing to change (beyond what pkg/frr counts as noise, and the documented residue of a base).
@@ -34,10 +34,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/network-operator/network-operator/agent/frrconfig"
-	"github.com/network-operator/network-operator/agent/nodefile"
+	"github.com/network-operator/network-operator/agent/frrmodel"
+	"github.com/network-operator/network-operator/agent/specfile"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/operator/nodeconfig"
+	"github.com/network-operator/network-operator/operator/nodespec"
 	"github.com/network-operator/network-operator/operator/webhook"
 	"github.com/network-operator/network-operator/pkg/frr"
 	"github.com/network-operator/network-operator/pkg/frr/frrreload"
@@ -84,11 +84,11 @@ func node() *corev1.Node {
 	return n
 }
 
-var buildOptions = nodeconfig.Options{Underlay: nodeconfig.Underlay{ASN: 65000, Interfaces: []string{"eth0"}, RemoteASN: "external"}}
+var buildOptions = nodespec.Options{Underlay: nodespec.Underlay{ASN: 65000, Interfaces: []string{"eth0"}, RemoteASN: "external"}}
 
 // agentEnv is a node whose das-schiff underlay loopback carries 10.0.0.1.
-var agentEnv = nodefile.Env{Addrs: func(name string) ([]netip.Addr, error) {
-	if name == nodefile.UnderlayLoopback {
+var agentEnv = specfile.Env{Addrs: func(name string) ([]netip.Addr, error) {
+	if name == specfile.UnderlayLoopback {
 		return []netip.Addr{netip.MustParseAddr("10.0.0.1")}, nil
 	}
 	return nil, fmt.Errorf("%s: %w", name, os.ErrNotExist)
@@ -139,7 +139,7 @@ func TestConformance(t *testing.T) {
 				continue // refused before it reached a node
 			}
 			t.Run(set.Name, func(t *testing.T) {
-				cfg, err := frrconfig.NodeConfig(context.Background(), spec, noSecrets)
+				cfg, err := frrmodel.NodeConfig(context.Background(), spec, noSecrets)
 				if err != nil {
 					rep.add(set.Name, "frr translate", "FAIL")
 					t.Fatalf("translate the node's spec for FRR: %v", err)
@@ -149,7 +149,7 @@ func TestConformance(t *testing.T) {
 					rep.add(set.Name, "frr render greenfield", "FAIL")
 					t.Fatalf("render: %v", err)
 				}
-				rep.add(set.Name, "frr render greenfield", "ok (%s)", frrconfig.Describe(cfg))
+				rep.add(set.Name, "frr render greenfield", "ok (%s)", frrmodel.Describe(cfg))
 				configs = append(configs, rendered{input: set.Name, stage: "greenfield", config: green})
 				for _, base := range frrBaseInputs {
 					if out := renderBrownfield(t, set.Name, base, *cfg, rep); out != nil {
@@ -230,7 +230,7 @@ func applySet(t *testing.T, c client.Client, set resourceSet, rep *report) *v1.N
 	}
 
 	rev := snapshot(t, c)
-	held := nodeconfig.HoldBack(rev)
+	held := nodespec.HoldBack(rev)
 	var heldText []string
 	for _, h := range held {
 		heldText = append(heldText, h.Kind+"/"+h.Name+": "+h.Reason)
@@ -246,7 +246,7 @@ func applySet(t *testing.T, c client.Client, set resourceSet, rep *report) *v1.N
 		t.Fatal(err)
 	}
 	rev.Revision, rev.Sequence = hash, 1
-	spec, err := nodeconfig.Build(rev, node(), nil, buildOptions)
+	spec, err := nodespec.Build(rev, node(), nil, buildOptions)
 	if err != nil {
 		rep.add(set.Name, "operator node build", "FAIL")
 		t.Fatalf("build the node's config: %v", err)
@@ -300,7 +300,7 @@ func readNodeFile(t *testing.T, f nodeFile, rep *report) []rendered {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := nodefile.Parse(data, agentEnv)
+	d, err := specfile.Parse(data, agentEnv)
 	if f.ParseErr != "" {
 		if err == nil || !strings.Contains(err.Error(), f.ParseErr) {
 			rep.add(f.Name, "agent read", "FAIL")
@@ -314,20 +314,20 @@ func readNodeFile(t *testing.T, f nodeFile, rep *report) []rendered {
 		t.Fatalf("read: %v", err)
 	}
 	rep.add(f.Name, "agent read", "ok (%s, %d VRFs, %d data-plane interfaces)", d.Format, len(d.Spec.VRFs), len(d.Spec.DataPlane.Interfaces))
-	if _, err := frrconfig.NodeConfig(context.Background(), &d.Spec, noSecrets); !errors.Is(err, frrconfig.ErrNoUnderlay) {
+	if _, err := frrmodel.NodeConfig(context.Background(), &d.Spec, noSecrets); !errors.Is(err, frrmodel.ErrNoUnderlay) {
 		rep.add(f.Name, "agent frr", "FAIL")
 		t.Fatalf("without serverASN: error %v, want ErrNoUnderlay (FRR is configured only with an AS number)", err)
 	}
 	rep.add(f.Name, "agent frr", "no FRR config, as documented (no serverASN)")
 
 	combined := f.Name + "+NodeNetworkConfig"
-	d, err = nodefile.Parse(append(append(slices.Clone(data), "\n---\n"...), f.WithNodeNetworkConfig...), agentEnv)
+	d, err = specfile.Parse(append(append(slices.Clone(data), "\n---\n"...), f.WithNodeNetworkConfig...), agentEnv)
 	if err != nil {
 		rep.add(combined, "agent read", "FAIL")
 		t.Fatalf("read with a NodeNetworkConfig document: %v", err)
 	}
 	rep.add(combined, "agent read", "ok (%s, %d VRFs: %s)", d.Format, len(d.Spec.VRFs), strings.Join(vrfNames(d.Spec.VRFs), " "))
-	cfg, err := frrconfig.NodeConfig(context.Background(), &d.Spec, noSecrets)
+	cfg, err := frrmodel.NodeConfig(context.Background(), &d.Spec, noSecrets)
 	if err != nil {
 		rep.add(combined, "agent frr", "FAIL")
 		t.Fatalf("translate for FRR: %v", err)
@@ -338,7 +338,7 @@ func readNodeFile(t *testing.T, f nodeFile, rep *report) []rendered {
 		t.Fatalf("render: %v", err)
 	}
 	out = d.Replacements.Apply(out)
-	rep.add(combined, "agent frr", "ok (%s)", frrconfig.Describe(cfg))
+	rep.add(combined, "agent frr", "ok (%s)", frrmodel.Describe(cfg))
 	return []rendered{{input: combined, stage: "greenfield", config: out}}
 }
 

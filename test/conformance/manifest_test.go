@@ -29,7 +29,7 @@ type resourceSet struct {
 	Held []string
 }
 
-// nodeFile is one of das-schiff's node configuration files, read by the agent (agent/nodefile).
+// nodeFile is one of das-schiff's node configuration files, read by the agent (agent/specfile).
 type nodeFile struct {
 	Name   string
 	Path   string
@@ -117,7 +117,7 @@ var resourceSets = []resourceSet{
 	},
 }
 
-const nodeFiles = "../../agent/nodefile/testdata/das-schiff/"
+const nodeFiles = "../../agent/specfile/testdata/das-schiff/"
 
 // withVRFs names the VRFs of das-schiff's README example (vrf1..vrf3 from its vnimap, mgmt_vrf of its
 // skipVRFConfig) with nothing but their names: the agent resolves them the das-schiff way.

@@ -80,7 +80,7 @@ func tunnelTopology() lab.Topology {
 	}
 }
 
-// l3vniOverIPv6 builds what netconf and zebra make of an L3VNI whose VTEPs are IPv6 (symmetric IRB, EVPN type-5
+// l3vniOverIPv6 builds what nodenet and zebra make of an L3VNI whose VTEPs are IPv6 (symmetric IRB, EVPN type-5
 // routes): the bridge (router MAC rmac) with its VXLAN port sending from vtep, and, in table, the remote prefixes
 // via the remote VTEP on the bridge (onlink; an IPv4 prefix gets the IPv6 next hop, RFC 8950), the remote VTEP as
 // a neighbour with its router MAC, and that MAC in the VXLAN's FDB towards the remote VTEP.
@@ -148,7 +148,7 @@ func TestRouterOverIPv6Tunnel(t *testing.T) {
 			t.Fatalf("%s: IPv4 addresses on the underlay: %v (%v), want none", ns.Logical, addrs, err)
 		}
 	}
-	// The bridge and the VXLAN were made after the sysctls: they inherit "default" (forwarding off), as netconf's do.
+	// The bridge and the VXLAN were made after the sysctls: they inherit "default" (forwarding off), as nodenet's do.
 	assertKernelForwardingOff(t, r, append([]string{"ra", "up"}, tunnelL3Devices...)...)
 
 	rt := loadRouter(t, r, l.MustPinDir(), loader.Options{})

@@ -9,7 +9,7 @@ import (
 
 	"github.com/network-operator/network-operator/agent/dataplane"
 	"github.com/network-operator/network-operator/agent/mirror"
-	"github.com/network-operator/network-operator/agent/netconf"
+	"github.com/network-operator/network-operator/agent/nodenet"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/wait/waittest"
 	"github.com/network-operator/network-operator/pkg/loader"
@@ -42,8 +42,8 @@ func TestMirrorSeesRoutedIngress(t *testing.T) {
 	spec := &v1.NodeNetworkConfigSpec{Mirrors: []v1.NodeMirror{{Name: "sel", Layer2: "l2a", Direction: v1.MirrorIngress,
 		Match:  v1.TrafficMatch{Protocol: new("udp"), DstPort: new(int32(5001))},
 		Target: v1.NodeMirrorTarget{Name: "collector", Type: v1.MirrorTargetL2GRE, DestinationIP: "192.0.2.9"}}}}
-	source := &netconf.Desired{Links: []netconf.LinkSpec{{Name: "ra", Kind: netconf.KindVXLAN,
-		Alias: netconf.Alias(netconf.RoleL2VXLAN, "l2a")}}}
+	source := &nodenet.Desired{Links: []nodenet.LinkSpec{{Name: "ra", Kind: nodenet.KindVXLAN,
+		Alias: nodenet.Alias(nodenet.RoleL2VXLAN, "l2a")}}}
 	rules, probs := mirror.Rules(spec, source, map[string]string{"collector": "tgt"})
 	if len(probs) > 0 || len(rules) == 0 {
 		t.Fatalf("rules %v, problems %v", rules, probs)

@@ -13,8 +13,8 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"github.com/network-operator/network-operator/agent/netconf"
-	"github.com/network-operator/network-operator/agent/podnetwork/podstate"
+	"github.com/network-operator/network-operator/agent/nodenet"
+	"github.com/network-operator/network-operator/agent/podnetwork/podrecords"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/netnsrun"
 )
@@ -30,7 +30,7 @@ var (
 // Options configure an Applier.
 type Options struct {
 	// Store keeps the per-pod records (required).
-	Store *podstate.Store
+	Store *podrecords.Store
 	// HostNS is the namespace of the host handle (0: the agent's own), to refuse it as a pod's.
 	HostNS netns.NsHandle
 	// SysctlDir is the sysctl root written from inside pods' namespaces (default DefaultSysctlDir; a container
@@ -63,14 +63,14 @@ func New(host *netlink.Handle, o Options) (*Applier, error) {
 	return &Applier{host: host, o: o}, nil
 }
 
-// Features probes the kernel's 802.1Q support once (netconf's probe: the kernel's answer to an invalid request).
+// Features probes the kernel's 802.1Q support once (nodenet's probe: the kernel's answer to an invalid request).
 func (a *Applier) Features(ctx context.Context) (Features, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.features != nil {
 		return *a.features, nil
 	}
-	f, err := netconf.Probe(ctx, a.host)
+	f, err := nodenet.Probe(ctx, a.host)
 	if err != nil {
 		return Features{}, fmt.Errorf("probe link kinds: %w", err)
 	}
@@ -155,13 +155,13 @@ func (e *ActionError) Error() string { return fmt.Sprintf("%s: %v", e.Action, e.
 func (e *ActionError) Unwrap() error { return e.Err }
 
 // Apply runs the plan's actions in order in podNS (the namespace the plan was made for) and on the host, and
-// stops at the first failure with an *ActionError. podstate holds the old and new record together while it runs,
+// stops at the first failure with an *ActionError. podrecords holds the old and new record together while it runs,
 // and the new one after success, so a crash in between forgets nothing.
 func (a *Applier) Apply(ctx context.Context, p *Plan, podNS netns.NsHandle) (*Result, error) {
 	res := &Result{}
 	uid := p.Desired.Pod.UID
 	if !sameRecord(p.Prev, p.Record) {
-		merged := podstate.Merge(p.Prev, p.Record)
+		merged := podrecords.Merge(p.Prev, p.Record)
 		if err := a.o.Store.Save(merged); err != nil {
 			return res, fmt.Errorf("pod %s: %w", p.Desired.Pod, err)
 		}
@@ -287,7 +287,7 @@ func (c *createLink) apply(r *runner) error {
 		}
 		err = r.pod.LinkAdd(&netlink.Vlan{LinkAttrs: netlink.LinkAttrs{Name: l.Name, MTU: l.MTU, ParentIndex: parent}, VlanId: l.VLAN})
 		if errors.Is(err, unix.EOPNOTSUPP) {
-			return fmt.Errorf("%w: %w", netconf.ErrVLANNotSupported, err)
+			return fmt.Errorf("%w: %w", nodenet.ErrVLANNotSupported, err)
 		}
 		if err != nil {
 			return err
@@ -391,7 +391,7 @@ func (s *setAlias) apply(r *runner) error {
 }
 
 // primaryLink returns a link the agent tunes without owning it: the primary interface, never one marked as
-// another pod's or as netconf's.
+// another pod's or as nodenet's.
 func (r *runner) primaryLink(name string) (netlink.Link, error) {
 	if r.pod == nil {
 		return nil, errors.New("the pod's network namespace is gone")

@@ -8,8 +8,8 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/network-operator/network-operator/agent/netconf"
-	"github.com/network-operator/network-operator/agent/podnetwork/podstate"
+	"github.com/network-operator/network-operator/agent/nodenet"
+	"github.com/network-operator/network-operator/agent/podnetwork/podrecords"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 )
 
@@ -18,11 +18,11 @@ type Kind = v1.PodInterfaceType
 
 // AliasPrefix starts the IFLA_IFALIAS of every link the agent makes for a pod, inside the pod and on the host:
 // "netop-pod:<pod uid>/<interface>". It is the ownership mark: links without it are never changed or deleted
-// (the primary interface, the main CNI's, is only tuned, and its original values are kept in podstate).
+// (the primary interface, the main CNI's, is only tuned, and its original values are kept in podrecords).
 const AliasPrefix = "netop-pod:"
 
-// DefaultRouteProtocol tags the routes the agent adds in pods: the agent's protocol number (netconf's).
-const DefaultRouteProtocol = netconf.DefaultRouteProtocol
+// DefaultRouteProtocol tags the routes the agent adds in pods: the agent's protocol number (nodenet's).
+const DefaultRouteProtocol = nodenet.DefaultRouteProtocol
 
 // DefaultSysctlDir is where sysctls are written, from a thread inside the pod's network namespace.
 const DefaultSysctlDir = "/proc/sys"
@@ -152,9 +152,9 @@ func (l Link) describe() string {
 	return fmt.Sprintf("%s %s (%s)", l.Kind, l.Name, strings.Join(attrs, ", "))
 }
 
-// record is what podstate remembers of the link.
-func (l Link) record() podstate.Interface {
-	in := podstate.Interface{Name: l.Name, Kind: string(l.Kind), HostName: l.HostName, Bridge: l.Bridge}
+// record is what podrecords remembers of the link.
+func (l Link) record() podrecords.Interface {
+	in := podrecords.Interface{Name: l.Name, Kind: string(l.Kind), HostName: l.HostName, Bridge: l.Bridge}
 	if l.MAC != nil {
 		in.MAC = l.MAC.String()
 	}
@@ -331,8 +331,8 @@ type Observed struct {
 	// Neighbours and FDB are the host entries for the MACs of the desired and remembered interfaces.
 	Neighbours []Neighbour
 	FDB        []FDBEntry
-	// Record is what podstate remembers of the pod (nil: nothing).
-	Record *podstate.Record
+	// Record is what podrecords remembers of the pod (nil: nothing).
+	Record *podrecords.Record
 }
 
 func (o *Observed) podLink(name string) (PodLink, bool) {

@@ -17,7 +17,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"github.com/network-operator/network-operator/agent/podnetwork/podstate"
+	"github.com/network-operator/network-operator/agent/podnetwork/podrecords"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/pkg/netnsrun"
 )
@@ -35,7 +35,7 @@ type target struct {
 // observe reads what one pod has of the agent's, and what the plan needs to decide: every link of the pod, its
 // main-table routes, the sysctls desired or remembered, the host links that are the pod's (or hold a name it
 // needs) and the bridges it joins, and the host's neighbour and FDB entries of the pod's MACs.
-func observe(ctx context.Context, t target, d *Desired, rec *podstate.Record) (*Observed, error) {
+func observe(ctx context.Context, t target, d *Desired, rec *podrecords.Record) (*Observed, error) {
 	o := &Observed{Record: rec, HasNetns: t.pod != nil}
 	if t.pod != nil {
 		if err := observePod(ctx, t, o); err != nil {
@@ -221,7 +221,7 @@ func readSysctls(t target, keys []string) (map[string]string, error) {
 
 // observeHost reads the host links of the pod (by alias), those holding a desired veth's host name, the bridges
 // of the desired and remembered interfaces, and the neighbour and FDB entries there of the remembered MACs.
-func observeHost(t target, d *Desired, rec *podstate.Record, o *Observed) error {
+func observeHost(t target, d *Desired, rec *podrecords.Record, o *Observed) error {
 	links, err := t.host.LinkList()
 	if err != nil {
 		return fmt.Errorf("observe host: list links: %w", err)

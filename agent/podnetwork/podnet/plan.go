@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/network-operator/network-operator/agent/podnetwork/podstate"
+	"github.com/network-operator/network-operator/agent/podnetwork/podrecords"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 )
 
@@ -25,8 +25,8 @@ type Plan struct {
 	Problems map[string][]Problem
 	// Links are the desired links that exist once the plan ran (kept or created; not those left out).
 	Links []Link
-	// Record is what podstate remembers once the plan ran; Prev what it remembered before.
-	Record, Prev *podstate.Record
+	// Record is what podrecords remembers once the plan ran; Prev what it remembered before.
+	Record, Prev *podrecords.Record
 	// Settle: a veth's host end joins its bridge in this plan or was not seen in it and up; its static FDB entry
 	// comes with the next plan, which should follow in SettleAfter (staticFDB).
 	Settle bool
@@ -36,10 +36,10 @@ type Plan struct {
 // events by then (milliseconds).
 const SettleAfter = 2 * time.Second
 
-// Empty reports whether the plan changes nothing, in the kernel or in podstate.
+// Empty reports whether the plan changes nothing, in the kernel or in podrecords.
 func (p *Plan) Empty() bool { return len(p.Actions) == 0 && sameRecord(p.Prev, p.Record) }
 
-func sameRecord(a, b *podstate.Record) bool {
+func sameRecord(a, b *podrecords.Record) bool {
 	if a.Empty() || b.Empty() {
 		return a.Empty() && b.Empty()
 	}
@@ -471,7 +471,7 @@ func (pl *planner) planSysctls() {
 }
 
 func (pl *planner) planPrimary() {
-	var prev *podstate.Primary
+	var prev *podrecords.Primary
 	if pl.o.Record != nil {
 		prev = pl.o.Record.Primary
 	}
@@ -487,11 +487,11 @@ func (pl *planner) planPrimary() {
 			cfg := forConfig{want.Config}
 			if want.MTU != nil && ob.MTU != *want.MTU {
 				pl.primary = append(pl.primary, &setMTU{Name: ob.Name, Side: inPod, From: ob.MTU, To: *want.MTU, Primary: true,
-					Note: rememberNote(prev, want.Name, func(p *podstate.Primary) *int { return p.MTU }), forConfig: cfg})
+					Note: rememberNote(prev, want.Name, func(p *podrecords.Primary) *int { return p.MTU }), forConfig: cfg})
 			}
 			if want.TxQueueLen != nil && ob.TxQueueLen != *want.TxQueueLen {
 				pl.primary = append(pl.primary, &setTxQueueLen{Name: ob.Name, From: ob.TxQueueLen, To: *want.TxQueueLen,
-					Note: rememberNote(prev, want.Name, func(p *podstate.Primary) *int { return p.TxQueueLen }), forConfig: cfg})
+					Note: rememberNote(prev, want.Name, func(p *podrecords.Primary) *int { return p.TxQueueLen }), forConfig: cfg})
 			}
 		}
 	}
@@ -515,7 +515,7 @@ func (pl *planner) planPrimary() {
 	}
 }
 
-func rememberNote(prev *podstate.Primary, name string, field func(*podstate.Primary) *int) string {
+func rememberNote(prev *podrecords.Primary, name string, field func(*podrecords.Primary) *int) string {
 	if prev != nil && prev.Name == name && field(prev) != nil {
 		return ""
 	}
@@ -624,17 +624,17 @@ func (pl *planner) planNeighbours() {
 	}
 }
 
-// record is what podstate remembers after the plan: the interfaces that exist, the originals still needed.
-func (pl *planner) record() *podstate.Record {
-	r := &podstate.Record{UID: pl.uid, Namespace: pl.d.Pod.Namespace, Name: pl.d.Pod.Name}
+// record is what podrecords remembers after the plan: the interfaces that exist, the originals still needed.
+func (pl *planner) record() *podrecords.Record {
+	r := &podrecords.Record{UID: pl.uid, Namespace: pl.d.Pod.Namespace, Name: pl.d.Pod.Name}
 	if !pl.o.HasNetns {
 		return r
 	}
 	for _, l := range pl.links {
 		r.Interfaces = append(r.Interfaces, l.record())
 	}
-	slices.SortFunc(r.Interfaces, func(a, b podstate.Interface) int { return strings.Compare(a.Name, b.Name) })
-	var prev *podstate.Record = pl.o.Record
+	slices.SortFunc(r.Interfaces, func(a, b podrecords.Interface) int { return strings.Compare(a.Name, b.Name) })
+	var prev *podrecords.Record = pl.o.Record
 	for _, s := range pl.d.Sysctls {
 		if s.Link != "" {
 			continue
@@ -661,13 +661,13 @@ func (pl *planner) record() *podstate.Record {
 	if want := pl.d.Primary; want != nil {
 		ob, ok := pl.o.podLink(want.Name)
 		if ok && !pl.owned(ob) {
-			p := &podstate.Primary{Name: want.Name}
-			var old *podstate.Primary
+			p := &podrecords.Primary{Name: want.Name}
+			var old *podrecords.Primary
 			if prev != nil && prev.Primary != nil && prev.Primary.Name == want.Name {
 				old = prev.Primary
 			}
-			p.MTU = original(want.MTU, ob.MTU, old, func(x *podstate.Primary) *int { return x.MTU })
-			p.TxQueueLen = original(want.TxQueueLen, ob.TxQueueLen, old, func(x *podstate.Primary) *int { return x.TxQueueLen })
+			p.MTU = original(want.MTU, ob.MTU, old, func(x *podrecords.Primary) *int { return x.MTU })
+			p.TxQueueLen = original(want.TxQueueLen, ob.TxQueueLen, old, func(x *podrecords.Primary) *int { return x.TxQueueLen })
 			if p.MTU != nil || p.TxQueueLen != nil {
 				r.Primary = p
 			}
@@ -678,7 +678,7 @@ func (pl *planner) record() *podstate.Record {
 
 // original is the value to remember for a primary field: the remembered one, else the current one when the
 // plan changes it; nil when the field is not tuned or was never changed.
-func original(want *int, cur int, old *podstate.Primary, field func(*podstate.Primary) *int) *int {
+func original(want *int, cur int, old *podrecords.Primary, field func(*podrecords.Primary) *int) *int {
 	if want == nil {
 		return nil
 	}

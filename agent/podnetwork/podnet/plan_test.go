@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/network-operator/network-operator/agent/podnetwork/podnet"
-	"github.com/network-operator/network-operator/agent/podnetwork/podstate"
+	"github.com/network-operator/network-operator/agent/podnetwork/podrecords"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/test/harness/golden"
 )
@@ -224,8 +224,8 @@ func TestPlanGolden(t *testing.T) {
 					{Name: "l2br.100", Kind: "bridge", Index: 20, MTU: 1450, Up: true},
 					{Name: podnet.HostVethName(uid, "net1"), Kind: "veth", Alias: podnet.Alias(uid, "net1"), Index: 30, Master: "l2br.100"},
 				},
-				Record: &podstate.Record{UID: uid, Primary: &podstate.Primary{Name: "eth0", MTU: ptr(1500)},
-					Interfaces: []podstate.Interface{
+				Record: &podrecords.Record{UID: uid, Primary: &podrecords.Primary{Name: "eth0", MTU: ptr(1500)},
+					Interfaces: []podrecords.Interface{
 						{Name: "net1", Kind: "veth", HostName: podnet.HostVethName(uid, "net1"), Bridge: "l2br.100", MAC: podnet.MAC(uid, "net1").String()},
 						{Name: "mv1", Kind: "macvlan", Bridge: "l2br.100", MAC: podnet.MAC(uid, "mv1").String()},
 					}},
@@ -460,7 +460,7 @@ func TestNetworkWithdrawn(t *testing.T) {
 	}
 }
 
-// TestBridgeRemade: while the network's bridge is missing on the node (netconf re-makes it), the interfaces on it
+// TestBridgeRemade: while the network's bridge is missing on the node (nodenet re-makes it), the interfaces on it
 // stay as they are (reported), and once it is back the veth's host end is put on it again.
 func TestBridgeRemade(t *testing.T) {
 	in := podnet.Input{Pod: pod, Configs: []v1.PodNetworkConfig{full()}, Node: node(), Features: noVLAN}

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/network-operator/network-operator/agent/podnetwork/podnet"
-	"github.com/network-operator/network-operator/agent/podnetwork/podstate"
+	"github.com/network-operator/network-operator/agent/podnetwork/podrecords"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/wait/waittest"
 	"github.com/network-operator/network-operator/pkg/namedns"
@@ -29,7 +29,7 @@ import (
 type podLab struct {
 	lab             *lab.Lab
 	node, pod, peer *lab.Netns
-	store           *podstate.Store
+	store           *podrecords.Store
 	// qlen is eth0's original transmit queue length.
 	qlen int
 }
@@ -49,7 +49,7 @@ func newPodLab(t *testing.T) *podLab {
 			Addrs: []string{"10.40.0.1/24", "fd00:40::1/64"}}}},
 	})
 	pl := &podLab{lab: l, node: l.NS("node"), pod: l.NS("pod"), peer: l.NS("peer"),
-		store: podstate.New(filepath.Join(t.TempDir(), "pods"))}
+		store: podrecords.New(filepath.Join(t.TempDir(), "pods"))}
 	h := pl.node.Handle()
 	br, err := h.LinkByName("l2br.100")
 	must(t, err)

@@ -33,7 +33,7 @@ import (
 
 	"github.com/network-operator/network-operator/agent/cri"
 	"github.com/network-operator/network-operator/agent/podnetwork/podnet"
-	"github.com/network-operator/network-operator/agent/podnetwork/podstate"
+	"github.com/network-operator/network-operator/agent/podnetwork/podrecords"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 )
 
@@ -53,7 +53,7 @@ type Options struct {
 	NodeName string
 	Applier  *podnet.Applier
 	// Store is the applier's record store (the pods the agent configured).
-	Store *podstate.Store
+	Store *podrecords.Store
 	Netns NetnsFinder
 	// Resync re-applies every pod this often (drift repair) and collects what ended pods left; default 1 min.
 	Resync time.Duration

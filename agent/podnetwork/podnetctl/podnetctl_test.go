@@ -31,7 +31,7 @@ import (
 	"github.com/network-operator/network-operator/agent/cri"
 	"github.com/network-operator/network-operator/agent/podnetwork/podnet"
 	"github.com/network-operator/network-operator/agent/podnetwork/podnetctl"
-	"github.com/network-operator/network-operator/agent/podnetwork/podstate"
+	"github.com/network-operator/network-operator/agent/podnetwork/podrecords"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/wait/waittest"
 	"github.com/network-operator/network-operator/test/harness/lab"
@@ -117,7 +117,7 @@ type env struct {
 	netA   string // the Layer2NetworkConfiguration on the node (VLAN 100, bridge l2br.100)
 	netZ   string // one that is not on the node
 	finder *finder
-	store  *podstate.Store
+	store  *podrecords.Store
 	logs   *records
 	resync time.Duration // the controller's periodic re-apply
 	stop   func()
@@ -135,7 +135,7 @@ func newEnv(t *testing.T, resync time.Duration) *env {
 	})
 	e := &env{t: t, c: te.Client, lab: l, node: l.NS("node"), name: "podnet-" + l.ID(), ns: "tenant-" + l.ID(),
 		netA: "net-a-" + l.ID(), netZ: "net-z-" + l.ID(),
-		finder: &finder{m: map[string]string{}}, store: podstate.New(filepath.Join(t.TempDir(), "pods")), logs: &records{},
+		finder: &finder{m: map[string]string{}}, store: podrecords.New(filepath.Join(t.TempDir(), "pods")), logs: &records{},
 		resync: resync}
 	ctx := context.Background()
 	must(t, e.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns, Labels: map[string]string{"tenant": e.ns}}}))

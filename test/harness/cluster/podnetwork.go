@@ -26,7 +26,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/network-operator/network-operator/agent/netconf"
+	"github.com/network-operator/network-operator/agent/nodenet"
 	"github.com/network-operator/network-operator/agent/podnetwork/podnet"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/wait"
@@ -113,7 +113,7 @@ type Refusal struct {
 
 // VLANOutcome is what the agents report for the vlan interface of cnf-vlan.
 type VLANOutcome struct {
-	// Kernel is the node kernel's 802.1Q support (netconf's probe) and why not.
+	// Kernel is the node kernel's 802.1Q support (nodenet's probe) and why not.
 	Kernel       bool
 	KernelReason string
 	// Entries are cnf-vlan's status.pods entries of the cnf pods.
@@ -267,7 +267,7 @@ func (pn *PodNetworking) showPods(ctx context.Context, p *printer) error {
 	}
 	p.line("  every pod's %s applied %.1fs after the tenant's configs (the agents' status.pods; condition Applied of cnf and steady True)",
 		podIface, pn.Applied.Seconds())
-	f, err := netconf.Probe(ctx, c.nodes[0].NS.Handle())
+	f, err := nodenet.Probe(ctx, c.nodes[0].NS.Handle())
 	if err != nil {
 		return fmt.Errorf("probe the kernel: %w", err)
 	}

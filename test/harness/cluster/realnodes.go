@@ -26,7 +26,7 @@ import (
 
 	"github.com/network-operator/network-operator/agent/kube"
 	"github.com/network-operator/network-operator/internal/wait"
-	"github.com/network-operator/network-operator/operator/nodeconfig"
+	"github.com/network-operator/network-operator/operator/nodespec"
 	"github.com/network-operator/network-operator/test/harness/images"
 	"github.com/network-operator/network-operator/test/harness/kubenodes"
 	testenv "github.com/network-operator/network-operator/test/harness/testenv"
@@ -140,8 +140,8 @@ func (c *Cluster) annotateNode(ctx context.Context, n *Node) error {
 	if node.Annotations == nil {
 		node.Annotations = map[string]string{}
 	}
-	node.Annotations[nodeconfig.AnnotationRouterID] = n.Address.String()
-	node.Annotations[nodeconfig.AnnotationVTEPAddress] = n.Address.String()
+	node.Annotations[nodespec.AnnotationRouterID] = n.Address.String()
+	node.Annotations[nodespec.AnnotationVTEPAddress] = n.Address.String()
 	if err := c.client.Patch(ctx, &node, patch); err != nil {
 		return fmt.Errorf("annotate Node %s: %w", n.Name, err)
 	}

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/network-operator/network-operator/agent/kube"
-	"github.com/network-operator/network-operator/agent/netconf"
+	"github.com/network-operator/network-operator/agent/nodenet"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/wait"
 	"github.com/network-operator/network-operator/test/harness/lab"
@@ -86,7 +86,7 @@ func (c *Cluster) RunScenario(ctx context.Context, out io.Writer) (*Results, err
 // showKernel says whether the kernel has VRF devices, and what the agents do when it has none.
 func (c *Cluster) showKernel(ctx context.Context, p *printer, res *Results) error {
 	p.heading("Kernel: VRF devices?")
-	f, err := netconf.Probe(ctx, c.nodes[0].NS.Handle())
+	f, err := nodenet.Probe(ctx, c.nodes[0].NS.Handle())
 	if err != nil {
 		return fmt.Errorf("probe kernel features: %w", err)
 	}

@@ -18,7 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/network-operator/network-operator/agent/netconf"
+	"github.com/network-operator/network-operator/agent/nodenet"
 	"github.com/network-operator/network-operator/agent/podnetwork/podnet"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/wait"
@@ -221,16 +221,16 @@ func (c *Cluster) nodeLeftovers(ctx context.Context, n *Node, foreign []Foreign)
 			}
 		}
 	}
-	obs, err := netconf.ObserveIn(ctx, n.NS.Handle(), n.NS.NsHandle(), 0)
+	obs, err := nodenet.ObserveIn(ctx, n.NS.Handle(), n.NS.NsHandle(), 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("netlink objects on %s: %w", n.Name, err)
 	}
 	for _, l := range obs.Links {
-		if netconf.OwnedAlias(l.Alias) {
+		if nodenet.OwnedAlias(l.Alias) {
 			left = append(left, fmt.Sprintf("%s: link %s (alias %q)", n.Name, l.Name, l.Alias))
 		}
 	}
-	// Pod networking's host ends (alias netop-pod:<uid>/<interface>): netconf does not own them.
+	// Pod networking's host ends (alias netop-pod:<uid>/<interface>): nodenet does not own them.
 	links, err := n.NS.Handle().LinkList()
 	if err != nil {
 		return nil, nil, fmt.Errorf("links on %s: %w", n.Name, err)

@@ -100,7 +100,7 @@ func FeatureTable(reports []FeatureReport) string {
 }
 
 // behaviour says what the agent does with a kernel's features; the decisions live in bpf (the variant),
-// pkg/loader (the hook) and netconf (the VRF mode).
+// pkg/loader (the hook) and nodenet (the VRF mode).
 func behaviour(r FeatureReport) string {
 	var parts []string
 	if r.TCX {

@@ -15,7 +15,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/network-operator/network-operator/agent/netconf"
+	"github.com/network-operator/network-operator/agent/nodenet"
 	"github.com/network-operator/network-operator/bpf"
 	"github.com/network-operator/network-operator/pkg/namedns"
 	"github.com/network-operator/network-operator/test/harness/testreq"
@@ -82,7 +82,7 @@ func TestFeatureTable(t *testing.T) {
 }
 
 // ProbeFeatures measures the running kernel without creating anything (each link kind asked with an argument
-// its driver refuses, as netconf probes).
+// its driver refuses, as nodenet probes).
 func probeFeatures(ctx context.Context) (FeatureReport, error) {
 	var r FeatureReport
 	var u unix.Utsname
@@ -120,7 +120,7 @@ func probeFeatures(ctx context.Context) (FeatureReport, error) {
 		return r, err
 	}
 	defer h.Close()
-	nf, err := netconf.Probe(ctx, h)
+	nf, err := nodenet.Probe(ctx, h)
 	if err != nil {
 		return r, err
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/network-operator/network-operator/pkg/frr/frrproc"
 )
 
-// TestSet is one package's tests for the lane: the package as go test names it ("./agent/netconf") and
+// TestSet is one package's tests for the lane: the package as go test names it ("./agent/nodenet") and
 // its -test.run pattern.
 type TestSet struct{ Package, Run string }
 

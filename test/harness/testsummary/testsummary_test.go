@@ -153,17 +153,17 @@ func TestKernelLaneCoversKernelSkips(t *testing.T) {
 	const mod = "github.com/network-operator/network-operator/"
 	kernel := testreq.KernelSkipPrefix + "VRF devices: operation not supported"
 	host := &Run{Name: "main", Strict: true, Tests: []Result{
-		{Package: mod + "netconf", Test: "TestVRFDevices", Action: "skip", Reason: kernel},
+		{Package: mod + "nodenet", Test: "TestVRFDevices", Action: "skip", Reason: kernel},
 		{Package: mod + "e2e", Test: "TestHelm/vlan", Action: "skip", Reason: kernel},
 		{Package: mod + "e2e", Test: "TestHelm/other", Action: "skip", Reason: kernel},
-		{Package: mod + "netconf", Test: "TestPlan", Action: "pass"},
+		{Package: mod + "nodenet", Test: "TestPlan", Action: "pass"},
 	}}
 	lane := &Run{Name: "kernel 6.12", Strict: true, Kernel: true, Tests: []Result{
-		{Package: mod + "netconf", Test: "TestVRFDevices", Action: "pass"},
+		{Package: mod + "nodenet", Test: "TestVRFDevices", Action: "pass"},
 		{Package: mod + "podnet", Test: "TestApply/vlan", Action: "pass"},
 	}}
 	novrf := &Run{Name: "kernel 6.12 without VRF devices", Strict: true, Kernel: true, Tests: []Result{
-		{Package: mod + "netconf", Test: "TestVRFDevices", Action: "skip", Reason: kernel},
+		{Package: mod + "nodenet", Test: "TestVRFDevices", Action: "skip", Reason: kernel},
 	}}
 	standins, err := ParseStandins(strings.NewReader("# the e2e's vlan case\ne2e TestHelm/vlan = podnet TestApply/vlan\n"))
 	if err != nil {
@@ -175,8 +175,8 @@ func TestKernelLaneCoversKernelSkips(t *testing.T) {
 		want       []string
 	}{
 		"lane ran": {[]*Run{host, lane, novrf}, 1, []string{
-			"[main] netconf TestVRFDevices: " + kernel + " (passed on kernel 6.12)",
-			"[kernel 6.12 without VRF devices] netconf TestVRFDevices: " + kernel + " (passed on kernel 6.12)",
+			"[main] nodenet TestVRFDevices: " + kernel + " (passed on kernel 6.12)",
+			"[kernel 6.12 without VRF devices] nodenet TestVRFDevices: " + kernel + " (passed on kernel 6.12)",
 			"[main] e2e TestHelm/vlan: " + kernel + " (passed on kernel 6.12 as podnet TestApply/vlan)",
 			"[main] e2e TestHelm/other: skipped for a kernel feature and passed on no kernel",
 		}},

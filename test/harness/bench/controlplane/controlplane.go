@@ -28,7 +28,7 @@ import (
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 	"github.com/network-operator/network-operator/internal/wait"
-	"github.com/network-operator/network-operator/operator/nodeconfig"
+	"github.com/network-operator/network-operator/operator/nodespec"
 	"github.com/network-operator/network-operator/operator/rollout"
 	"github.com/network-operator/network-operator/test/harness/bench/report"
 	"github.com/network-operator/network-operator/test/harness/bench/stats"
@@ -298,7 +298,7 @@ func kubeletNode(i int) *corev1.Node {
 		ObjectMeta: metav1.ObjectMeta{Name: name,
 			Labels: map[string]string{"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
 				"beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64", "topology.kubernetes.io/zone": fmt.Sprintf("zone-%d", i%3)},
-			Annotations: map[string]string{nodeconfig.AnnotationRouterID: ip,
+			Annotations: map[string]string{nodespec.AnnotationRouterID: ip,
 				"node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
 		Spec: corev1.NodeSpec{PodCIDR: fmt.Sprintf("10.244.%d.0/24", i%256), PodCIDRs: []string{fmt.Sprintf("10.244.%d.0/24", i%256)}},
 		Status: corev1.NodeStatus{
@@ -409,7 +409,7 @@ func (r *rollouts) waitDone(ctx context.Context, after int64, nodes int) (int64,
 const Method = "- control plane: kube-apiserver + etcd (envtest, the versions `make envtest` caches), N Ready Nodes, one " +
 	"simulated agent per node in the benchmark process (one shared informer; a new spec generation is \"applied\" " +
 	"after a seeded 10-80 ms, a ninth of them 300 ms more, then the agent writes what the real agent writes: the " +
-	"status built by agent/status as a merge patch, and the Node's NetworkOperatorReady condition, without the " +
+	"status built by agent/nodestatus as a merge patch, and the Node's NetworkOperatorReady condition, without the " +
 	"real agent's GET of the Node first), and " +
 	"the operator binary as its own process, as the chart runs it (leader election, default debounce, " +
 	"--max-unavailable) but with a kubeconfig and no webhooks. After an untimed first rollout, each change of a " +

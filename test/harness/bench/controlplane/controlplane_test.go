@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
-	"github.com/network-operator/network-operator/operator/nodeconfig"
+	"github.com/network-operator/network-operator/operator/nodespec"
 )
 
 func TestParseRequests(t *testing.T) {
@@ -132,7 +132,7 @@ func TestKubeletNode(t *testing.T) {
 	for _, c := range n.Status.Conditions {
 		ready = ready || (c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue)
 	}
-	if !ready || n.Status.Addresses[0].Address != n.Annotations[nodeconfig.AnnotationRouterID] || n.Name != "node-1234" {
+	if !ready || n.Status.Addresses[0].Address != n.Annotations[nodespec.AnnotationRouterID] || n.Name != "node-1234" {
 		t.Errorf("node %s: ready %v, addresses %v", n.Name, ready, n.Status.Addresses)
 	}
 }

@@ -18,15 +18,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/network-operator/network-operator/agent/kube"
-	"github.com/network-operator/network-operator/agent/laststate"
+	"github.com/network-operator/network-operator/agent/lastapplied"
+	"github.com/network-operator/network-operator/agent/nodestatus"
 	"github.com/network-operator/network-operator/agent/reconcile"
-	"github.com/network-operator/network-operator/agent/status"
 	v1 "github.com/network-operator/network-operator/api/v1alpha1"
 )
 
 // fleet simulates one node agent per NodeNetworkConfig, cheaply, in this process: one shared informer sees every
 // configuration; a new spec generation is "applied" after a seeded delay (applyDelay), then the agent writes what
-// the real agent (agent/kube) writes after a successful reconcile: the status built by agent/status (a
+// the real agent (agent/kube) writes after a successful reconcile: the status built by agent/nodestatus (a
 // merge patch of the status subresource) and the Node's NetworkOperatorReady condition (a strategic merge patch).
 // It also audits the pace: the most configurations unconfirmed at once.
 type fleet struct {
@@ -161,9 +161,9 @@ func (f *fleet) apply(name string, gen int64) {
 	now := metav1.Now()
 	spec := &cur.Spec
 	out := &reconcile.Outcome{Spec: spec, MapVersion: spec.ExpectedMapVersion, Healthy: true,
-		Good: &laststate.Good{Revision: spec.Revision, MapVersion: spec.ExpectedMapVersion, SpecHash: laststate.SpecHash(spec)}}
-	st := status.Build(out, cur.Status, cur.Generation, now)
-	if !status.Equal(st, cur.Status) {
+		Good: &lastapplied.Good{Revision: spec.Revision, MapVersion: spec.ExpectedMapVersion, SpecHash: lastapplied.SpecHash(spec)}}
+	st := nodestatus.Build(out, cur.Status, cur.Generation, now)
+	if !nodestatus.Equal(st, cur.Status) {
 		next := cur.DeepCopy()
 		next.Status = st
 		if err := f.c.Status().Patch(f.ctx, next, client.MergeFrom(cur)); err != nil {
@@ -171,7 +171,7 @@ func (f *fleet) apply(name string, gen int64) {
 			return
 		}
 	}
-	cond := map[string]any{"type": kube.ConditionNodeReady, "status": corev1.ConditionTrue, "reason": status.ReasonHealthy,
+	cond := map[string]any{"type": kube.ConditionNodeReady, "status": corev1.ConditionTrue, "reason": nodestatus.ReasonHealthy,
 		"message": "network configuration " + spec.Revision + " applied and healthy", "lastHeartbeatTime": now}
 	if firstCondition {
 		cond["lastTransitionTime"] = now

@@ -149,7 +149,7 @@ type Step struct {
 	Took time.Duration
 }
 
-// KernelCounts are the objects netconf made, counted in the namespace.
+// KernelCounts are the objects nodenet made, counted in the namespace.
 type KernelCounts struct {
 	Bridges, VXLANs, Links int // Links: every link of the namespace
 	Rules, Routes          int // policy rules and routes of the VRF tables
