@@ -133,13 +133,14 @@ demo-down:
 demo-dataplane: deps
 	./hack/demo-dataplane.sh
 
-## lint: go vet, gofmt, go.mod tidy, and deadcode: production code that no binary reaches fails (hack/deadcode.sh).
+## lint: go vet, gofmt, go.mod tidy, deadcode (production code no binary reaches), the binaries' dependencies and the layout (hack/layout.sh).
 lint:
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
 	test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '_bpfel.go$$' | grep -v '^third_party/'))"
 	./hack/deadcode.sh
 	./hack/binary-deps.sh
+	./hack/layout.sh
 
 clean:
 	rm -rf bin _out

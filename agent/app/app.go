@@ -357,31 +357,10 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 	if ns > 0 {
 		defer ns.Close()
 	}
-	settings := nodenet.Settings{VTEPAddress: f.vtepAddress, VTEPInterface: f.vtepInterface, VRFMode: nodenet.VRFMode(f.vrfMode), DefaultMTU: f.defaultMTU, NetNS: ns}
-	if f.vethVRFs != "" {
-		settings.VethVRFs = strings.Split(f.vethVRFs, ",")
-	}
-	// The router's variant for this kernel (bpf.RouterSpec probes the same); a kernel that cannot serve the VRF
-	// mode stops the agent here, naming the feature, rather than failing every revision on the node.
-	router, err := bpf.ProbeFeatures()
-	if err != nil {
-		return fmt.Errorf("probe the kernel's BPF features: %w", err)
-	}
-	if !router.FIBTableID {
-		settings.NoTableLookup = "this kernel's bpf_fib_lookup takes no table id: " + bpf.FeatureFIBTableID + " missing"
-	}
-	nc, err := nodenet.New(links, settings)
+	nc, err := openNodenet(ctx, f, links, ns, logger)
 	if err != nil {
 		return err
 	}
-	kernel, err := nc.Features(ctx)
-	if err != nil {
-		return fmt.Errorf("probe the kernel's link kinds: %w", err)
-	}
-	if err := nodenet.CheckKernel(settings, kernel); err != nil {
-		return fmt.Errorf("this kernel cannot serve the agent's settings: %w", err)
-	}
-	logger.Info("kernel features", "router", router.String(), "vrfDevices", kernel.VRF, "vlanDevices", kernel.VLAN)
 	store := lastapplied.New(f.stateFile)
 	var passwords frrmodel.PasswordFunc
 	if f.passwordDir != "" {
@@ -464,6 +443,36 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 			Env: fileEnv(f, links), Rewrite: rewrite})
 	}
 	return runKube(ctx, f, kubeCfg, engine, links, ns, logger)
+}
+
+// openNodenet makes the netlink planner for this node: its settings from the flags, checked against what the
+// kernel can do (the router's variant, bpf.RouterSpec probes the same; the link kinds). A kernel that cannot serve
+// the VRF mode stops the agent here, naming the feature, rather than failing every revision on the node.
+func openNodenet(ctx context.Context, f *flags, links *netlink.Handle, ns netns.NsHandle, logger *slog.Logger) (*nodenet.Manager, error) {
+	settings := nodenet.Settings{VTEPAddress: f.vtepAddress, VTEPInterface: f.vtepInterface, VRFMode: nodenet.VRFMode(f.vrfMode), DefaultMTU: f.defaultMTU, NetNS: ns}
+	if f.vethVRFs != "" {
+		settings.VethVRFs = strings.Split(f.vethVRFs, ",")
+	}
+	router, err := bpf.ProbeFeatures()
+	if err != nil {
+		return nil, fmt.Errorf("probe the kernel's BPF features: %w", err)
+	}
+	if !router.FIBTableID {
+		settings.NoTableLookup = "this kernel's bpf_fib_lookup takes no table id: " + bpf.FeatureFIBTableID + " missing"
+	}
+	nc, err := nodenet.New(links, settings)
+	if err != nil {
+		return nil, err
+	}
+	kernel, err := nc.Features(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("probe the kernel's link kinds: %w", err)
+	}
+	if err := nodenet.CheckKernel(settings, kernel); err != nil {
+		return nil, fmt.Errorf("this kernel cannot serve the agent's settings: %w", err)
+	}
+	logger.Info("kernel features", "router", router.String(), "vrfDevices", kernel.VRF, "vlanDevices", kernel.VLAN)
+	return nc, nil
 }
 
 func runKube(ctx context.Context, f *flags, cfg *rest.Config, engine *reconcile.Engine, links *netlink.Handle, ns netns.NsHandle, logger *slog.Logger) error {

@@ -92,7 +92,7 @@ func TestTables(t *testing.T) {
 			if tc.edit != nil {
 				tc.edit(s)
 			}
-			got, err := Tables(s, tc.devs, lookup)
+			got, err := FromSpec(s, tc.devs).Resolve(lookup)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,7 +152,7 @@ func TestTablesErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := spec()
 			tc.edit(s)
-			_, err := Tables(s, nil, lookup)
+			_, err := FromSpec(s, nil).Resolve(lookup)
 			if !errors.Is(err, fielderr.ErrInvalid) {
 				t.Fatalf("error %v, want fielderr.ErrInvalid", err)
 			}
@@ -216,7 +216,7 @@ func TestCopiesThatDisagreed(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Tables(tc.spec, nil, lookup)
+			_, err := FromSpec(tc.spec, nil).Resolve(lookup)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("want valid, got %v", err)
@@ -239,7 +239,7 @@ func TestPlaceholders(t *testing.T) {
 	s := spec()
 	s.DataPlane.Interfaces[0].Name = "nosuch"
 	s.VRFs[1].TableID = 0
-	_, err := Tables(s, nil, lookup)
+	_, err := FromSpec(s, nil).Resolve(lookup)
 	if !errors.Is(err, ErrMissingLink) || !strings.Contains(err.Error(), "vrfs[1].tableID") ||
 		strings.Count(err.Error(), "nosuch") != 1 {
 		t.Fatalf("error %v", err)
@@ -310,7 +310,7 @@ func TestTablesPeer(t *testing.T) {
 		l.Peer = name == "eth0"
 		return l, ok
 	}
-	got, err := Tables(spec(), nil, peers)
+	got, err := FromSpec(spec(), nil).Resolve(peers)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,11 +24,6 @@ func Revision(spec *v1.NodeNetworkConfigSpec) (string, error) {
 	return mv, nil
 }
 
-// Tables builds the desired tables of a spec: FromSpec, resolved with links.
-func Tables(spec *v1.NodeNetworkConfigSpec, lookupDevices map[string]string, links Links) (maps.Tables, error) {
-	return FromSpec(spec, lookupDevices).Resolve(links)
-}
-
 // FromSpec describes the tables of a spec by name. lookupDevices names, per VRF (spec name), the device whose
 // forwarding flag bpf_fib_lookup checks: the VRF device where the kernel has one; VRFs without an entry use the
 // ingress device. spec.dataplane.strict is set on every interface. A spec names the redirect target per

@@ -129,16 +129,32 @@ func (m *Manager) observe(ctx context.Context) (*Observed, error) {
 // plan on a node that notified no change since (WatchChanges), that plan is the answer again (shared: not to
 // be modified).
 func (m *Manager) Plan(ctx context.Context, spec *v1alpha1.NodeNetworkConfigSpec) (*Plan, error) {
-	m.pmu.Lock()
-	defer m.pmu.Unlock()
 	key := lastapplied.SpecHash(spec)
-	var d *Desired
-	var err error
-	if memo := m.memo; memo != nil && memo.specHash == key {
-		d = memo.desired
-	} else if d, err = m.Desired(ctx, spec); err != nil {
+	d, err := m.DesiredFor(ctx, key, spec)
+	if err != nil {
 		return nil, err
 	}
+	return m.PlanDesired(ctx, key, d)
+}
+
+// DesiredFor is Desired for the spec whose lastapplied.SpecHash is key: the objects of the last plan's spec when
+// it is the same (a quiet node's resync translates nothing again).
+func (m *Manager) DesiredFor(ctx context.Context, key string, spec *v1alpha1.NodeNetworkConfigSpec) (*Desired, error) {
+	m.pmu.Lock()
+	memo := m.memo
+	m.pmu.Unlock()
+	if memo != nil && memo.specHash == key {
+		return memo.desired, nil
+	}
+	return m.Desired(ctx, spec)
+}
+
+// PlanDesired computes the actions that bring the namespace to d, the objects of the spec whose
+// lastapplied.SpecHash is key (DesiredFor); it changes nothing. Like Plan, it hands out the last plan again for
+// the same spec on a node that notified no change since.
+func (m *Manager) PlanDesired(ctx context.Context, key string, d *Desired) (*Plan, error) {
+	m.pmu.Lock()
+	defer m.pmu.Unlock()
 	o, reused, err := m.Observe(ctx)
 	if err != nil {
 		return nil, err

@@ -201,7 +201,7 @@ func (e *Engine) applyTables(ctx context.Context, p *Plan) error {
 	if p.Netlink.Empty() {
 		links = e.observedLinks(p.Netlink)
 	}
-	t, err := specTables(p.Spec, p.Netlink.Desired, liveLinks(links))
+	t, err := p.Node.Tables.Resolve(liveLinks(links))
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
-// Package reconcile is the node agent's core: it turns a NodeNetworkConfigSpec into a plan - nodenet's netlink
-// actions, the FRR config (rendered and diffed), the eBPF router's attachments and table generation - and
-// applies it in the order FRR and the kernel need:
+// Package reconcile is the node agent's core: it translates a NodeNetworkConfigSpec once (agent/desirednode: netlink
+// objects, FRR model, BPF tables) and plans that against the node - nodenet's netlink actions, the FRR config
+// (rendered and diffed), the eBPF router's attachments and table generation - then applies the plan in the order
+// FRR and the kernel need:
 //
 //  1. netlink phase "vrfs": VRF devices, tables, rules
 //  2. FRR: render and validate (step "frr"), then reload (step "frr-reload", skipped when identical): FRR must
@@ -32,6 +33,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/network-operator/network-operator/agent/dataplane"
+	"github.com/network-operator/network-operator/agent/desirednode"
 	"github.com/network-operator/network-operator/agent/frrmodel"
 	"github.com/network-operator/network-operator/agent/lastapplied"
 	"github.com/network-operator/network-operator/agent/metrics"
@@ -47,7 +49,10 @@ import (
 
 // Netlink plans and applies the node's netlink objects (*nodenet.Manager).
 type Netlink interface {
-	Plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec) (*nodenet.Plan, error)
+	// DesiredFor translates a spec (its lastapplied.SpecHash: key) into the node's netlink objects.
+	DesiredFor(ctx context.Context, key string, spec *v1.NodeNetworkConfigSpec) (*nodenet.Desired, error)
+	// PlanDesired plans them against the node.
+	PlanDesired(ctx context.Context, key string, d *nodenet.Desired) (*nodenet.Plan, error)
 	Apply(ctx context.Context, p *nodenet.Plan, ph nodenet.Phase) (*nodenet.Result, error)
 }
 
@@ -141,8 +146,9 @@ type Engine struct {
 	nmu        sync.RWMutex
 	// steps collects the step times of the running Reconcile (nil outside one; guarded by mu).
 	steps *[]StepTime
-	// frrRendered is the last FRR rendering (guarded by mu).
+	// frrRendered is the last FRR rendering, lastNode the last translation of a spec (guarded by mu).
 	frrRendered *renderedFRR
+	lastNode    *desirednode.Node
 	// stateErr is why the state file could not be read at start (it was moved aside); cleared by the next save.
 	stateErr error
 	// adopting: no readable record of a good state, but the node holds objects of ours (a lost or corrupt state

@@ -53,14 +53,14 @@ type fakeNetlink struct {
 	done    map[string]bool // other actions applied before
 }
 
-func (f *fakeNetlink) Plan(_ context.Context, spec *v1.NodeNetworkConfigSpec) (*nodenet.Plan, error) {
+func (f *fakeNetlink) DesiredFor(_ context.Context, _ string, spec *v1.NodeNetworkConfigSpec) (*nodenet.Desired, error) {
+	return nodenet.BuildDesired(spec, nodenet.Settings{VTEPAddress: mustAddr("10.255.0.1")}, nodenet.Features{})
+}
+
+func (f *fakeNetlink) PlanDesired(_ context.Context, _ string, d *nodenet.Desired) (*nodenet.Plan, error) {
 	if len(f.w.planErrs) > 0 {
 		err := f.w.planErrs[0]
 		f.w.planErrs = f.w.planErrs[1:]
-		return nil, err
-	}
-	d, err := nodenet.BuildDesired(spec, nodenet.Settings{VTEPAddress: mustAddr("10.255.0.1")}, nodenet.Features{})
-	if err != nil {
 		return nil, err
 	}
 	obs := &nodenet.Observed{}
@@ -626,5 +626,46 @@ func TestFRRVersionRendered(t *testing.T) {
 	}
 	if &second.FRR.Config[0] != &first.FRR.Config[0] {
 		t.Error("the second plan of the same spec rendered FRR again")
+	}
+}
+
+// A spec is translated once (desirednode): every part of the plan comes from that Node, and the next plan of the
+// same spec reuses it, unless the translation reads a Secret, which may change under the same spec.
+func TestPlanTranslatesOnce(t *testing.T) {
+	r := newRig(t, t.TempDir())
+	s := spec("r1", "red")
+	first, err := r.e.Plan(context.Background(), s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Node == nil || first.Node.Spec != s || first.Node.Hash != first.SpecHash || first.Node.MapVersion != first.MapVersion {
+		t.Fatalf("plan's node %+v does not match the plan (hash %s, map version %s)", first.Node, first.SpecHash, first.MapVersion)
+	}
+	if first.Netlink.Desired != first.Node.Netlink {
+		t.Error("the netlink plan is not of the node's translation")
+	}
+	second, err := r.e.Plan(context.Background(), s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Node != first.Node {
+		t.Error("the second plan of the same spec translated it again")
+	}
+
+	reads := 0
+	passwords := func(context.Context, v1.SecretKeyReference) (string, error) { reads++; return "secret", nil }
+	withSecret := spec("r2", "red")
+	withSecret.BGPPeers = []v1.NodeBGPPeer{{Name: "p", VRF: "red", Addresses: []string{"192.0.2.7"}, RemoteASN: 65100,
+		PasswordSecretRef: &v1.SecretKeyReference{Namespace: "ns", Name: "s", Key: "k"}}}
+	a, err := r.e.Plan(context.Background(), withSecret, passwords)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.e.Plan(context.Background(), withSecret, passwords)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Node == b.Node || reads != 2 {
+		t.Errorf("a spec with a password: translated anew %v, Secret read %d times; want a new translation and 2 reads", a.Node != b.Node, reads)
 	}
 }

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"slices"
 	"strings"
 
 	"github.com/vishvananda/netlink"
 
 	"github.com/network-operator/network-operator/agent/bpftables"
 	"github.com/network-operator/network-operator/agent/dataplane"
+	"github.com/network-operator/network-operator/agent/desirednode"
 	"github.com/network-operator/network-operator/agent/frrmodel"
 	"github.com/network-operator/network-operator/agent/lastapplied"
 	"github.com/network-operator/network-operator/agent/mirror"
@@ -43,6 +43,8 @@ const (
 
 // Plan is everything one apply would do, in order. It is computed without changing anything.
 type Plan struct {
+	// Node is the spec translated once (agent/desirednode): every part below is planned from it.
+	Node *desirednode.Node
 	Spec *v1.NodeNetworkConfigSpec
 	// SpecHash is lastapplied.SpecHash of Spec, computed once per plan (~2.5 ms for 1000 VRFs).
 	SpecHash string
@@ -232,12 +234,12 @@ func (e *Engine) plan(ctx context.Context, spec *v1.NodeNetworkConfigSpec, hash 
 
 func (e *Engine) planSteps(ctx context.Context, spec *v1.NodeNetworkConfigSpec, hash string, passwords frrmodel.PasswordFunc) (*Plan, error) {
 	fail := func(what string, err error) error { return fmt.Errorf("%w: %s: %w", ErrPlan, what, err) }
-	p := &Plan{Spec: spec, SpecHash: hash}
-	var err error
-	if p.MapVersion, err = bpftables.Revision(spec); err != nil {
-		return nil, fail("map version", err)
+	node, err := e.desiredNode(ctx, spec, hash, passwords)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPlan, err)
 	}
-	if p.Netlink, err = e.o.Netlink.Plan(ctx, spec); err != nil {
+	p := &Plan{Node: node, Spec: spec, SpecHash: hash, MapVersion: node.MapVersion}
+	if p.Netlink, err = e.o.Netlink.PlanDesired(ctx, hash, node.Netlink); err != nil {
 		return nil, fail("netlink", err)
 	}
 	if m := e.o.Metrics; m != nil && p.Netlink.ObservedReused {
@@ -249,7 +251,7 @@ func (e *Engine) planSteps(ctx context.Context, spec *v1.NodeNetworkConfigSpec, 
 	if err := p.Netlink.Err(); err != nil {
 		return p, fail("netlink", err)
 	}
-	if err := e.planFRR(ctx, p, passwords); err != nil {
+	if err := e.planFRR(ctx, p); err != nil {
 		return p, fail("frr", err)
 	}
 	if e.o.Mirror != nil {
@@ -269,14 +271,35 @@ func (e *Engine) planSteps(ctx context.Context, spec *v1.NodeNetworkConfigSpec, 
 	return p, nil
 }
 
-func (e *Engine) planFRR(ctx context.Context, p *Plan, passwords frrmodel.PasswordFunc) error {
-	if e.o.FRR == nil {
-		p.FRR.Skip = "FRR is disabled (--frr=none)"
+// desiredNode translates spec (desirednode.Build), reusing the last translation for the same spec when nothing
+// else goes into it: no Secret (a password may change under the same spec).
+func (e *Engine) desiredNode(ctx context.Context, spec *v1.NodeNetworkConfigSpec, hash string, passwords frrmodel.PasswordFunc) (*desirednode.Node, error) {
+	reusable := !desirednode.NeedsSecrets(spec)
+	if n := e.lastNode; reusable && n != nil && n.Hash == hash {
+		return n, nil
+	}
+	in := desirednode.Inputs{Netlink: e.o.Netlink.DesiredFor}
+	if e.o.FRR != nil {
+		in.FRR = &desirednode.FRR{Passwords: passwords, Version: e.o.FRRVersion, GracefulRestart: e.o.GracefulRestart}
+	}
+	n, err := desirednode.Build(ctx, spec, hash, in)
+	if err != nil {
+		return nil, err
+	}
+	e.lastNode = nil
+	if reusable {
+		e.lastNode = n
+	}
+	return n, nil
+}
+
+func (e *Engine) planFRR(ctx context.Context, p *Plan) error {
+	if p.Node.FRR == nil {
+		p.FRR.Skip = p.Node.FRRSkip
 		return nil
 	}
-	rendered, summary, skip, err := e.renderFRR(ctx, p.Spec, p.SpecHash, passwords)
-	if err != nil || skip != "" {
-		p.FRR.Skip = skip
+	rendered, summary, err := e.renderFRR(p.Node)
+	if err != nil {
 		return err
 	}
 	p.FRR.Config, p.FRR.Summary = rendered, summary
@@ -310,47 +333,34 @@ func (e *Engine) planFRR(ctx context.Context, p *Plan, passwords frrmodel.Passwo
 	return nil
 }
 
-// renderedFRR is the FRR config of the spec with hash specHash, kept for the next plan: rendering 1000 VRFs
+// renderedFRR is the FRR config of the Node with hash specHash, kept for the next plan: rendering 1000 VRFs
 // takes ~100 ms, the rest of a no-op reconcile less.
 type renderedFRR struct {
 	specHash, summary string
 	config            []byte
 }
 
-// renderFRR renders the FRR config of spec (hash: its SpecHash; skip says why there is none), reusing the last rendering when the
-// spec is the same and nothing else goes into it: no Secret (a password may change under the same spec) and the
-// default renderer (--frr-base-config reads its base at every render).
-func (e *Engine) renderFRR(ctx context.Context, spec *v1.NodeNetworkConfigSpec, hash string, passwords frrmodel.PasswordFunc) (cfg []byte, summary, skip string, err error) {
-	cacheable := e.o.RenderFRR == nil && !slices.ContainsFunc(spec.BGPPeers, func(p v1.NodeBGPPeer) bool { return p.PasswordSecretRef != nil })
+// renderFRR renders the Node's FRR model, reusing the last rendering when the Node is the same one and nothing
+// else goes into it: the default renderer (--frr-base-config reads its base at every render).
+func (e *Engine) renderFRR(n *desirednode.Node) (cfg []byte, summary string, err error) {
+	cacheable := e.o.RenderFRR == nil && !desirednode.NeedsSecrets(n.Spec)
 	if cacheable {
-		if c := e.frrRendered; c != nil && c.specHash == hash {
-			return c.config, c.summary, "", nil
+		if c := e.frrRendered; c != nil && c.specHash == n.Hash {
+			return c.config, c.summary, nil
 		}
-	}
-	nc, err := frrmodel.NodeConfig(ctx, spec, passwords)
-	if errors.Is(err, frrmodel.ErrNoUnderlay) {
-		return nil, "", "the spec has no underlay", nil
-	}
-	if err != nil {
-		return nil, "", "", err
-	}
-	nc.Underlay.GracefulRestart = e.o.GracefulRestart
-	nc.FRR = e.o.FRRVersion
-	if err := nc.Validate(); err != nil {
-		return nil, "", "", err
 	}
 	render := e.o.RenderFRR
 	if render == nil {
 		render = frr.Render
 	}
-	if cfg, err = render(nc); err != nil {
-		return nil, "", "", err
+	if cfg, err = render(n.FRR); err != nil {
+		return nil, "", err
 	}
-	summary = frrmodel.Describe(nc)
+	summary = frrmodel.Describe(n.FRR)
 	if cacheable {
-		e.frrRendered = &renderedFRR{specHash: hash, summary: summary, config: cfg}
+		e.frrRendered = &renderedFRR{specHash: n.Hash, summary: summary, config: cfg}
 	}
-	return cfg, summary, "", nil
+	return cfg, summary, nil
 }
 
 // lineDiff lists the lines only in b (added) and only in a (removed), secrets redacted. FRR configs are
@@ -482,7 +492,7 @@ func (e *Engine) planTables(ctx context.Context, p *Plan) error {
 		}
 		return bpftables.Link{Ifindex: pending.Ifindex(name)}, true
 	}
-	t, err := specTables(p.Spec, p.Netlink.Desired, links)
+	t, err := p.Node.Tables.Resolve(links)
 	if err != nil {
 		return err
 	}
@@ -515,19 +525,6 @@ func mirroredIngress(p *mirror.Plan) map[string]string {
 // recreated reports whether the plan deletes and re-creates a link (its ifindex changes).
 func recreated(p *nodenet.Plan, name string) bool { return p.DeletesLink(name) }
 
-// specTables is the one translation of a spec into tables, for the plan (--dry-run, with placeholders for the
-// interfaces the apply creates), the apply and the loader's rebuild: desired are nodenet's objects of the spec,
-// whose VRF devices are bpf_fib_lookup's lookup_ifindex where the kernel has them.
-func specTables(spec *v1.NodeNetworkConfigSpec, desired *nodenet.Desired, links bpftables.Links) (maps.Tables, error) {
-	devs := map[string]string{}
-	for _, v := range desired.VRFs {
-		if v.Device != "" {
-			devs[v.Name] = v.Device
-		}
-	}
-	return bpftables.Tables(spec, devs, links)
-}
-
 // liveLinks resolves names to the links as they are now (ifindex, bpftables.PeerLink).
 func liveLinks(links Links) bpftables.Links {
 	return func(name string) (bpftables.Link, bool) {
@@ -540,19 +537,15 @@ func liveLinks(links Links) bpftables.Links {
 }
 
 // TablesFor computes the tables and revision of a spec as they would be applied now (the loader's rebuild after
-// a map migration uses it with the last good spec).
+// a map migration uses it with the last good spec): the same translation as a plan's, without FRR.
 func TablesFor(ctx context.Context, spec *v1.NodeNetworkConfigSpec, nc *nodenet.Manager, links Links) (maps.Tables, string, error) {
-	rev, err := bpftables.Revision(spec)
+	n, err := desirednode.Build(ctx, spec, lastapplied.SpecHash(spec), desirednode.Inputs{Netlink: nc.DesiredFor})
 	if err != nil {
-		return maps.Tables{}, "", err
+		return maps.Tables{}, "", fmt.Errorf("revision %q: %w", spec.Revision, err)
 	}
-	d, err := nc.Desired(ctx, spec)
-	if err != nil {
-		return maps.Tables{}, "", fmt.Errorf("netlink objects of revision %q: %w", spec.Revision, err)
-	}
-	t, err := specTables(spec, d, liveLinks(links))
+	t, err := n.Tables.Resolve(liveLinks(links))
 	if err != nil {
 		return maps.Tables{}, "", fmt.Errorf("tables of revision %q: %w", spec.Revision, err)
 	}
-	return t, rev, nil
+	return t, n.MapVersion, nil
 }

@@ -316,7 +316,30 @@ func (l *Legacy) table() (map[string]entry, field.ErrorList) {
 func (l *Legacy) apply(d *Document) error {
 	table, errs := l.table()
 	spec := &d.Spec
+	skip, serrs := l.skipped()
+	errs = append(errs, serrs...)
+	vrfs, verrs := l.vrfs(d, table, skip)
+	errs = append(errs, verrs...)
+	errs = append(errs, l.interfaces(d, vrfs, skip)...)
+	errs = append(errs, l.serverASN(spec)...)
+	errs = append(errs, l.compileReplacements()...)
+	d.Replacements = l.Replacements
 
+	if err := fielderr.Join(errs); err != nil {
+		return err
+	}
+	if len(vrfs) == 0 && len(table) > 0 {
+		d.Notes = append(d.Notes, "no VRF is named (vnimap and vrfConfig are lookup tables): the node gets no VRF")
+	}
+	if spec.Underlay.ASN == 0 {
+		d.Notes = append(d.Notes, "no AS number (serverASN): FRR is not configured")
+	}
+	return nil
+}
+
+// skipped are the VRFs of skipVRFConfig (set up by the provisioning).
+func (l *Legacy) skipped() (map[string]bool, field.ErrorList) {
+	var errs field.ErrorList
 	skip := map[string]bool{}
 	for i, s := range l.SkipVRFConfig {
 		if s == "" {
@@ -325,7 +348,14 @@ func (l *Legacy) apply(d *Document) error {
 		skip[s] = true
 	}
 
-	// The VRFs the resource names.
+	return skip, errs
+}
+
+// vrfs completes the VRFs the resource names from the lookup tables (vrfConfig, vnimap); a VRF of skipVRFConfig
+// is left to the provisioning. They replace the spec's VRFs.
+func (l *Legacy) vrfs(d *Document, table map[string]entry, skip map[string]bool) ([]v1.NodeVRF, field.ErrorList) {
+	spec := &d.Spec
+	var errs field.ErrorList
 	var vrfs []v1.NodeVRF
 	for i, vrf := range spec.VRFs {
 		if vrf.VNI != 0 || vrf.TableID != 0 {
@@ -351,7 +381,13 @@ func (l *Legacy) apply(d *Document) error {
 	assignIDs(vrfs)
 	spec.VRFs = vrfs
 
-	// The router's interfaces.
+	return vrfs, errs
+}
+
+// interfaces adds the router's interfaces (bpfInterfaces) the spec does not list, each in the VRF its name says.
+func (l *Legacy) interfaces(d *Document, vrfs []v1.NodeVRF, skip map[string]bool) field.ErrorList {
+	spec := &d.Spec
+	var errs field.ErrorList
 	known := map[string]bool{}
 	byVNI := map[int32]string{}
 	for _, v := range vrfs {
@@ -400,6 +436,12 @@ func (l *Legacy) apply(d *Document) error {
 		return int(a.VLAN - b.VLAN)
 	})
 
+	return errs
+}
+
+// serverASN is the underlay's AS number unless the NodeNetworkConfig names one (then they must agree).
+func (l *Legacy) serverASN(spec *v1.NodeNetworkConfigSpec) field.ErrorList {
+	var errs field.ErrorList
 	if l.ServerASN != 0 {
 		f := field.NewPath("serverASN")
 		switch aerrs := bgp.ValidateASN(f, l.ServerASN); {
@@ -412,6 +454,12 @@ func (l *Legacy) apply(d *Document) error {
 		}
 	}
 
+	return errs
+}
+
+// compileReplacements checks the FRR replacements and compiles their regular expressions.
+func (l *Legacy) compileReplacements() field.ErrorList {
+	var errs field.ErrorList
 	for i := range l.Replacements {
 		r := &l.Replacements[i]
 		f := field.NewPath("replacements").Index(i)
@@ -428,18 +476,7 @@ func (l *Legacy) apply(d *Document) error {
 			r.re = re
 		}
 	}
-	d.Replacements = l.Replacements
-
-	if err := fielderr.Join(errs); err != nil {
-		return err
-	}
-	if len(vrfs) == 0 && len(table) > 0 {
-		d.Notes = append(d.Notes, "no VRF is named (vnimap and vrfConfig are lookup tables): the node gets no VRF")
-	}
-	if spec.Underlay.ASN == 0 {
-		d.Notes = append(d.Notes, "no AS number (serverASN): FRR is not configured")
-	}
-	return nil
+	return errs
 }
 
 // assignIDs gives every VRF without an id the lowest free one, in name order.
