@@ -100,18 +100,71 @@ func (p *Plan) Empty() bool {
 // String prints the plan as numbered steps in apply order (what --dry-run shows).
 func (p *Plan) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "plan for revision %q, map version %s\n", p.Spec.Revision, short(p.MapVersion))
-	n := 0
-	line := func(step, format string, args ...any) {
-		n++
-		fmt.Fprintf(&b, "%3d. %-10s %s\n", n, step, fmt.Sprintf(format, args...))
-	}
+	w := &planWriter{b: &b}
+	fmt.Fprintf(w.b, "plan for revision %q, map version %s\n", p.Spec.Revision, short(p.MapVersion))
 	for _, a := range p.Netlink.PhaseActions(nodenet.PhaseVRFs) {
-		line(StepVRFs, "%s", a)
+		w.line(StepVRFs, "%s", a)
 	}
+	p.writeFRR(w)
+	for _, a := range p.Netlink.PhaseActions(nodenet.PhaseInterfaces) {
+		w.line(StepInterfaces, "%s", a)
+	}
+	if p.Mirror != nil {
+		for _, s := range p.Mirror.Steps() {
+			w.line(StepMirror, "%s", s)
+		}
+	}
+	p.writeAttach(w)
+	if p.Tables.NoOp {
+		w.line(StepMaps, "tables and revision live already (no new generation)")
+	} else {
+		d := p.Tables.Diff
+		w.line(StepMaps, "new generation %s: interfaces %s, vrfs %s, redirects %s", short(p.MapVersion), d.Interfaces, d.VRFs, d.Redirects)
+		if len(p.Tables.Pending) > 0 {
+			fmt.Fprintf(w.b, "       (ifindexes of %s resolved after they are created)\n", strings.Join(p.Tables.Pending, ", "))
+		}
+	}
+	for _, a := range p.Attach.Detach {
+		w.line(StepDetach, "detach router from %s (%s)", a.Interface, a.Reason)
+	}
+	for _, a := range p.Netlink.PhaseActions(nodenet.PhaseRemovals) {
+		w.line(StepRemovals, "%s", a)
+	}
+	w.line(StepStatus, "health check, then report appliedRevision %q, mapVersion %s", p.Spec.Revision, short(p.MapVersion))
+	p.writeGate(w)
+	for _, c := range p.Netlink.Conflicts {
+		fmt.Fprintf(w.b, "conflict: %s\n", c)
+	}
+	for _, u := range p.Netlink.Unsupported {
+		fmt.Fprintf(w.b, "unsupported: %s\n", u)
+	}
+	if p.Mirror != nil {
+		for _, pr := range p.Mirror.Problems {
+			fmt.Fprintf(w.b, "unsupported: %s\n", pr)
+		}
+	}
+	for _, note := range p.Netlink.Notes {
+		fmt.Fprintf(w.b, "note: %s\n", note)
+	}
+	return b.String()
+}
+
+// planWriter numbers the steps of a printed plan.
+type planWriter struct {
+	b *strings.Builder
+	n int
+}
+
+func (w *planWriter) line(step, format string, args ...any) {
+	w.n++
+	fmt.Fprintf(w.b, "%3d. %-10s %s\n", w.n, step, fmt.Sprintf(format, args...))
+}
+
+// writeFRR prints the FRR step: not managed, unchanged, or how it reloads and the lines that change.
+func (p *Plan) writeFRR(w *planWriter) {
 	switch {
 	case p.FRR.Skip != "":
-		line(StepFRR, "not managed: %s", p.FRR.Skip)
+		w.line(StepFRR, "not managed: %s", p.FRR.Skip)
 	case p.FRR.Changed:
 		how := string(p.FRR.Path)
 		if p.FRR.PathReason != "" {
@@ -120,56 +173,40 @@ func (p *Plan) String() string {
 		if p.FRR.Restarted {
 			how += ", FRR restarted without the applied config"
 		}
-		line(StepFRR, "render, validate and reload FRR (%s) by %s: %d lines added, %d removed", p.FRR.Summary, how,
+		w.line(StepFRR, "render, validate and reload FRR (%s) by %s: %d lines added, %d removed", p.FRR.Summary, how,
 			len(p.FRR.Added), len(p.FRR.Removed))
 		for _, l := range p.FRR.Removed {
-			fmt.Fprintf(&b, "       - %s\n", l)
+			fmt.Fprintf(w.b, "       - %s\n", l)
 		}
 		for _, l := range p.FRR.Added {
-			fmt.Fprintf(&b, "       + %s\n", l)
+			fmt.Fprintf(w.b, "       + %s\n", l)
 		}
 	default:
-		line(StepFRR, "FRR config unchanged (reload skipped)")
+		w.line(StepFRR, "FRR config unchanged (reload skipped)")
 	}
-	for _, a := range p.Netlink.PhaseActions(nodenet.PhaseInterfaces) {
-		line(StepInterfaces, "%s", a)
-	}
-	if p.Mirror != nil {
-		for _, s := range p.Mirror.Steps() {
-			line(StepMirror, "%s", s)
-		}
-	}
+}
+
+// writeAttach prints the router's attachments: attached, moved and re-attached interfaces, then the kept ones.
+func (p *Plan) writeAttach(w *planWriter) {
 	for _, a := range p.Attach.Attach {
 		switch a.Action {
 		case dataplane.ActionMove:
-			line(StepAttach, "move router on %s from %s to hook %s (%s)", a.Interface, a.From, a.Hook, a.Reason)
+			w.line(StepAttach, "move router on %s from %s to hook %s (%s)", a.Interface, a.From, a.Hook, a.Reason)
 		case dataplane.ActionReattach:
-			line(StepAttach, "re-attach router to %s (hook %s): %s", a.Interface, a.Hook, a.Reason)
+			w.line(StepAttach, "re-attach router to %s (hook %s): %s", a.Interface, a.Hook, a.Reason)
 		case dataplane.ActionAttach:
-			line(StepAttach, "attach router to %s (hook %s)", a.Interface, a.Hook)
+			w.line(StepAttach, "attach router to %s (hook %s)", a.Interface, a.Hook)
 		}
 	}
 	if kept := p.Attach.Kept(); len(kept) > 0 {
-		fmt.Fprintf(&b, "     (kept attached: %s)\n", strings.Join(kept, ", "))
+		fmt.Fprintf(w.b, "     (kept attached: %s)\n", strings.Join(kept, ", "))
 	}
-	if p.Tables.NoOp {
-		line(StepMaps, "tables and revision live already (no new generation)")
-	} else {
-		d := p.Tables.Diff
-		line(StepMaps, "new generation %s: interfaces %s, vrfs %s, redirects %s", short(p.MapVersion), d.Interfaces, d.VRFs, d.Redirects)
-		if len(p.Tables.Pending) > 0 {
-			fmt.Fprintf(&b, "       (ifindexes of %s resolved after they are created)\n", strings.Join(p.Tables.Pending, ", "))
-		}
-	}
-	for _, a := range p.Attach.Detach {
-		line(StepDetach, "detach router from %s (%s)", a.Interface, a.Reason)
-	}
-	for _, a := range p.Netlink.PhaseActions(nodenet.PhaseRemovals) {
-		line(StepRemovals, "%s", a)
-	}
-	line(StepStatus, "health check, then report appliedRevision %q, mapVersion %s", p.Spec.Revision, short(p.MapVersion))
+}
+
+// writeGate prints what the health gate requires after the change (or why there is none).
+func (p *Plan) writeGate(w *planWriter) {
 	if g := p.Gate; g.Skip != "" {
-		fmt.Fprintf(&b, "     (no health gate: %s)\n", g.Skip)
+		fmt.Fprintf(w.b, "     (no health gate: %s)\n", g.Skip)
 	} else {
 		var what []string
 		for _, s := range g.Sessions {
@@ -181,26 +218,11 @@ func (p *Plan) String() string {
 		for _, pr := range g.Probes {
 			what = append(what, "probe "+pr)
 		}
-		fmt.Fprintf(&b, "     (health gate within %s: %s)\n", g.Timeout, strings.Join(what, ", "))
+		fmt.Fprintf(w.b, "     (health gate within %s: %s)\n", g.Timeout, strings.Join(what, ", "))
 	}
 	if len(p.Gate.Unrequired) > 0 {
-		fmt.Fprintf(&b, "     (not answering before the change, so not required after it: %s)\n", strings.Join(p.Gate.Unrequired, "; "))
+		fmt.Fprintf(w.b, "     (not answering before the change, so not required after it: %s)\n", strings.Join(p.Gate.Unrequired, "; "))
 	}
-	for _, c := range p.Netlink.Conflicts {
-		fmt.Fprintf(&b, "conflict: %s\n", c)
-	}
-	for _, u := range p.Netlink.Unsupported {
-		fmt.Fprintf(&b, "unsupported: %s\n", u)
-	}
-	if p.Mirror != nil {
-		for _, pr := range p.Mirror.Problems {
-			fmt.Fprintf(&b, "unsupported: %s\n", pr)
-		}
-	}
-	for _, note := range p.Netlink.Notes {
-		fmt.Fprintf(&b, "note: %s\n", note)
-	}
-	return b.String()
 }
 
 func short(s string) string {

@@ -177,18 +177,7 @@ func (v *validator) underlay(u *Underlay, brownfield bool) {
 	if !u.RouterID.Is4() {
 		v.add(up.Child("routerID"), u.RouterID.String(), "must be an IPv4 address")
 	}
-	if gr := u.GracefulRestart; gr != nil {
-		gp := up.Child("gracefulRestart")
-		for _, d := range []struct {
-			name string
-			val  time.Duration
-		}{{"restartTime", gr.RestartTime}, {"stalePathTime", gr.StalePathTime}} {
-			if d.val != 0 && (d.val%time.Second != 0 || d.val < time.Second || d.val > MaxGracefulRestartTime) {
-				v.add(gp.Child(d.name), d.val.String(), "must be whole seconds, 1s..%ds (0: FRR's default)",
-					MaxGracefulRestartTime/time.Second)
-			}
-		}
-	}
+	v.gracefulRestart(up.Child("gracefulRestart"), u.GracefulRestart)
 	if brownfield {
 		if len(u.PeerGroups) > 0 || len(u.Neighbors) > 0 || u.VTEPSource.IsValid() {
 			v.add(up, "peerGroups/neighbors/vtepSource", "must be empty in brownfield mode: the base config owns the underlay")
@@ -196,20 +185,48 @@ func (v *validator) underlay(u *Underlay, brownfield bool) {
 		return
 	}
 	fams := v.families(up.Child("families"), u)
-	if a := u.VTEPSource; a.IsValid() {
-		switch {
-		case a.Zone() != "" || a.Is4In6():
-			v.add(up.Child("vtepSource"), a.String(), "must be an IPv4 or IPv6 address without zone, not IPv4-mapped")
-		case a.IsUnspecified() || a.IsLoopback() || a.IsMulticast() || a.IsLinkLocalUnicast():
-			v.add(up.Child("vtepSource"), a.String(), "must be an address the fabric routes (not unspecified, loopback, multicast or link-local)")
-		case !slices.Contains(fams, familyOfAddr(a)):
-			v.add(up.Child("vtepSource"), a.String(), "is not announced: the underlay carries %s only (families)", familyList(fams))
+	v.vtepSource(up.Child("vtepSource"), u.VTEPSource, fams)
+	groups := v.peerGroups(up.Child("peerGroups"), u.PeerGroups, fams)
+	v.neighbors(up.Child("neighbors"), u, fams, groups)
+}
+
+// gracefulRestart checks the times FRR takes: whole seconds up to what the capability carries.
+func (v *validator) gracefulRestart(gp *field.Path, gr *GracefulRestart) {
+	if gr == nil {
+		return
+	}
+	for _, d := range []struct {
+		name string
+		val  time.Duration
+	}{{"restartTime", gr.RestartTime}, {"stalePathTime", gr.StalePathTime}} {
+		if d.val != 0 && (d.val%time.Second != 0 || d.val < time.Second || d.val > MaxGracefulRestartTime) {
+			v.add(gp.Child(d.name), d.val.String(), "must be whole seconds, 1s..%ds (0: FRR's default)",
+				MaxGracefulRestartTime/time.Second)
 		}
 	}
+}
+
+// vtepSource checks the VTEP address: one the fabric routes, of a family the underlay announces.
+func (v *validator) vtepSource(f *field.Path, a netip.Addr, fams []Family) {
+	if !a.IsValid() {
+		return
+	}
+	switch {
+	case a.Zone() != "" || a.Is4In6():
+		v.add(f, a.String(), "must be an IPv4 or IPv6 address without zone, not IPv4-mapped")
+	case a.IsUnspecified() || a.IsLoopback() || a.IsMulticast() || a.IsLinkLocalUnicast():
+		v.add(f, a.String(), "must be an address the fabric routes (not unspecified, loopback, multicast or link-local)")
+	case !slices.Contains(fams, familyOfAddr(a)):
+		v.add(f, a.String(), "is not announced: the underlay carries %s only (families)", familyList(fams))
+	}
+}
+
+// peerGroups checks the underlay's peer groups and returns their names.
+func (v *validator) peerGroups(fp *field.Path, pgs []PeerGroup, fams []Family) map[string]bool {
 	groups := map[string]bool{}
-	for i := range u.PeerGroups {
-		pg := &u.PeerGroups[i]
-		f := up.Child("peerGroups").Index(i)
+	for i := range pgs {
+		pg := &pgs[i]
+		f := fp.Index(i)
 		v.name(f.Child("name"), pg.Name)
 		if groups[pg.Name] {
 			v.add(f.Child("name"), pg.Name, "duplicate peer group")
@@ -229,6 +246,12 @@ func (v *validator) underlay(u *Underlay, brownfield bool) {
 		}
 		v.session(f, &pg.SessionOptions)
 	}
+	return groups
+}
+
+// neighbors checks the underlay's neighbours: how each is addressed, its family against the underlay's and its
+// peer group's other members, and its remote AS.
+func (v *validator) neighbors(fp *field.Path, u *Underlay, fams []Family, groups map[string]bool) {
 	seen := map[string]bool{}
 	type member struct {
 		fams []Family
@@ -237,7 +260,7 @@ func (v *validator) underlay(u *Underlay, brownfield bool) {
 	groupFams := map[string]member{} // the families of a peer group's first member, which the others must share
 	for i := range u.Neighbors {
 		n := &u.Neighbors[i]
-		f := up.Child("neighbors").Index(i)
+		f := fp.Index(i)
 		key := neighborKey(n)
 		linkLocal := n.Address.Is6() && n.Address.IsLinkLocalUnicast()
 		enhe := u.extendedNextHop(n)
