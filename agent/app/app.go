@@ -111,18 +111,47 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		fmt.Fprintln(stderr, exitUsageMsg)
 		fs.PrintDefaults()
 	}
+	f.registerModes(fs)
+	f.registerFRR(fs)
+	f.registerNode(fs)
+	f.registerPodNetwork(fs)
+	memoryLimit := f.registerRuntime(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if err := f.check(fs); err != nil {
+		return nil, err
+	}
+	if *memoryLimit != "" {
+		q, err := resource.ParseQuantity(*memoryLimit)
+		if err != nil || q.Value() <= 0 {
+			return nil, fmt.Errorf("--memory-limit %q: want a positive quantity such as 64Mi", *memoryLimit)
+		}
+		f.memoryLimit = q.Value()
+	}
+	if err := cri.Source(f.podNetns).Check(); err != nil {
+		return nil, fmt.Errorf("--pod-netns: %w", err)
+	}
+	return f, nil
+}
+
+// registerModes registers the flags of the mode (standalone or Kubernetes) and what the agent keeps and serves.
+func (f *flags) registerModes(fs *flag.FlagSet) {
 	fs.StringVar(&f.configFile, "config-file", "", "standalone mode: a NodeNetworkConfig (or das-schiff node config) file to apply without Kubernetes")
 	fs.BoolVar(&f.once, "once", false, "standalone: apply the file once and exit (0 applied and healthy, 1 not)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan for the file (or this node's NodeNetworkConfig) and change nothing")
 	fs.StringVar(&f.statusFile, "status-file", "", "standalone: write the node's status to this file after every reconcile")
 	fs.StringVar(&f.nodeName, "node-name", os.Getenv("NODE_NAME"), "Kubernetes mode: this node's name (default $NODE_NAME)")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "Kubernetes mode: kubeconfig file (default: in-cluster or $KUBECONFIG)")
-	fs.StringVar(&f.netnsName, "netns", "", "network namespace to configure (name under /run/netns or a path); default: the agent's own")
-	fs.StringVar(&f.pinDir, "pin-dir", loader.DefaultPinDir, "bpffs directory of the eBPF router's pins")
 	fs.StringVar(&f.stateFile, "state-file", lastapplied.DefaultPath, "where the last good configuration is kept")
 	fs.StringVar(&f.listen, "listen", ":9750", "address of /metrics, /healthz and /readyz (empty: off)")
 	fs.DurationVar(&f.resync, "resync", 30*time.Second, "reconcile this often even without changes (drift repair, health)")
 	fs.StringVar(&f.startupTaint, "startup-taint", kube.DefaultStartupTaint, "Kubernetes mode: taint removed from the Node once healthy (\"-\": none)")
+	fs.StringVar(&f.passwordDir, "password-dir", "", "standalone: BGP passwords as files <dir>/<namespace>/<name>/<key> (passwordSecretRef)")
+}
+
+// registerFRR registers the flags of how FRR is rendered, validated and reloaded, and the BGP speaker's graceful restart.
+func (f *flags) registerFRR(fs *flag.FlagSet) {
 	fs.StringVar(&f.frrMode, "frr", frrReload, "FRR handling: reload (render, validate, reload via frr-reload.py), systemd (render, validate, "+
 		"then systemctl reload of --frr-systemd-unit over D-Bus: for hosts whose own FRR runs as a systemd unit) or none")
 	fs.StringVar(&f.frrSystemdUnit, "frr-systemd-unit", "frr.service", "--frr systemd: the unit to reload")
@@ -150,7 +179,12 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.DurationVar(&f.bgpRestartTime, "bgp-restart-time", 0, "--bgp-graceful-restart: how long peers keep the node's "+
 		"routes for it to come back, whole seconds up to 4095s (0: FRR's 120s; zebra's -K in the chart should match)")
 	fs.DurationVar(&f.frrWait, "frr-wait", 2*time.Minute, "at start, wait this long for FRR to answer (it may start next to the agent, e.g. in its pod)")
-	fs.StringVar(&f.passwordDir, "password-dir", "", "standalone: BGP passwords as files <dir>/<namespace>/<name>/<key> (passwordSecretRef)")
+}
+
+// registerNode registers the flags of the node's namespace, VXLAN, VRFs and the router's attachment.
+func (f *flags) registerNode(fs *flag.FlagSet) {
+	fs.StringVar(&f.netnsName, "netns", "", "network namespace to configure (name under /run/netns or a path); default: the agent's own")
+	fs.StringVar(&f.pinDir, "pin-dir", loader.DefaultPinDir, "bpffs directory of the eBPF router's pins")
 	fs.StringVar(&f.vtepInterface, "vtep-interface", "", "underlay device every VXLAN is bound to (optional)")
 	fs.Func("vtep-address", "local VXLAN tunnel endpoint address (default: the spec's underlay.vtepAddress; a standalone file "+
 		"without one: the address of --vtep-interface or dum.underlay, else the router id)", func(s string) error {
@@ -167,9 +201,10 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		"~12 ms; for nodes that attach to thousands of devices at once)")
 	fs.StringVar(&f.vethVRFs, "veth-vrfs", "", "comma-separated VRFs that get a veth pair to the default VRF")
 	fs.IntVar(&f.defaultMTU, "default-mtu", 0, "MTU of a VRF's links when the spec sets none (0: 1500)")
-	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
-	memoryLimit := fs.String("memory-limit", "", "soft limit of the Go runtime's memory, e.g. 64Mi (debug.SetMemoryLimit: near it the garbage "+
-		"collector runs more often instead of letting the heap grow to twice what is live; below the container's limit). Empty: $GOMEMLIMIT or none")
+}
+
+// registerPodNetwork registers --pod-network and how pods are reached.
+func (f *flags) registerPodNetwork(fs *flag.FlagSet) {
 	fs.BoolVar(&f.podNetwork, "pod-network", false, "Kubernetes mode: apply PodNetworkConfigs to this node's pods (their network namespaces, found through --cri-socket)")
 	fs.StringVar(&f.criSocket, "cri-socket", cri.DefaultSocket, "--pod-network: the container runtime's CRI socket")
 	fs.StringVar(&f.podNetns, "pod-netns", string(cri.SourceAuto), "--pod-network: how a pod's network namespace is reached: path (the runtime's "+
@@ -177,42 +212,40 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.podStateDir, "pod-state-dir", podrecords.DefaultDir, "--pod-network: where the per-pod records are kept (original tuning, interfaces made)")
 	fs.StringVar(&f.podSysctlDir, "pod-sysctl-dir", podnet.DefaultSysctlDir, "--pod-network: the sysctl tree written from inside pods' namespaces "+
 		"(a container's own /proc/sys is read-only: mount the host's elsewhere)")
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
+}
+
+// registerRuntime registers the flags of logging and the Go runtime; it returns --memory-limit, parsed after the flags.
+func (f *flags) registerRuntime(fs *flag.FlagSet) *string {
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	return fs.String("memory-limit", "", "soft limit of the Go runtime's memory, e.g. 64Mi (debug.SetMemoryLimit: near it the garbage "+
+		"collector runs more often instead of letting the heap grow to twice what is live; below the container's limit). Empty: $GOMEMLIMIT or none")
+}
+
+// check refuses flag combinations that cannot work, naming the flags.
+func (f *flags) check(fs *flag.FlagSet) error {
 	switch {
 	case fs.NArg() > 0:
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case f.once && f.configFile == "":
-		return nil, errors.New("--once needs --config-file")
+		return errors.New("--once needs --config-file")
 	case f.configFile == "" && f.nodeName == "":
-		return nil, errors.New("either --config-file (standalone) or --node-name / $NODE_NAME (Kubernetes) is required")
+		return errors.New("either --config-file (standalone) or --node-name / $NODE_NAME (Kubernetes) is required")
 	case f.frrMode != frrReload && f.frrMode != frrSystemd && f.frrMode != frrNone:
-		return nil, fmt.Errorf("--frr %q: want %s, %s or %s", f.frrMode, frrReload, frrSystemd, frrNone)
+		return fmt.Errorf("--frr %q: want %s, %s or %s", f.frrMode, frrReload, frrSystemd, frrNone)
 	case f.tcHook != tcHookTCX && f.tcHook != tcHookLegacy:
-		return nil, fmt.Errorf("--tc-hook %q: want %s or %s", f.tcHook, tcHookTCX, tcHookLegacy)
+		return fmt.Errorf("--tc-hook %q: want %s or %s", f.tcHook, tcHookTCX, tcHookLegacy)
 	case f.frrManagementVRFs != "" && f.frrBaseConfig == "":
-		return nil, errors.New("--frr-management-vrfs needs --frr-base-config")
+		return errors.New("--frr-management-vrfs needs --frr-base-config")
 	case f.frrBaseConfig != "" && f.frrMode == frrNone:
-		return nil, errors.New("--frr-base-config needs --frr reload or systemd")
+		return errors.New("--frr-base-config needs --frr reload or systemd")
 	case f.podNetwork && f.configFile != "":
-		return nil, errors.New("--pod-network needs Kubernetes mode (no --config-file)")
+		return errors.New("--pod-network needs Kubernetes mode (no --config-file)")
 	case f.bgpRestartTime != 0 && (f.bgpRestartTime%time.Second != 0 || f.bgpRestartTime < time.Second ||
 		f.bgpRestartTime > frr.MaxGracefulRestartTime):
-		return nil, fmt.Errorf("--bgp-restart-time %s: want whole seconds, 1s..%s (0: FRR's default)", f.bgpRestartTime,
+		return fmt.Errorf("--bgp-restart-time %s: want whole seconds, 1s..%s (0: FRR's default)", f.bgpRestartTime,
 			frr.MaxGracefulRestartTime)
 	}
-	if *memoryLimit != "" {
-		q, err := resource.ParseQuantity(*memoryLimit)
-		if err != nil || q.Value() <= 0 {
-			return nil, fmt.Errorf("--memory-limit %q: want a positive quantity such as 64Mi", *memoryLimit)
-		}
-		f.memoryLimit = q.Value()
-	}
-	if err := cri.Source(f.podNetns).Check(); err != nil {
-		return nil, fmt.Errorf("--pod-netns: %w", err)
-	}
-	return f, nil
+	return nil
 }
 
 // gate sets the engine's health gate from --health-gate-timeout: probes of the spec are dialled in the node's
@@ -362,10 +395,7 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 		return err
 	}
 	store := lastapplied.New(f.stateFile)
-	var passwords frrmodel.PasswordFunc
-	if f.passwordDir != "" {
-		passwords = filePasswords(f.passwordDir)
-	}
+	passwords := f.passwords()
 
 	if f.dryRun {
 		return dryRun(ctx, f, stdout, nc, reloader, render, ns, links, store, passwords)
@@ -386,43 +416,18 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 		}
 	}
 	m := metrics.New()
-	dp, err := dataplane.Open(ctx, dataplane.Options{PinDir: f.pinDir, NetNS: ns, Links: links, Logger: logger,
-		Rebuild: rebuildFrom(store, nc, links, logger), LegacyTC: f.tcHook == tcHookLegacy})
+	dp, err := openDataplane(ctx, f, ns, links, rebuildFrom(store, nc, links, logger), logger)
 	if err != nil {
 		return err
 	}
 	defer dp.Close()
-	rep := dp.LoadReport()
-	logger.Info("eBPF router loaded", "pinDir", f.pinDir, "created", rep.Created, "reused", rep.Reused,
-		"adopted", rep.Adopted, "migrated", rep.Migrated)
-
-	mirrors := mirror.New(links, ns)
-	if stopWatch, err := mirrors.WatchChanges(); err != nil {
-		logger.Warn("no tc change notifications: every resync reads the node's qdiscs and filters", "err", err)
-	} else {
-		defer stopWatch()
-	}
+	mirrors, stopMirrorWatch := watchedMirrors(links, ns, logger)
+	defer stopMirrorWatch()
 	eo := reconcile.Options{Netlink: nc, Dataplane: dp, Links: links, Store: store, Metrics: m, Logger: logger, RenderFRR: render,
 		Mirror: mirrors, GracefulRestart: f.gracefulRestart()}
-	f.gate(&eo, ns)
-	var kubeCfg *rest.Config
-	if f.configFile == "" {
-		if kubeCfg, err = kubeConfig(f.kubeconfig); err != nil {
-			return fmt.Errorf("kubernetes client config: %w", err)
-		}
-		probe, err := apiServerProbe(kubeCfg)
-		if err != nil {
-			return err
-		}
-		eo.Probes = append(eo.Probes, probe)
-	}
-	var rewrite *standalone.Rewrite
-	if f.configFile != "" {
-		rewrite = &standalone.Rewrite{} // the file's FRR replacements (das-schiff)
-		eo.RenderFRR = rewrite.Render(render)
-	}
-	if reloader != nil {
-		eo.FRR, eo.FRRStatus, eo.FRRVersion = reloader, reloader.Target(), reloader.Target().Version
+	kubeCfg, rewrite, err := f.completeEngineOptions(&eo, ns, render, reloader)
+	if err != nil {
+		return err
 	}
 	engine, err := reconcile.New(eo)
 	if err != nil {
@@ -443,6 +448,68 @@ func run(ctx context.Context, f *flags, stdout io.Writer, logger *slog.Logger) e
 			Env: fileEnv(f, links), Rewrite: rewrite})
 	}
 	return runKube(ctx, f, kubeCfg, engine, links, ns, logger)
+}
+
+// passwords reads BGP passwords from --password-dir (standalone); nil without it.
+func (f *flags) passwords() frrmodel.PasswordFunc {
+	if f.passwordDir == "" {
+		return nil
+	}
+	return filePasswords(f.passwordDir)
+}
+
+// openDataplane loads (or adopts) the eBPF router and logs how.
+func openDataplane(ctx context.Context, f *flags, ns netns.NsHandle, links *netlink.Handle, rebuild func(context.Context) (maps.Tables, string, error),
+	logger *slog.Logger) (*dataplane.Dataplane, error) {
+	dp, err := dataplane.Open(ctx, dataplane.Options{PinDir: f.pinDir, NetNS: ns, Links: links, Logger: logger,
+		Rebuild: rebuild, LegacyTC: f.tcHook == tcHookLegacy})
+	if err != nil {
+		return nil, err
+	}
+	rep := dp.LoadReport()
+	logger.Info("eBPF router loaded", "pinDir", f.pinDir, "created", rep.Created, "reused", rep.Reused,
+		"adopted", rep.Adopted, "migrated", rep.Migrated)
+	return dp, nil
+}
+
+// watchedMirrors makes the mirror manager, subscribed to the node's tc changes where the kernel notifies them;
+// stop ends the subscription.
+func watchedMirrors(links *netlink.Handle, ns netns.NsHandle, logger *slog.Logger) (*mirror.Manager, func()) {
+	mirrors := mirror.New(links, ns)
+	stopWatch, err := mirrors.WatchChanges()
+	if err != nil {
+		logger.Warn("no tc change notifications: every resync reads the node's qdiscs and filters", "err", err)
+		return mirrors, func() {}
+	}
+	return mirrors, stopWatch
+}
+
+// completeEngineOptions adds what the mode decides to the engine's options: the health gate and the API server's
+// probe (Kubernetes mode, with its client config), the file's FRR replacements (standalone) and the FRR parts.
+func (f *flags) completeEngineOptions(eo *reconcile.Options, ns netns.NsHandle, render func(*frr.NodeConfig) ([]byte, error),
+	reloader *frrreload.Reloader) (*rest.Config, *standalone.Rewrite, error) {
+	f.gate(eo, ns)
+	var kubeCfg *rest.Config
+	if f.configFile == "" {
+		var err error
+		if kubeCfg, err = kubeConfig(f.kubeconfig); err != nil {
+			return nil, nil, fmt.Errorf("kubernetes client config: %w", err)
+		}
+		probe, err := apiServerProbe(kubeCfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		eo.Probes = append(eo.Probes, probe)
+	}
+	var rewrite *standalone.Rewrite
+	if f.configFile != "" {
+		rewrite = &standalone.Rewrite{} // the file's FRR replacements (das-schiff)
+		eo.RenderFRR = rewrite.Render(render)
+	}
+	if reloader != nil {
+		eo.FRR, eo.FRRStatus, eo.FRRVersion = reloader, reloader.Target(), reloader.Target().Version
+	}
+	return kubeCfg, rewrite, nil
 }
 
 // openNodenet makes the netlink planner for this node: its settings from the flags, checked against what the

@@ -196,96 +196,133 @@ func (f File) resolve(links bpftables.Links) (maps.Tables, error) {
 // desired describes the file's tables by name, with the file's field paths; errs are the problems of the file's
 // own syntax. Entries with such a problem are left out, so that the table rules do not report them twice.
 func (f File) desired() (bpftables.Desired, field.ErrorList) {
-	var errs field.ErrorList
-	bad := func(path *field.Path, value any, format string, args ...any) {
-		errs = append(errs, field.Invalid(path, value, fmt.Sprintf(format, args...)))
-	}
-	ifName := func(path *field.Path, name string, required bool) bool {
-		switch {
-		case name == "" && required:
-			errs = append(errs, field.Required(path, "an interface name"))
-		case len(name) > v1.MaxInterfaceNameLen:
-			bad(path, name, "longer than %d bytes", v1.MaxInterfaceNameLen)
-		case strings.ContainsAny(name, "/ \t\n") || name == "." || name == "..":
-			bad(path, name, "not a valid interface name")
-		default:
-			return true
-		}
-		return false
-	}
-	mac := func(path *field.Path, s string) (maps.MAC, bool) {
-		if s == "" {
-			return maps.MAC{}, true
-		}
-		m, err := maps.ParseMAC(s)
-		if err != nil {
-			bad(path, s, "not a MAC address")
-		}
-		return m, err == nil
-	}
+	var errs syntaxErrs
 	if len(f.Revision) > maps.MaxRevisionLen {
-		bad(field.NewPath("revision"), f.Revision, "longer than %d bytes", maps.MaxRevisionLen)
+		errs.bad(field.NewPath("revision"), f.Revision, "longer than %d bytes", maps.MaxRevisionLen)
 	}
-
 	var d bpftables.Desired
+	d.VRFs = f.desiredVRFs(&errs)
+	d.Interfaces = f.desiredInterfaces(&errs)
+	d.Redirects = f.desiredRedirects(&errs)
+	d.SBR = f.desiredSBR(&errs)
+	return d, field.ErrorList(errs)
+}
+
+// syntaxErrs collects the problems of the file's own syntax, in the order they are found.
+type syntaxErrs field.ErrorList
+
+// bad records that the field at path has an invalid value.
+func (errs *syntaxErrs) bad(path *field.Path, value any, format string, args ...any) {
+	*errs = append(*errs, field.Invalid(path, value, fmt.Sprintf(format, args...)))
+}
+
+// ifName reports whether name is a valid interface name (empty ones only when not required), recording why not.
+func (errs *syntaxErrs) ifName(path *field.Path, name string, required bool) bool {
+	switch {
+	case name == "" && required:
+		*errs = append(*errs, field.Required(path, "an interface name"))
+	case len(name) > v1.MaxInterfaceNameLen:
+		errs.bad(path, name, "longer than %d bytes", v1.MaxInterfaceNameLen)
+	case strings.ContainsAny(name, "/ \t\n") || name == "." || name == "..":
+		errs.bad(path, name, "not a valid interface name")
+	default:
+		return true
+	}
+	return false
+}
+
+// mac parses an optional MAC address (empty: the zero MAC); false, with the problem recorded, when it is invalid.
+func (errs *syntaxErrs) mac(path *field.Path, s string) (maps.MAC, bool) {
+	if s == "" {
+		return maps.MAC{}, true
+	}
+	m, err := maps.ParseMAC(s)
+	if err != nil {
+		errs.bad(path, s, "not a MAC address")
+	}
+	return m, err == nil
+}
+
+// desiredVRFs describes the file's VRFs, leaving out those with an invalid lookup interface.
+func (f File) desiredVRFs(errs *syntaxErrs) []bpftables.VRF {
+	var out []bpftables.VRF
 	for i, v := range f.VRFs {
 		p := field.NewPath("vrfs").Index(i)
 		if v.Name == "" {
-			errs = append(errs, field.Required(p.Child("name"), "a VRF name"))
+			*errs = append(*errs, field.Required(p.Child("name"), "a VRF name"))
 		}
-		if !ifName(p.Child("lookupInterface"), v.LookupInterface, false) {
+		if !errs.ifName(p.Child("lookupInterface"), v.LookupInterface, false) {
 			continue
 		}
-		d.VRFs = append(d.VRFs, bpftables.VRF{Name: v.Name, ID: v.ID, TableID: v.Table, VNI: v.VNI, LookupDevice: v.LookupInterface,
+		out = append(out, bpftables.VRF{Name: v.Name, ID: v.ID, TableID: v.Table, VNI: v.VNI, LookupDevice: v.LookupInterface,
 			At: bpftables.VRFPaths{Entry: p, Name: p.Child("name"), ID: p.Child("id"), TableID: p.Child("table"),
 				VNI: p.Child("vni"), LookupDevice: p.Child("lookupInterface")}})
 	}
+	return out
+}
+
+// desiredInterfaces describes the file's interfaces (strict defaulting to the file's), leaving out those with an
+// invalid name or mode.
+func (f File) desiredInterfaces(errs *syntaxErrs) []bpftables.Interface {
+	var out []bpftables.Interface
 	for i, in := range f.Interfaces {
 		p := field.NewPath("interfaces").Index(i)
 		mode, err := ParseMode(in.Mode)
 		if err != nil {
-			errs = append(errs, field.NotSupported(p.Child("mode"), in.Mode, []string{"route", "redirect", "pass"}))
+			*errs = append(*errs, field.NotSupported(p.Child("mode"), in.Mode, []string{"route", "redirect", "pass"}))
 		}
-		if !ifName(p.Child("name"), in.Name, true) || err != nil {
+		if !errs.ifName(p.Child("name"), in.Name, true) || err != nil {
 			continue
 		}
 		strict := f.Strict
 		if in.Strict != nil {
 			strict = *in.Strict
 		}
-		d.Interfaces = append(d.Interfaces, bpftables.Interface{Name: in.Name, VLAN: in.VLAN, VRF: in.VRF, Mode: mode, Strict: strict,
+		out = append(out, bpftables.Interface{Name: in.Name, VLAN: in.VLAN, VRF: in.VRF, Mode: mode, Strict: strict,
 			At: bpftables.InterfacePaths{Entry: p, Name: p.Child("name"), VLAN: p.Child("vlan"), VRF: p.Child("vrf"), Mode: p.Child("mode")}})
 	}
+	return out
+}
+
+// desiredRedirects describes the file's redirects, leaving out those with an invalid interface name or MAC.
+func (f File) desiredRedirects(errs *syntaxErrs) []bpftables.Redirect {
+	var out []bpftables.Redirect
 	for i, r := range f.Redirects {
 		p := field.NewPath("redirects").Index(i)
-		okFrom, okTo := ifName(p.Child("from"), r.From, true), ifName(p.Child("to"), r.To, true)
-		src, okSrc := mac(p.Child("srcMAC"), r.SrcMAC)
-		dst, okDst := mac(p.Child("dstMAC"), r.DstMAC)
+		okFrom, okTo := errs.ifName(p.Child("from"), r.From, true), errs.ifName(p.Child("to"), r.To, true)
+		src, okSrc := errs.mac(p.Child("srcMAC"), r.SrcMAC)
+		dst, okDst := errs.mac(p.Child("dstMAC"), r.DstMAC)
 		if !okFrom || !okTo || !okSrc || !okDst {
 			continue
 		}
-		d.Redirects = append(d.Redirects, bpftables.Redirect{From: r.From, To: r.To, Peer: r.Peer, SrcMAC: src, DstMAC: dst,
+		out = append(out, bpftables.Redirect{From: r.From, To: r.To, Peer: r.Peer, SrcMAC: src, DstMAC: dst,
 			At: bpftables.RedirectPaths{Entry: p, From: p.Child("from"), To: p.Child("to"), SrcMAC: p.Child("srcMAC"), DstMAC: p.Child("dstMAC")}})
 	}
+	return out
+}
+
+// desiredSBR describes the file's source-based routing entries, leaving out those without a valid prefix or a VRF.
+func (f File) desiredSBR(errs *syntaxErrs) []bpftables.SBRPrefix {
+	var out []bpftables.SBRPrefix
 	for i, e := range f.SBR {
 		p := field.NewPath("sbr").Index(i)
 		prefix, err := netip.ParsePrefix(e.Prefix)
 		switch {
 		case e.Prefix == "":
-			errs = append(errs, field.Required(p.Child("prefix"), "a CIDR prefix"))
+			*errs = append(*errs, field.Required(p.Child("prefix"), "a CIDR prefix"))
 		case err != nil:
-			bad(p.Child("prefix"), e.Prefix, "not a CIDR prefix")
+			errs.bad(p.Child("prefix"), e.Prefix, "not a CIDR prefix")
 		}
 		if e.VRF == "" {
-			errs = append(errs, field.Required(p.Child("vrf"), "a VRF name"))
+			*errs = append(*errs, field.Required(p.Child("vrf"), "a VRF name"))
 		}
 		if err != nil || e.VRF == "" {
 			continue
 		}
-		d.SBR = append(d.SBR, bpftables.SBRPrefix{Prefix: prefix, VRF: e.VRF,
+		out = append(out, bpftables.SBRPrefix{Prefix: prefix, VRF: e.VRF,
 			At: bpftables.SBRPaths{Entry: p, Prefix: p.Child("prefix"), VRF: p.Child("vrf")}})
 	}
-	return d, errs
+	return out
 }
 
 // RevisionFor is the file's revision, or a content hash of the resolved tables (so applying the same content twice

@@ -309,44 +309,83 @@ const (
 // which carry no ports, never match a port). IPv6: addresses at 8 and 24, the next header at 6 and ports at 40
 // (a packet with extension headers before the transport header does not match a protocol or port).
 func Match(tm v1.TrafficMatch) ([]FamilyMatch, error) {
-	var src, dst netip.Prefix
-	var err error
-	if tm.SrcPrefix != nil {
-		if src, err = netip.ParsePrefix(*tm.SrcPrefix); err != nil {
-			return nil, fmt.Errorf("srcPrefix: %w", err)
-		}
+	src, dst, err := matchPrefixes(tm)
+	if err != nil {
+		return nil, err
 	}
-	if tm.DstPrefix != nil {
-		if dst, err = netip.ParsePrefix(*tm.DstPrefix); err != nil {
-			return nil, fmt.Errorf("dstPrefix: %w", err)
-		}
-	}
-	proto := -1
-	fam := 0 // 0: both
-	if tm.Protocol != nil {
-		switch p := strings.ToLower(*tm.Protocol); p {
-		case "tcp":
-			proto = protoTCP
-		case "udp":
-			proto = protoUDP
-		case "sctp":
-			proto = protoSCTP
-		case "icmp":
-			proto, fam = protoICMP, 4
-		case "icmpv6":
-			proto, fam = protoICMPv6, 6
-		default:
-			n, err := strconv.Atoi(p)
-			if err != nil || n < 0 || n > 255 {
-				return nil, fmt.Errorf("protocol %q: want tcp, udp, sctp, icmp, icmpv6 or 0..255", *tm.Protocol)
-			}
-			proto = n
-		}
+	proto, fam, err := matchProtocol(tm.Protocol)
+	if err != nil {
+		return nil, err
 	}
 	ports := tm.SrcPort != nil || tm.DstPort != nil
 	if ports && proto != protoTCP && proto != protoUDP && proto != protoSCTP {
 		return nil, errors.New("ports need protocol tcp, udp or sctp")
 	}
+	if fam, err = prefixFamily(fam, src, dst); err != nil {
+		return nil, err
+	}
+	var portKey Key
+	if ports {
+		if portKey, err = matchPorts(tm.SrcPort, tm.DstPort); err != nil {
+			return nil, err
+		}
+	}
+	var out []FamilyMatch
+	if fam == 0 || fam == 4 {
+		out = append(out, ipv4Matches(src, dst, proto, ports, portKey)...)
+	}
+	if fam == 0 || fam == 6 {
+		out = append(out, ipv6Match(src, dst, proto, ports, portKey))
+	}
+	return out, nil
+}
+
+// matchPrefixes parses a TrafficMatch's source and destination prefixes; an unset one is the zero (invalid) prefix.
+func matchPrefixes(tm v1.TrafficMatch) (src, dst netip.Prefix, err error) {
+	if tm.SrcPrefix != nil {
+		if src, err = netip.ParsePrefix(*tm.SrcPrefix); err != nil {
+			return netip.Prefix{}, netip.Prefix{}, fmt.Errorf("srcPrefix: %w", err)
+		}
+	}
+	if tm.DstPrefix != nil {
+		if dst, err = netip.ParsePrefix(*tm.DstPrefix); err != nil {
+			return netip.Prefix{}, netip.Prefix{}, fmt.Errorf("dstPrefix: %w", err)
+		}
+	}
+	return src, dst, nil
+}
+
+// matchProtocol parses a protocol name or number: proto is -1 when unset, fam the IP family the protocol implies
+// (4 or 6; 0: both).
+func matchProtocol(protocol *string) (proto, fam int, err error) {
+	proto = -1
+	if protocol == nil {
+		return proto, fam, nil
+	}
+	switch p := strings.ToLower(*protocol); p {
+	case "tcp":
+		proto = protoTCP
+	case "udp":
+		proto = protoUDP
+	case "sctp":
+		proto = protoSCTP
+	case "icmp":
+		proto, fam = protoICMP, 4
+	case "icmpv6":
+		proto, fam = protoICMPv6, 6
+	default:
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || n > 255 {
+			return 0, 0, fmt.Errorf("protocol %q: want tcp, udp, sctp, icmp, icmpv6 or 0..255", *protocol)
+		}
+		proto = n
+	}
+	return proto, fam, nil
+}
+
+// prefixFamily narrows the IP family fam (0: both) to that of the set prefixes, rejecting a prefix of another
+// family than fam or the other prefix.
+func prefixFamily(fam int, src, dst netip.Prefix) (int, error) {
 	for _, p := range []netip.Prefix{src, dst} {
 		if !p.IsValid() {
 			continue
@@ -356,59 +395,68 @@ func Match(tm v1.TrafficMatch) ([]FamilyMatch, error) {
 			pf = 6
 		}
 		if fam != 0 && fam != pf {
-			return nil, fmt.Errorf("prefix %s does not fit the other fields' IP family (IPv%d)", p, fam)
+			return 0, fmt.Errorf("prefix %s does not fit the other fields' IP family (IPv%d)", p, fam)
 		}
 		fam = pf
 	}
+	return fam, nil
+}
+
+// matchPorts is the key value and mask of the transport header's first word for the set ports: source port in
+// the high half, destination port in the low half. Unset ports are not matched.
+func matchPorts(srcPort, dstPort *int32) (Key, error) {
 	var portKey Key
-	if ports {
-		for _, p := range []*int32{tm.SrcPort, tm.DstPort} {
-			if p != nil && (*p < 0 || *p > v1.MaxPort) {
-				return nil, fmt.Errorf("port %d out of range", *p)
-			}
+	for _, p := range []*int32{srcPort, dstPort} {
+		if p != nil && (*p < 0 || *p > v1.MaxPort) {
+			return Key{}, fmt.Errorf("port %d out of range", *p)
 		}
-		if tm.SrcPort != nil {
-			portKey.Val |= uint32(*tm.SrcPort) << 16
-			portKey.Mask |= 0xffff0000
-		}
-		if tm.DstPort != nil {
-			portKey.Val |= uint32(*tm.DstPort)
-			portKey.Mask |= 0x0000ffff
-		}
+	}
+	if srcPort != nil {
+		portKey.Val |= uint32(*srcPort) << 16
+		portKey.Mask |= 0xffff0000
+	}
+	if dstPort != nil {
+		portKey.Val |= uint32(*dstPort)
+		portKey.Mask |= 0x0000ffff
+	}
+	return portKey, nil
+}
+
+// ipv4Matches are the IPv4 key sets: one, or with ports one per header length 5..15, each for first fragments
+// only, with the ports after the header.
+func ipv4Matches(src, dst netip.Prefix, proto int, ports bool, portKey Key) []FamilyMatch {
+	var keys []Key
+	keys = append(keys, prefixKeys(src, 12)...)
+	keys = append(keys, prefixKeys(dst, 16)...)
+	if proto >= 0 {
+		keys = append(keys, Key{Off: 8, Val: uint32(proto) << 16, Mask: 0x00ff0000})
+	}
+	if !ports {
+		return []FamilyMatch{{Family: 4, Keys: keys}}
 	}
 	var out []FamilyMatch
-	if fam == 0 || fam == 4 {
-		var keys []Key
-		keys = append(keys, prefixKeys(src, 12)...)
-		keys = append(keys, prefixKeys(dst, 16)...)
-		if proto >= 0 {
-			keys = append(keys, Key{Off: 8, Val: uint32(proto) << 16, Mask: 0x00ff0000})
-		}
-		if !ports {
-			out = append(out, FamilyMatch{Family: 4, Keys: keys})
-		} else {
-			for ihl := 5; ihl <= 15; ihl++ {
-				k := append(append([]Key{}, keys...),
-					Key{Off: 0, Val: uint32(ihl) << 24, Mask: 0x0f000000}, // header length
-					Key{Off: 4, Val: 0, Mask: 0x00001fff},                 // first fragment
-					Key{Off: 4 * ihl, Val: portKey.Val, Mask: portKey.Mask})
-				out = append(out, FamilyMatch{Family: 4, Keys: k})
-			}
-		}
+	for ihl := 5; ihl <= 15; ihl++ {
+		k := append(append([]Key{}, keys...),
+			Key{Off: 0, Val: uint32(ihl) << 24, Mask: 0x0f000000}, // header length
+			Key{Off: 4, Val: 0, Mask: 0x00001fff},                 // first fragment
+			Key{Off: 4 * ihl, Val: portKey.Val, Mask: portKey.Mask})
+		out = append(out, FamilyMatch{Family: 4, Keys: k})
 	}
-	if fam == 0 || fam == 6 {
-		var keys []Key
-		keys = append(keys, prefixKeys(src, 8)...)
-		keys = append(keys, prefixKeys(dst, 24)...)
-		if proto >= 0 {
-			keys = append(keys, Key{Off: 4, Val: uint32(proto) << 8, Mask: 0x0000ff00})
-		}
-		if ports {
-			keys = append(keys, Key{Off: 40, Val: portKey.Val, Mask: portKey.Mask})
-		}
-		out = append(out, FamilyMatch{Family: 6, Keys: keys})
+	return out
+}
+
+// ipv6Match is the IPv6 key set, with the ports right after the fixed header.
+func ipv6Match(src, dst netip.Prefix, proto int, ports bool, portKey Key) FamilyMatch {
+	var keys []Key
+	keys = append(keys, prefixKeys(src, 8)...)
+	keys = append(keys, prefixKeys(dst, 24)...)
+	if proto >= 0 {
+		keys = append(keys, Key{Off: 4, Val: uint32(proto) << 8, Mask: 0x0000ff00})
 	}
-	return out, nil
+	if ports {
+		keys = append(keys, Key{Off: 40, Val: portKey.Val, Mask: portKey.Mask})
+	}
+	return FamilyMatch{Family: 6, Keys: keys}
 }
 
 // prefixKeys matches prefix p at offset off (a /0 or no prefix matches anything: no key).

@@ -253,31 +253,15 @@ func (b *builder) addVRF(v v1alpha1.NodeVRF) error {
 		return invalid(owner.Child("name"), v.Name, "contains '/', ':' or white space")
 	}
 	if v.Name == v1alpha1.DefaultVRFName {
-		// The node's main table: nothing to create but its loopbacks (the kernel routes their addresses in
-		// main). Source-based routing into main is what happens without it.
-		if err := b.addLoopbacks(v, owner, nil); err != nil {
-			return err
-		}
-		if len(v.SBRPrefixes) > 0 {
-			b.d.Notes = append(b.d.Notes, fmt.Sprintf("%s: the default VRF routes by the main table: no source rules for %s",
-				owner.Child("sbrPrefixes"), strings.Join(v.SBRPrefixes, ", ")))
-		}
-		return nil
+		return b.addDefaultVRF(v, owner)
 	}
 	if _, dup := b.vrfs[v.Name]; dup {
 		return fielderr.Join(field.ErrorList{field.Duplicate(owner.Child("name"), v.Name)})
 	}
-	if v.TableID < v1alpha1.MinTableID {
-		return invalid(owner.Child("tableID"), v.TableID, "must be at least %d", v1alpha1.MinTableID)
+	table, err := b.claimVRFTable(v.TableID, owner)
+	if err != nil {
+		return err
 	}
-	if name, ok := reservedTables[v.TableID]; ok {
-		return invalid(owner.Child("tableID"), v.TableID, "the kernel's %s table", name)
-	}
-	table := uint32(v.TableID)
-	if prev, dup := b.tables[table]; dup {
-		return invalid(owner.Child("tableID"), v.TableID, "already used by %s", prev)
-	}
-	b.tables[table] = owner.String()
 	mtu, err := b.mtu(v.MTU, owner.Child("mtu"))
 	if err != nil {
 		return err
@@ -291,33 +275,13 @@ func (b *builder) addVRF(v v1alpha1.NodeVRF) error {
 			"source-based routing %v needs lookups by table id in the eBPF router (%s)", st.SBR, b.s.NoTableLookup)),
 			ErrTableLookupNotSupported)
 	}
-	if b.tableOnly {
-		st.Mode = VRFModeTableOnly
-		b.d.Notes = append(b.d.Notes, fmt.Sprintf("vrf %s: table-only (%s); the eBPF router routes by table %d", v.Name, b.tableOnlyReason(), table))
-	} else {
-		st.Device = b.s.Names.VRF + v.Name
-		if err := b.claim(st.Device, owner); err != nil {
-			return err
-		}
-		b.addLink(LinkSpec{Name: st.Device, Kind: KindVRF, Alias: Alias(RoleVRF, v.Name), VRF: v.Name, Table: table})
+	if err := b.addVRFDevice(v, owner, st); err != nil {
+		return err
 	}
 	if v.VNI != 0 {
-		if err := b.claimVNI(v.VNI, owner); err != nil {
+		if err := b.addL3VNI(v, owner, st, mtu); err != nil {
 			return err
 		}
-		st.VNI = uint32(v.VNI)
-		st.Bridge = b.s.Names.L3Bridge + v.Name
-		st.VXLAN = b.s.Names.L3VXLAN + v.Name
-		if err := b.claim(st.Bridge, owner); err != nil {
-			return err
-		}
-		if err := b.claim(st.VXLAN, owner); err != nil {
-			return err
-		}
-		b.addLink(LinkSpec{Name: st.Bridge, Kind: KindBridge, Alias: Alias(RoleL3Bridge, v.Name), VRF: v.Name, MTU: mtu, Master: st.Device})
-		b.addLink(LinkSpec{Name: st.VXLAN, Kind: KindVXLAN, Alias: Alias(RoleL3VXLAN, v.Name), VRF: v.Name, MTU: mtu,
-			Master: st.Bridge, VXLAN: b.vxlan(v.VNI), Port: &PortFlags{Learning: false, NeighSuppress: true}})
-		st.Members = append(st.Members, st.Bridge)
 	}
 	for _, dst := range []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0")} {
 		b.d.Routes = append(b.d.Routes, RouteSpec{Table: table, Dst: dst, Type: RouteUnreachable, Metric: UnreachableMetric})
@@ -325,6 +289,74 @@ func (b *builder) addVRF(v v1alpha1.NodeVRF) error {
 	b.vrfs[v.Name] = st
 	b.mtus[v.Name] = mtu
 	return b.addLoopbacks(v, owner, st)
+}
+
+// addDefaultVRF adds the default VRF (owner is its path): its loopbacks, and a note when it lists source-based
+// routing prefixes, which get no rules.
+func (b *builder) addDefaultVRF(v v1alpha1.NodeVRF, owner *field.Path) error {
+	// The node's main table: nothing to create but its loopbacks (the kernel routes their addresses in
+	// main). Source-based routing into main is what happens without it.
+	if err := b.addLoopbacks(v, owner, nil); err != nil {
+		return err
+	}
+	if len(v.SBRPrefixes) > 0 {
+		b.d.Notes = append(b.d.Notes, fmt.Sprintf("%s: the default VRF routes by the main table: no source rules for %s",
+			owner.Child("sbrPrefixes"), strings.Join(v.SBRPrefixes, ", ")))
+	}
+	return nil
+}
+
+// claimVRFTable checks a VRF's table id (owner is the VRF's path) and registers the table for owner, rejecting
+// tables below the minimum, the kernel's reserved ones and tables another object already uses.
+func (b *builder) claimVRFTable(tableID int32, owner *field.Path) (uint32, error) {
+	if tableID < v1alpha1.MinTableID {
+		return 0, invalid(owner.Child("tableID"), tableID, "must be at least %d", v1alpha1.MinTableID)
+	}
+	if name, ok := reservedTables[tableID]; ok {
+		return 0, invalid(owner.Child("tableID"), tableID, "the kernel's %s table", name)
+	}
+	table := uint32(tableID)
+	if prev, dup := b.tables[table]; dup {
+		return 0, invalid(owner.Child("tableID"), tableID, "already used by %s", prev)
+	}
+	b.tables[table] = owner.String()
+	return table, nil
+}
+
+// addVRFDevice adds the VRF device of st, or, with table-only VRFs, marks st table-only with a note instead.
+func (b *builder) addVRFDevice(v v1alpha1.NodeVRF, owner *field.Path, st *VRFState) error {
+	if b.tableOnly {
+		st.Mode = VRFModeTableOnly
+		b.d.Notes = append(b.d.Notes, fmt.Sprintf("vrf %s: table-only (%s); the eBPF router routes by table %d", v.Name, b.tableOnlyReason(), st.Table))
+		return nil
+	}
+	st.Device = b.s.Names.VRF + v.Name
+	if err := b.claim(st.Device, owner); err != nil {
+		return err
+	}
+	b.addLink(LinkSpec{Name: st.Device, Kind: KindVRF, Alias: Alias(RoleVRF, v.Name), VRF: v.Name, Table: st.Table})
+	return nil
+}
+
+// addL3VNI adds the L3VNI of a VRF with a VNI: its bridge in the VRF and its VXLAN port, a member of st.
+func (b *builder) addL3VNI(v v1alpha1.NodeVRF, owner *field.Path, st *VRFState, mtu int) error {
+	if err := b.claimVNI(v.VNI, owner); err != nil {
+		return err
+	}
+	st.VNI = uint32(v.VNI)
+	st.Bridge = b.s.Names.L3Bridge + v.Name
+	st.VXLAN = b.s.Names.L3VXLAN + v.Name
+	if err := b.claim(st.Bridge, owner); err != nil {
+		return err
+	}
+	if err := b.claim(st.VXLAN, owner); err != nil {
+		return err
+	}
+	b.addLink(LinkSpec{Name: st.Bridge, Kind: KindBridge, Alias: Alias(RoleL3Bridge, v.Name), VRF: v.Name, MTU: mtu, Master: st.Device})
+	b.addLink(LinkSpec{Name: st.VXLAN, Kind: KindVXLAN, Alias: Alias(RoleL3VXLAN, v.Name), VRF: v.Name, MTU: mtu,
+		Master: st.Bridge, VXLAN: b.vxlan(v.VNI), Port: &PortFlags{Learning: false, NeighSuppress: true}})
+	st.Members = append(st.Members, st.Bridge)
+	return nil
 }
 
 // addLoopbacks adds a VRF's loopbacks (st nil: the default VRF): a dummy device in the VRF with the node's

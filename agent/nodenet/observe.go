@@ -69,6 +69,25 @@ func observe(ctx context.Context, h dumper, routeProtocol uint8, ports func() (m
 	if err != nil {
 		return nil, fmt.Errorf("observe: list addresses: %w", err)
 	}
+	o := &Observed{}
+	if o.Links, err = observeLinks(h, links, names, globalAddrs(addrs), ports); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if o.Routes, err = observeRoutes(h, routeProtocol, names); err != nil {
+		return nil, err
+	}
+	if o.Rules, err = observeRules(h, routeProtocol); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// globalAddrs groups the global addresses by link index, in the order listed; link-local and host addresses
+// are left out.
+func globalAddrs(addrs []netlink.Addr) map[int][]Address {
 	byLink := map[int][]Address{}
 	for _, a := range addrs {
 		if a.Scope != unix.RT_SCOPE_UNIVERSE || a.IPNet == nil {
@@ -84,12 +103,20 @@ func observe(ctx context.Context, h dumper, routeProtocol uint8, ports func() (m
 			NoPrefixRoute: a.Flags&unix.IFA_F_NOPREFIXROUTE != 0,
 		})
 	}
-	o := &Observed{}
+	return byLink
+}
+
+// observeLinks builds every link's state: its sorted addresses (from byLink), and for owned links the bridge port
+// flags (ports is dumped lazily, on the first owned bridge port) and a learning VXLAN's flood entries.
+func observeLinks(h dumper, links []netlink.Link, names map[int]string, byLink map[int][]Address,
+	ports func() (map[int]PortFlags, error)) ([]LinkState, error) {
 	kinds := map[int]LinkKind{}
 	for _, l := range links {
 		kinds[l.Attrs().Index] = LinkKind(l.Type())
 	}
+	var out []LinkState
 	var portFlags map[int]PortFlags
+	var err error
 	for _, l := range links {
 		st := linkState(l, names)
 		st.Addrs = byLink[st.Index]
@@ -115,27 +142,36 @@ func observe(ctx context.Context, h dumper, routeProtocol uint8, ports func() (m
 				return nil, fmt.Errorf("observe: flood entries of %s: %w", st.Name, err)
 			}
 		}
-		o.Links = append(o.Links, st)
+		out = append(out, st)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	return out, nil
+}
+
+// observeRoutes reads the routes of every table tagged with routeProtocol, in the kernel's order.
+func observeRoutes(h dumper, routeProtocol uint8, names map[int]string) ([]RouteSpec, error) {
 	routes, err := h.RouteListFiltered(netlink.FAMILY_ALL,
 		&netlink.Route{Table: unix.RT_TABLE_UNSPEC, Protocol: netlink.RouteProtocol(routeProtocol)},
 		netlink.RT_FILTER_TABLE|netlink.RT_FILTER_PROTOCOL)
 	if err != nil {
 		return nil, fmt.Errorf("observe: list routes of protocol %d: %w", routeProtocol, err)
 	}
+	var out []RouteSpec
 	for _, r := range routes {
 		rs, ok := routeSpec(r, names)
 		if ok {
-			o.Routes = append(o.Routes, rs)
+			out = append(out, rs)
 		}
 	}
+	return out, nil
+}
+
+// observeRules reads the rules tagged with routeProtocol, in the kernel's order.
+func observeRules(h dumper, routeProtocol uint8) ([]RuleSpec, error) {
 	rules, err := h.RuleList(netlink.FAMILY_ALL)
 	if err != nil {
 		return nil, fmt.Errorf("observe: list rules: %w", err)
 	}
+	var out []RuleSpec
 	for _, r := range rules {
 		if r.Protocol != routeProtocol {
 			continue
@@ -147,9 +183,9 @@ func observe(ctx context.Context, h dumper, routeProtocol uint8, ports func() (m
 				rs.Src = netip.PrefixFrom(addr.Unmap(), ones)
 			}
 		}
-		o.Rules = append(o.Rules, rs)
+		out = append(out, rs)
 	}
-	return o, nil
+	return out, nil
 }
 
 func linkState(l netlink.Link, names map[int]string) LinkState {

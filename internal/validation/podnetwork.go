@@ -108,20 +108,49 @@ func ValidatePodNetworkConfig(obj *v1.PodNetworkConfig, s *Snapshot) field.Error
 	p := field.NewPath("spec")
 	errs := metav1validation.ValidateLabelSelector(&spec.PodSelector, metav1validation.LabelSelectorValidationOptions{}, p.Child("podSelector"))
 	primary := PodPrimaryInterface(spec)
-	podIfaces := []string{primary}
 	if spec.Primary != nil {
-		pp := p.Child("primary")
-		if spec.Primary.Name != "" {
-			errs = append(errs, validatePodInterfaceName(pp.Child("name"), spec.Primary.Name)...)
-		}
-		if spec.Primary.MTU != nil {
-			errs = append(errs, validateRange(pp.Child("mtu"), int64(*spec.Primary.MTU), v1.MinPodMTU, v1.MaxMTU, "MTU")...)
-		}
-		if spec.Primary.TxQueueLen != nil {
-			errs = append(errs, validateRange(pp.Child("txQueueLen"), int64(*spec.Primary.TxQueueLen), 0, v1.MaxPodTxQueueLen, "transmit queue length")...)
-		}
+		errs = append(errs, validatePodPrimary(p.Child("primary"), spec.Primary)...)
 	}
 	ip := p.Child("interfaces")
+	index, podIfaces, nameErrs := indexPodInterfaceNames(ip, spec, primary)
+	errs = append(errs, nameErrs...)
+	errs = append(errs, validatePodInterfaceKinds(ip, spec, primary, index)...)
+	errs = append(errs, validatePodInterfaceCycles(ip, spec, index)...)
+	errs = append(errs, validatePodRoutes(p.Child("routes"), spec.Routes, podIfaces)...)
+	errs = append(errs, validatePodSysctls(p.Child("sysctls"), spec.Sysctls, podIfaces)...)
+
+	// Networks and pools.
+	pools, networks, poolErrs := resolvePodInterfacePools(ip, obj, s)
+	errs = append(errs, poolErrs...)
+	errs = append(errs, validatePodMTUs(ip, spec, primary, index, pools, networks)...)
+	errs = append(errs, validatePodPoolOverlaps(ip, spec, pools)...)
+	if s != nil {
+		errs = append(errs, s.checkPodPoolOverlaps(ip, obj, pools)...)
+	}
+	return errs
+}
+
+// validatePodPrimary checks the tuning of the primary interface (spec.primary, at pp): its name, MTU and
+// transmit queue length.
+func validatePodPrimary(pp *field.Path, t *v1.PrimaryInterfaceTuning) field.ErrorList {
+	var errs field.ErrorList
+	if t.Name != "" {
+		errs = append(errs, validatePodInterfaceName(pp.Child("name"), t.Name)...)
+	}
+	if t.MTU != nil {
+		errs = append(errs, validateRange(pp.Child("mtu"), int64(*t.MTU), v1.MinPodMTU, v1.MaxMTU, "MTU")...)
+	}
+	if t.TxQueueLen != nil {
+		errs = append(errs, validateRange(pp.Child("txQueueLen"), int64(*t.TxQueueLen), 0, v1.MaxPodTxQueueLen, "transmit queue length")...)
+	}
+	return errs
+}
+
+// indexPodInterfaceNames checks the names of spec.interfaces (unique, not the primary's) and returns the index of
+// each name accepted and the pod's interface names (the primary first, then those accepted).
+func indexPodInterfaceNames(ip *field.Path, spec *v1.PodNetworkConfigSpec, primary string) (map[string]int, []string, field.ErrorList) {
+	var errs field.ErrorList
+	podIfaces := []string{primary}
 	index := map[string]int{}
 	for i := range spec.Interfaces {
 		in := &spec.Interfaces[i]
@@ -137,11 +166,15 @@ func ValidatePodNetworkConfig(obj *v1.PodNetworkConfig, s *Snapshot) field.Error
 			podIfaces = append(podIfaces, in.Name)
 		}
 	}
-	errs = append(errs, validatePodInterfaceKinds(ip, spec, primary, index)...)
-	errs = append(errs, validatePodInterfaceCycles(ip, spec, index)...)
-	errs = append(errs, validatePodRoutes(p.Child("routes"), spec.Routes, podIfaces)...)
-	for i, sc := range spec.Sysctls {
-		sp := p.Child("sysctls").Index(i)
+	return index, podIfaces, errs
+}
+
+// validatePodSysctls checks spec.sysctls (at path) against the allow-list (PodSysctlAllowed), naming the value
+// when only the value is wrong, else the name.
+func validatePodSysctls(path *field.Path, sysctls []v1.PodSysctl, podIfaces []string) field.ErrorList {
+	var errs field.ErrorList
+	for i, sc := range sysctls {
+		sp := path.Index(i)
 		switch err := PodSysctlAllowed(sc.Name, sc.Value, podIfaces); {
 		case errors.Is(err, ErrSysctlValue):
 			errs = append(errs, field.Invalid(sp.Child("value"), sc.Value, err.Error()))
@@ -149,14 +182,21 @@ func ValidatePodNetworkConfig(obj *v1.PodNetworkConfig, s *Snapshot) field.Error
 			errs = append(errs, field.Invalid(sp.Child("name"), sc.Name, err.Error()))
 		}
 	}
+	return errs
+}
 
-	// Networks and pools.
+// resolvePodInterfacePools resolves each interface of obj against its network in s (ResolvePodInterface) and
+// returns, per interface, its pool and its network (nil where unknown), with the errors of the resolution.
+func resolvePodInterfacePools(ip *field.Path, obj *v1.PodNetworkConfig, s *Snapshot) (
+	[]*podaddr.Pool, []*v1.Layer2NetworkConfiguration, field.ErrorList) {
+	spec := &obj.Spec
+	var errs field.ErrorList
 	pools := make([]*podaddr.Pool, len(spec.Interfaces))
 	networks := make([]*v1.Layer2NetworkConfiguration, len(spec.Interfaces))
 	for i := range spec.Interfaces {
 		in := &spec.Interfaces[i]
 		if PodInterfaceJoinsNetwork(in.Type) && (s == nil || in.Network == "") {
-			continue // without the snapshot there is no subnet to check against; a missing network is reported above
+			continue // without the snapshot there is no subnet to check against; a missing network is reported by validatePodInterfaceKinds
 		}
 		var l2 *v1.Layer2NetworkConfiguration
 		if s != nil && PodInterfaceJoinsNetwork(in.Type) {
@@ -170,7 +210,13 @@ func ValidatePodNetworkConfig(obj *v1.PodNetworkConfig, s *Snapshot) field.Error
 		errs = append(errs, r.Errs...)
 		pools[i], networks[i] = r.Pool, l2
 	}
-	errs = append(errs, validatePodMTUs(ip, spec, primary, index, pools, networks)...)
+	return pools, networks, errs
+}
+
+// validatePodPoolOverlaps refuses pools of one PodNetworkConfig that overlap each other: each pool is checked
+// against those of the interfaces before it.
+func validatePodPoolOverlaps(ip *field.Path, spec *v1.PodNetworkConfigSpec, pools []*podaddr.Pool) field.ErrorList {
+	var errs field.ErrorList
 	for i := range spec.Interfaces {
 		for j := range i {
 			if pools[i] == nil || pools[j] == nil {
@@ -181,9 +227,6 @@ func ValidatePodNetworkConfig(obj *v1.PodNetworkConfig, s *Snapshot) field.Error
 					"overlaps the pool of interface %s: %s; the pools of one PodNetworkConfig must not overlap", spec.Interfaces[j].Name, o.Detail)))
 			}
 		}
-	}
-	if s != nil {
-		errs = append(errs, s.checkPodPoolOverlaps(ip, obj, pools)...)
 	}
 	return errs
 }
@@ -205,102 +248,20 @@ func validatePodInterfaceName(path *field.Path, name string) field.ErrorList {
 // parent interface of the pod and a VLAN id; bridge ports among the other interfaces, each used once.
 func validatePodInterfaceKinds(ip *field.Path, spec *v1.PodNetworkConfigSpec, primary string, index map[string]int) field.ErrorList {
 	var errs field.ErrorList
-	others := func(self string) string {
-		var names []string
-		for _, in := range spec.Interfaces {
-			if in.Name != self {
-				names = append(names, in.Name)
-			}
-		}
-		if len(names) == 0 {
-			return "none"
-		}
-		return strings.Join(names, ", ")
-	}
-	only := func(path *field.Path, value any, set bool, t v1.PodInterfaceType) {
-		if set {
-			errs = append(errs, field.Invalid(path, value, "only for type "+string(t)))
-		}
-	}
 	portOf := map[string]string{} // port -> its bridge
 	vlans := map[string]int{}     // parent/vlan -> interface index
 	for i := range spec.Interfaces {
 		in := &spec.Interfaces[i]
 		p := ip.Index(i)
-		if in.Type != v1.PodInterfaceMACVLAN {
-			only(p.Child("macvlanMode"), in.MACVLANMode, in.MACVLANMode != "", v1.PodInterfaceMACVLAN)
-		}
-		if in.Type != v1.PodInterfaceVLAN {
-			only(p.Child("parent"), in.Parent, in.Parent != "", v1.PodInterfaceVLAN)
-			only(p.Child("vlan"), int64(in.VLAN), in.VLAN != 0, v1.PodInterfaceVLAN)
-		}
-		if in.Type != v1.PodInterfaceBridge {
-			only(p.Child("ports"), in.Ports, len(in.Ports) > 0, v1.PodInterfaceBridge)
-		}
+		errs = append(errs, validatePodInterfaceTypeFields(p, in)...)
 		switch in.Type {
 		case v1.PodInterfaceVeth, v1.PodInterfaceMACVLAN:
-			if in.Network == "" {
-				errs = append(errs, field.Required(p.Child("network"), fmt.Sprintf("the Layer2NetworkConfiguration a %s interface joins", in.Type)))
-			}
-			if in.Type == v1.PodInterfaceMACVLAN && in.MACVLANMode != "" && !slices.Contains(
-				[]v1.MACVLANMode{v1.MACVLANBridge, v1.MACVLANPrivate, v1.MACVLANVEPA, v1.MACVLANPassthru}, in.MACVLANMode) {
-				errs = append(errs, field.NotSupported(p.Child("macvlanMode"), in.MACVLANMode,
-					[]v1.MACVLANMode{v1.MACVLANBridge, v1.MACVLANPrivate, v1.MACVLANVEPA, v1.MACVLANPassthru}))
-			}
+			errs = append(errs, validatePodNetworkInterface(p, in)...)
 			continue
 		case v1.PodInterfaceVLAN:
-			pp := p.Child("parent")
-			_, isIface := index[in.Parent]
-			switch {
-			case in.Parent == "":
-				errs = append(errs, field.Required(pp, fmt.Sprintf("the pod interface the VLAN sits on: the primary interface %s or one of spec.interfaces", primary)))
-			case in.Parent == in.Name:
-				errs = append(errs, field.Invalid(pp, in.Parent, "a VLAN interface cannot be its own parent"))
-			case in.Parent != primary && !isIface:
-				errs = append(errs, field.Invalid(pp, in.Parent, fmt.Sprintf(
-					"not an interface of the pod: the primary interface %s or one of spec.interfaces (%s)", primary, others(in.Name))))
-			}
-			vp := p.Child("vlan")
-			switch {
-			case in.VLAN == 0:
-				errs = append(errs, field.Required(vp, fmt.Sprintf("the 802.1Q VLAN id, %d..%d", v1.MinVLAN, v1.MaxVLAN)))
-			default:
-				errs = append(errs, validateRange(vp, int64(in.VLAN), v1.MinVLAN, v1.MaxVLAN, "VLAN id")...)
-			}
-			key := fmt.Sprintf("%s/%d", in.Parent, in.VLAN)
-			if j, dup := vlans[key]; dup && in.Parent != "" && in.VLAN != 0 {
-				errs = append(errs, field.Invalid(vp, int64(in.VLAN), fmt.Sprintf(
-					"interface %s already is VLAN %d on %s", spec.Interfaces[j].Name, in.VLAN, in.Parent)))
-			} else {
-				vlans[key] = i
-			}
+			errs = append(errs, validatePodVLAN(ip, spec, i, primary, index, vlans)...)
 		case v1.PodInterfaceBridge:
-			seen := map[string]bool{}
-			for k, port := range in.Ports {
-				pp := p.Child("ports").Index(k)
-				j, isIface := index[port]
-				switch {
-				case seen[port]:
-					errs = append(errs, field.Duplicate(pp, port))
-				case port == in.Name:
-					errs = append(errs, field.Invalid(pp, port, "a bridge cannot be its own port"))
-				case port == primary:
-					errs = append(errs, field.Invalid(pp, port, "is the primary interface, which belongs to the cluster's CNI: it cannot be a bridge port"))
-				case !isIface:
-					errs = append(errs, field.Invalid(pp, port, fmt.Sprintf("not an interface of spec.interfaces (%s)", others(in.Name))))
-				case spec.Interfaces[j].Type == v1.PodInterfaceBridge:
-					errs = append(errs, field.Invalid(pp, port, "is a bridge: the kernel does not enslave a bridge to a bridge"))
-				case portOf[port] != "":
-					errs = append(errs, field.Invalid(pp, port, fmt.Sprintf("already a port of bridge %s", portOf[port])))
-				default:
-					portOf[port] = in.Name
-					if spec.Interfaces[j].Addresses != nil {
-						errs = append(errs, field.Invalid(ip.Index(j).Child("addresses"), port, fmt.Sprintf(
-							"a bridge port carries no addresses: give them to bridge %s", in.Name)))
-					}
-				}
-				seen[port] = true
-			}
+			errs = append(errs, validatePodBridgePorts(ip, spec, i, primary, index, portOf)...)
 		default:
 			errs = append(errs, field.NotSupported(p.Child("type"), in.Type, []v1.PodInterfaceType{
 				v1.PodInterfaceVeth, v1.PodInterfaceMACVLAN, v1.PodInterfaceVLAN, v1.PodInterfaceBridge}))
@@ -310,6 +271,129 @@ func validatePodInterfaceKinds(ip *field.Path, spec *v1.PodNetworkConfigSpec, pr
 			errs = append(errs, field.Invalid(p.Child("network"), in.Network, fmt.Sprintf(
 				"only for types veth and macvlan: a %s interface is inside the pod", in.Type)))
 		}
+	}
+	return errs
+}
+
+// otherPodInterfaces lists, for messages, the names of spec.interfaces other than self ("none" when there are none).
+func otherPodInterfaces(spec *v1.PodNetworkConfigSpec, self string) string {
+	var names []string
+	for _, in := range spec.Interfaces {
+		if in.Name != self {
+			names = append(names, in.Name)
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// validatePodInterfaceTypeFields refuses the fields of another type that interface in (at p) sets: macvlanMode
+// only for macvlan, parent and vlan only for vlan, ports only for bridge.
+func validatePodInterfaceTypeFields(p *field.Path, in *v1.PodInterface) field.ErrorList {
+	var errs field.ErrorList
+	only := func(path *field.Path, value any, set bool, t v1.PodInterfaceType) {
+		if set {
+			errs = append(errs, field.Invalid(path, value, "only for type "+string(t)))
+		}
+	}
+	if in.Type != v1.PodInterfaceMACVLAN {
+		only(p.Child("macvlanMode"), in.MACVLANMode, in.MACVLANMode != "", v1.PodInterfaceMACVLAN)
+	}
+	if in.Type != v1.PodInterfaceVLAN {
+		only(p.Child("parent"), in.Parent, in.Parent != "", v1.PodInterfaceVLAN)
+		only(p.Child("vlan"), int64(in.VLAN), in.VLAN != 0, v1.PodInterfaceVLAN)
+	}
+	if in.Type != v1.PodInterfaceBridge {
+		only(p.Child("ports"), in.Ports, len(in.Ports) > 0, v1.PodInterfaceBridge)
+	}
+	return errs
+}
+
+// validatePodNetworkInterface checks a veth or macvlan interface (at p): it names its network, and a macvlan's
+// mode is a supported one.
+func validatePodNetworkInterface(p *field.Path, in *v1.PodInterface) field.ErrorList {
+	var errs field.ErrorList
+	if in.Network == "" {
+		errs = append(errs, field.Required(p.Child("network"), fmt.Sprintf("the Layer2NetworkConfiguration a %s interface joins", in.Type)))
+	}
+	if in.Type == v1.PodInterfaceMACVLAN && in.MACVLANMode != "" && !slices.Contains(
+		[]v1.MACVLANMode{v1.MACVLANBridge, v1.MACVLANPrivate, v1.MACVLANVEPA, v1.MACVLANPassthru}, in.MACVLANMode) {
+		errs = append(errs, field.NotSupported(p.Child("macvlanMode"), in.MACVLANMode,
+			[]v1.MACVLANMode{v1.MACVLANBridge, v1.MACVLANPrivate, v1.MACVLANVEPA, v1.MACVLANPassthru}))
+	}
+	return errs
+}
+
+// validatePodVLAN checks vlan interface i: its parent is another interface of the pod, its VLAN id is in range,
+// and no other interface is the same VLAN on the same parent (vlans: parent/vlan -> interface index, updated).
+func validatePodVLAN(ip *field.Path, spec *v1.PodNetworkConfigSpec, i int, primary string, index map[string]int,
+	vlans map[string]int) field.ErrorList {
+	var errs field.ErrorList
+	in := &spec.Interfaces[i]
+	p := ip.Index(i)
+	pp := p.Child("parent")
+	_, isIface := index[in.Parent]
+	switch {
+	case in.Parent == "":
+		errs = append(errs, field.Required(pp, fmt.Sprintf("the pod interface the VLAN sits on: the primary interface %s or one of spec.interfaces", primary)))
+	case in.Parent == in.Name:
+		errs = append(errs, field.Invalid(pp, in.Parent, "a VLAN interface cannot be its own parent"))
+	case in.Parent != primary && !isIface:
+		errs = append(errs, field.Invalid(pp, in.Parent, fmt.Sprintf(
+			"not an interface of the pod: the primary interface %s or one of spec.interfaces (%s)", primary, otherPodInterfaces(spec, in.Name))))
+	}
+	vp := p.Child("vlan")
+	switch {
+	case in.VLAN == 0:
+		errs = append(errs, field.Required(vp, fmt.Sprintf("the 802.1Q VLAN id, %d..%d", v1.MinVLAN, v1.MaxVLAN)))
+	default:
+		errs = append(errs, validateRange(vp, int64(in.VLAN), v1.MinVLAN, v1.MaxVLAN, "VLAN id")...)
+	}
+	key := fmt.Sprintf("%s/%d", in.Parent, in.VLAN)
+	if j, dup := vlans[key]; dup && in.Parent != "" && in.VLAN != 0 {
+		errs = append(errs, field.Invalid(vp, int64(in.VLAN), fmt.Sprintf(
+			"interface %s already is VLAN %d on %s", spec.Interfaces[j].Name, in.VLAN, in.Parent)))
+	} else {
+		vlans[key] = i
+	}
+	return errs
+}
+
+// validatePodBridgePorts checks the ports of bridge interface i: each once, another non-bridge interface of
+// spec.interfaces (not the primary), not a port of another bridge (portOf: port -> its bridge, updated), and
+// without addresses of its own.
+func validatePodBridgePorts(ip *field.Path, spec *v1.PodNetworkConfigSpec, i int, primary string, index map[string]int,
+	portOf map[string]string) field.ErrorList {
+	var errs field.ErrorList
+	in := &spec.Interfaces[i]
+	p := ip.Index(i)
+	seen := map[string]bool{}
+	for k, port := range in.Ports {
+		pp := p.Child("ports").Index(k)
+		j, isIface := index[port]
+		switch {
+		case seen[port]:
+			errs = append(errs, field.Duplicate(pp, port))
+		case port == in.Name:
+			errs = append(errs, field.Invalid(pp, port, "a bridge cannot be its own port"))
+		case port == primary:
+			errs = append(errs, field.Invalid(pp, port, "is the primary interface, which belongs to the cluster's CNI: it cannot be a bridge port"))
+		case !isIface:
+			errs = append(errs, field.Invalid(pp, port, fmt.Sprintf("not an interface of spec.interfaces (%s)", otherPodInterfaces(spec, in.Name))))
+		case spec.Interfaces[j].Type == v1.PodInterfaceBridge:
+			errs = append(errs, field.Invalid(pp, port, "is a bridge: the kernel does not enslave a bridge to a bridge"))
+		case portOf[port] != "":
+			errs = append(errs, field.Invalid(pp, port, fmt.Sprintf("already a port of bridge %s", portOf[port])))
+		default:
+			portOf[port] = in.Name
+			if spec.Interfaces[j].Addresses != nil {
+				errs = append(errs, field.Invalid(ip.Index(j).Child("addresses"), port, fmt.Sprintf(
+					"a bridge port carries no addresses: give them to bridge %s", in.Name)))
+			}
+		}
+		seen[port] = true
 	}
 	return errs
 }

@@ -81,11 +81,35 @@ type flags struct {
 // parseFlags parses and checks the command line; every error is a usage error.
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	f := &flags{}
-	o := &f.controllers
-	var maxUnavailable, underlayIfaces, underlayNeighbors, underlayFamilies, vtepFamily string
-	var underlayBFD underlayBFDFlags
+	var r rawFlags
 	fs := flag.NewFlagSet("network-operator", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	f.registerServer(fs)
+	f.registerRollout(fs, &r)
+	f.registerNodeConfig(fs, &r)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err := f.resolveNodeConfig(&r); err != nil {
+		return nil, err
+	}
+	if err := f.resolveCertMode(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// rawFlags are flag values parsed into the options after all flags are read.
+type rawFlags struct {
+	maxUnavailable, underlayIfaces, underlayNeighbors, underlayFamilies, vtepFamily string
+	underlayBFD                                                                     underlayBFDFlags
+}
+
+// registerServer registers the flags of the API client, the endpoints, leader election and the webhooks.
+func (f *flags) registerServer(fs *flag.FlagSet) {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster or $KUBECONFIG)")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
@@ -101,25 +125,36 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.cert.ServiceName, "webhook-service", "network-operator-webhook", "with --webhook-cert-mode=self: the webhook Service the certificate is for")
 	fs.StringVar(&f.cert.WebhookConfiguration, "webhook-configuration", "network-operator-validating", "with --webhook-cert-mode=self: the ValidatingWebhookConfiguration that gets the caBundle")
 	fs.BoolVar(&f.verbose, "v", false, "debug logging")
+}
+
+// registerRollout registers the flags of how revisions are made and rolled out.
+func (f *flags) registerRollout(fs *flag.FlagSet, r *rawFlags) {
+	o := &f.controllers
 	fs.DurationVar(&o.Debounce, "debounce", time.Second, "delay between the first change of a burst and the snapshot")
-	fs.StringVar(&maxUnavailable, "max-unavailable", "1", "nodes updating at once: a number or a percentage (revision annotation "+controllers.AnnotationMaxUnavailable+" overrides)")
+	fs.StringVar(&r.maxUnavailable, "max-unavailable", "1", "nodes updating at once: a number or a percentage (revision annotation "+controllers.AnnotationMaxUnavailable+" overrides)")
 	fs.DurationVar(&o.ProgressDeadline, "progress-deadline", 10*time.Minute, "time a node has to confirm its configuration before the revision fails")
 	fs.StringVar(&o.TopologyLabel, "rollout-topology-label", "", "roll out group by group of this Node label's value (e.g. topology.kubernetes.io/zone)")
 	fs.IntVar(&o.KeepRevisions, "keep-revisions", 10, "newest revisions kept by pruning (besides target, last good and referenced ones)")
+}
+
+// registerNodeConfig registers the flags of what every node's config gets: the underlay, health probes, the
+// data plane.
+func (f *flags) registerNodeConfig(fs *flag.FlagSet, r *rawFlags) {
+	o := &f.controllers
 	fs.Int64Var(&o.NodeConfig.Underlay.ASN, "underlay-asn", 65000, "AS number of the nodes (Node annotation "+nodespec.AnnotationASN+" overrides)")
-	fs.StringVar(&underlayIfaces, "underlay-interfaces", "", "comma-separated fabric uplinks (Node annotation "+nodespec.AnnotationUnderlayInterfaces+" overrides)")
+	fs.StringVar(&r.underlayIfaces, "underlay-interfaces", "", "comma-separated fabric uplinks (Node annotation "+nodespec.AnnotationUnderlayInterfaces+" overrides)")
 	fs.StringVar(&o.NodeConfig.Underlay.RemoteASN, "underlay-remote-asn", "external", "remote AS of the uplink neighbours: a number, internal or external")
-	fs.StringVar(&underlayNeighbors, "underlay-neighbors", "", "comma-separated numbered underlay neighbours of every node, IPv4 or IPv6 "+
+	fs.StringVar(&r.underlayNeighbors, "underlay-neighbors", "", "comma-separated numbered underlay neighbours of every node, IPv4 or IPv6 "+
 		"(an IPv6 link-local one as ADDRESS%INTERFACE), e.g. route reflectors (Node annotation "+nodespec.AnnotationUnderlayNeighbors+" overrides)")
-	fs.StringVar(&underlayFamilies, "underlay-address-families", "", "unicast address families the underlay carries: IPv4, IPv6 or "+
+	fs.StringVar(&r.underlayFamilies, "underlay-address-families", "", "unicast address families the underlay carries: IPv4, IPv6 or "+
 		"IPv4,IPv6 (dual-stack) (default: the family of each node's VTEP address)")
-	fs.StringVar(&vtepFamily, "underlay-vtep-family", "", "address family of every node's VTEP address, IPv4 or IPv6: enforced on the "+
+	fs.StringVar(&r.vtepFamily, "underlay-vtep-family", "", "address family of every node's VTEP address, IPv4 or IPv6: enforced on the "+
 		"Nodes and on static flooding peers at admission; IPv6 takes a Node's IPv6 InternalIP without annotation "+
 		nodespec.AnnotationVTEPAddress+" (default: the only --underlay-address-families, else not enforced)")
-	fs.BoolVar(&underlayBFD.enabled, "underlay-bfd", false, "run BFD on every underlay session (FRR's bfdd runs next to bgpd)")
-	fs.DurationVar(&underlayBFD.interval, "underlay-bfd-interval", 0, "with --underlay-bfd: BFD receive and transmit interval, whole milliseconds 10ms..60s (0: bfdd's 300ms)")
-	fs.IntVar(&underlayBFD.multiplier, "underlay-bfd-detect-multiplier", 0, "with --underlay-bfd: packets missed before a peer is down, 2..255 (0: bfdd's 3)")
-	fs.DurationVar(&underlayBFD.echo, "underlay-bfd-echo-interval", 0, "with --underlay-bfd: echo mode at this interval (0: no echo)")
+	fs.BoolVar(&r.underlayBFD.enabled, "underlay-bfd", false, "run BFD on every underlay session (FRR's bfdd runs next to bgpd)")
+	fs.DurationVar(&r.underlayBFD.interval, "underlay-bfd-interval", 0, "with --underlay-bfd: BFD receive and transmit interval, whole milliseconds 10ms..60s (0: bfdd's 300ms)")
+	fs.IntVar(&r.underlayBFD.multiplier, "underlay-bfd-detect-multiplier", 0, "with --underlay-bfd: packets missed before a peer is down, 2..255 (0: bfdd's 3)")
+	fs.DurationVar(&r.underlayBFD.echo, "underlay-bfd-echo-interval", 0, "with --underlay-bfd: echo mode at this interval (0: no echo)")
 	fs.Func("health-probe", "NAME=ADDRESS:PORT a TCP endpoint every node must reach after a change, or it fails the revision "+
 		"(repeatable; e.g. dns=192.0.2.53:53)", func(s string) error {
 		name, addr, ok := strings.Cut(s, "=")
@@ -136,29 +171,32 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		o.NodeConfig.Interfaces = append(o.NodeConfig.Interfaces, i)
 		return err
 	})
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
+}
 
-	o.MaxUnavailable = intstr.Parse(maxUnavailable)
-	for i := range strings.SplitSeq(underlayIfaces, ",") {
+// resolveNodeConfig parses the raw values into the options and refuses what is invalid, naming the flag.
+func (f *flags) resolveNodeConfig(r *rawFlags) error {
+	o := &f.controllers
+	o.MaxUnavailable = intstr.Parse(r.maxUnavailable)
+	for i := range strings.SplitSeq(r.underlayIfaces, ",") {
 		if i = strings.TrimSpace(i); i != "" {
 			o.NodeConfig.Underlay.Interfaces = append(o.NodeConfig.Underlay.Interfaces, i)
 		}
 	}
 	errs := bgp.ValidateASN(field.NewPath("--underlay-asn"), o.NodeConfig.Underlay.ASN)
 	errs = append(errs, bgp.ValidateRemoteAS(field.NewPath("--underlay-remote-asn"), o.NodeConfig.Underlay.RemoteASN)...)
-	errs = append(errs, underlayFamilyFlags(&o.NodeConfig.Underlay, underlayFamilies, vtepFamily, underlayNeighbors)...)
+	errs = append(errs, underlayFamilyFlags(&o.NodeConfig.Underlay, r.underlayFamilies, r.vtepFamily, r.underlayNeighbors)...)
 	errs = append(errs, validation.ValidateHealthProbes(field.NewPath("--health-probe"), o.NodeConfig.HealthProbes)...)
 	var bfdErrs field.ErrorList
-	o.NodeConfig.Underlay.BFD, bfdErrs = underlayBFD.profile()
+	o.NodeConfig.Underlay.BFD, bfdErrs = r.underlayBFD.profile()
 	errs = append(errs, bfdErrs...)
 	if err := fielderr.Join(errs); err != nil {
-		return nil, err
+		return err
 	}
+	return nil
+}
+
+// resolveCertMode checks --webhook-cert-mode and where the serving certificate is read from.
+func (f *flags) resolveCertMode() error {
 	switch f.certMode {
 	case certModeFiles:
 	case certModeSelf:
@@ -167,10 +205,10 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 			f.webhookCertDir = filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs")
 		}
 	default:
-		return nil, fmt.Errorf("--webhook-cert-mode %q: want %s or %s", f.certMode, certModeFiles, certModeSelf)
+		return fmt.Errorf("--webhook-cert-mode %q: want %s or %s", f.certMode, certModeFiles, certModeSelf)
 	}
 	f.cert.CertDir = f.webhookCertDir
-	return f, nil
+	return nil
 }
 
 // Run runs the operator; args exclude the program name. It returns the exit status.

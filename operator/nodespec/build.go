@@ -324,69 +324,19 @@ func buildVRFs(items []v1.VRFRevision, nodeLabels labels.Set, current *v1.NodeNe
 		if !ok {
 			continue
 		}
-		var vni int32
-		if it.VNI != nil {
-			vni = *it.VNI
-		}
-		v := byName[it.VRF]
-		if v == nil {
-			table, ferr := TableID(f.Child("vni"), it.VRF, vni)
-			if ferr != nil {
-				errs = append(errs, ferr)
-				continue
-			}
-			v = &v1.NodeVRF{Name: it.VRF, TableID: table, VNI: vni}
-			byName[it.VRF] = v
-		} else if v.VNI != vni {
-			errs = append(errs, field.Invalid(f.Child("vni"), vni, fmt.Sprintf("differs from VNI %d of another configuration of VRF %q", v.VNI, it.VRF)))
+		v, ferr := vrfOf(byName, f, it)
+		if ferr != nil {
+			errs = append(errs, ferr)
 			continue
 		}
-		if it.RouteTarget != nil && *it.RouteTarget != "" && !slices.Contains(v.RouteTargets, *it.RouteTarget) {
-			v.RouteTargets = append(v.RouteTargets, *it.RouteTarget)
-		}
-		if it.MTU != nil && *it.MTU > v.MTU {
-			v.MTU = *it.MTU // the largest wins: a smaller one would cut the other's traffic
-		}
-		communities, additive := it.AllCommunities()
-		v.Leaks = append(v.Leaks, v1.VRFLeak{
-			Source:              it.Name,
-			Seq:                 it.Seq,
-			Import:              prefixItems(it.Import),
-			Export:              prefixItems(it.Export),
-			Communities:         communities,
-			AdditiveCommunities: additive,
-		})
-		v.Aggregates = append(v.Aggregates, it.Aggregate...)
-		v.SBRPrefixes = append(v.SBRPrefixes, it.SBRPrefixes...)
-		for j, lo := range it.Loopbacks {
-			k := slices.IndexFunc(v.Loopbacks, func(o v1.NodeLoopback) bool { return o.Name == lo.Name })
-			switch {
-			case !validSubnet(lo.Subnet):
-				errs = append(errs, field.Invalid(f.Child("loopbacks").Index(j).Child("subnet"), lo.Subnet, "not a CIDR given by its network address"))
-			case k < 0:
-				v.Loopbacks = append(v.Loopbacks, v1.NodeLoopback{Name: lo.Name, Subnet: lo.Subnet})
-			case v.Loopbacks[k].Subnet != lo.Subnet:
-				errs = append(errs, field.Invalid(f.Child("loopbacks").Index(j).Child("subnet"), lo.Subnet, fmt.Sprintf(
-					"loopback %q of VRF %q has subnet %s in another configuration", lo.Name, it.VRF, v.Loopbacks[k].Subnet)))
-			}
-		}
+		mergeVRFRevision(v, it)
+		errs = append(errs, mergeLoopbacks(f, v, it)...)
 	}
 
 	vrfs := make([]v1.NodeVRF, 0, len(byName))
 	for _, v := range byName {
-		slices.Sort(v.RouteTargets)
-		slices.Sort(v.Aggregates)
-		v.Aggregates = slices.Compact(v.Aggregates)
-		slices.Sort(v.SBRPrefixes)
-		v.SBRPrefixes = slices.Compact(v.SBRPrefixes)
-		slices.SortFunc(v.Loopbacks, func(a, b v1.NodeLoopback) int { return cmp.Compare(a.Name, b.Name) })
-		slices.SortFunc(v.Leaks, func(a, b v1.VRFLeak) int { return cmp.Or(cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.Source, b.Source)) })
-		for i := 1; i < len(v.Leaks); i++ {
-			if v.Leaks[i].Seq == v.Leaks[i-1].Seq {
-				errs = append(errs, field.Invalid(field.NewPath("vrf").Key(v.Leaks[i].Source).Child("seq"), v.Leaks[i].Seq,
-					fmt.Sprintf("also used by %q in VRF %q", v.Leaks[i-1].Source, v.Name)))
-			}
-		}
+		sortVRF(v)
+		errs = append(errs, leakSeqErrors(v)...)
 		vrfs = append(vrfs, *v)
 	}
 	if ferr := assignVRFIDs(vrfs, current); ferr != nil {
@@ -394,6 +344,91 @@ func buildVRFs(items []v1.VRFRevision, nodeLabels labels.Set, current *v1.NodeNe
 	}
 	slices.SortFunc(vrfs, func(a, b v1.NodeVRF) int { return cmp.Compare(a.Name, b.Name) })
 	return vrfs, errs
+}
+
+// vrfOf returns the node VRF that it (at f) configures, adding it to byName with its table on its first
+// configuration. It fails when the table is invalid or the VNI differs from another configuration's.
+func vrfOf(byName map[string]*v1.NodeVRF, f *field.Path, it *v1.VRFRevision) (*v1.NodeVRF, *field.Error) {
+	var vni int32
+	if it.VNI != nil {
+		vni = *it.VNI
+	}
+	v := byName[it.VRF]
+	if v == nil {
+		table, ferr := TableID(f.Child("vni"), it.VRF, vni)
+		if ferr != nil {
+			return nil, ferr
+		}
+		v = &v1.NodeVRF{Name: it.VRF, TableID: table, VNI: vni}
+		byName[it.VRF] = v
+	} else if v.VNI != vni {
+		return nil, field.Invalid(f.Child("vni"), vni, fmt.Sprintf("differs from VNI %d of another configuration of VRF %q", v.VNI, it.VRF))
+	}
+	return v, nil
+}
+
+// mergeVRFRevision adds the route target, MTU, leak, aggregates and SBR prefixes of it to the node VRF v.
+func mergeVRFRevision(v *v1.NodeVRF, it *v1.VRFRevision) {
+	if it.RouteTarget != nil && *it.RouteTarget != "" && !slices.Contains(v.RouteTargets, *it.RouteTarget) {
+		v.RouteTargets = append(v.RouteTargets, *it.RouteTarget)
+	}
+	if it.MTU != nil && *it.MTU > v.MTU {
+		v.MTU = *it.MTU // the largest wins: a smaller one would cut the other's traffic
+	}
+	communities, additive := it.AllCommunities()
+	v.Leaks = append(v.Leaks, v1.VRFLeak{
+		Source:              it.Name,
+		Seq:                 it.Seq,
+		Import:              prefixItems(it.Import),
+		Export:              prefixItems(it.Export),
+		Communities:         communities,
+		AdditiveCommunities: additive,
+	})
+	v.Aggregates = append(v.Aggregates, it.Aggregate...)
+	v.SBRPrefixes = append(v.SBRPrefixes, it.SBRPrefixes...)
+}
+
+// mergeLoopbacks adds the loopbacks of it (at f) to the node VRF v; an invalid subnet, or one that differs from
+// another configuration's for the same loopback, is an error.
+func mergeLoopbacks(f *field.Path, v *v1.NodeVRF, it *v1.VRFRevision) field.ErrorList {
+	var errs field.ErrorList
+	for j, lo := range it.Loopbacks {
+		k := slices.IndexFunc(v.Loopbacks, func(o v1.NodeLoopback) bool { return o.Name == lo.Name })
+		switch {
+		case !validSubnet(lo.Subnet):
+			errs = append(errs, field.Invalid(f.Child("loopbacks").Index(j).Child("subnet"), lo.Subnet, "not a CIDR given by its network address"))
+		case k < 0:
+			v.Loopbacks = append(v.Loopbacks, v1.NodeLoopback{Name: lo.Name, Subnet: lo.Subnet})
+		case v.Loopbacks[k].Subnet != lo.Subnet:
+			errs = append(errs, field.Invalid(f.Child("loopbacks").Index(j).Child("subnet"), lo.Subnet, fmt.Sprintf(
+				"loopback %q of VRF %q has subnet %s in another configuration", lo.Name, it.VRF, v.Loopbacks[k].Subnet)))
+		}
+	}
+	return errs
+}
+
+// sortVRF puts v's lists in their canonical order, dropping duplicate aggregates and SBR prefixes; leaks go by
+// sequence, then source.
+func sortVRF(v *v1.NodeVRF) {
+	slices.Sort(v.RouteTargets)
+	slices.Sort(v.Aggregates)
+	v.Aggregates = slices.Compact(v.Aggregates)
+	slices.Sort(v.SBRPrefixes)
+	v.SBRPrefixes = slices.Compact(v.SBRPrefixes)
+	slices.SortFunc(v.Loopbacks, func(a, b v1.NodeLoopback) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(v.Leaks, func(a, b v1.VRFLeak) int { return cmp.Or(cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.Source, b.Source)) })
+}
+
+// leakSeqErrors reports the leaks of v (sorted by sortVRF) that share a sequence with the one before them.
+func leakSeqErrors(v *v1.NodeVRF) field.ErrorList {
+	var errs field.ErrorList
+	for i := 1; i < len(v.Leaks); i++ {
+		if v.Leaks[i].Seq == v.Leaks[i-1].Seq {
+			errs = append(errs, field.Invalid(field.NewPath("vrf").Key(v.Leaks[i].Source).Child("seq"), v.Leaks[i].Seq,
+				fmt.Sprintf("also used by %q in VRF %q", v.Leaks[i-1].Source, v.Name)))
+		}
+	}
+	return errs
 }
 
 // validSubnet reports whether s is a CIDR given by its network address (as validation requires of loopback subnets).

@@ -383,16 +383,7 @@ var topLevel = map[string][]string{
 // parseBase reads a base config's VRFs, VNIs, default-instance neighbours, route-map entries, prefix-lists and
 // words. Hint lines and comments are skipped.
 func parseBase(text string) *baseConfig {
-	b := &baseConfig{
-		lines: strings.Split(text, "\n"), vrfs: map[string]int{}, l3vnis: map[uint32]l3vni{}, l2vnis: map[uint32]int{},
-		neighbors: map[string]int{}, routeMaps: map[string]map[uint32]rmEntry{}, prefixLists: map[string]int{},
-		tokens: map[string]int{},
-	}
-	first := func(m map[string]int, k string, n int) {
-		if _, ok := m[k]; !ok {
-			m[k] = n
-		}
-	}
+	b := newBaseConfig(text)
 	const (
 		ctxTop = iota
 		ctxVRF
@@ -407,17 +398,15 @@ func parseBase(text string) *baseConfig {
 			continue
 		}
 		for _, w := range f {
-			first(b.tokens, w, n)
+			recordFirst(b.tokens, w, n)
 		}
-		if line[0] != ' ' && line[0] != '\t' {
-			if second, ok := topLevel[f[0]]; ok && (second == nil || len(f) > 1 && slices.Contains(second, f[1])) {
-				ctx = ctxTop
-			}
+		if startsTopLevel(line, f) {
+			ctx = ctxTop
 		}
 		switch {
 		case f[0] == "vrf" && len(f) == 2 && ctx != ctxBGP:
 			ctx, vrf = ctxVRF, f[1]
-			first(b.vrfs, vrf, n)
+			recordFirst(b.vrfs, vrf, n)
 		case f[0] == "exit-vrf":
 			ctx = ctxTop
 		case f[0] == "router" && len(f) >= 3 && f[1] == "bgp":
@@ -427,24 +416,15 @@ func parseBase(text string) *baseConfig {
 				b.defaultIPv4Unicast = true
 			}
 			if !defaultBGP && f[3] == "vrf" {
-				first(b.vrfs, f[4], n)
+				recordFirst(b.vrfs, f[4], n)
 			}
 		case f[0] == "router" || f[0] == "interface" || f[0] == "line" || f[0] == "bfd":
 			ctx = ctxOther
 		case f[0] == "route-map" && len(f) >= 3:
 			ctx = ctxOther
-			if b.routeMaps[f[1]] == nil {
-				b.routeMaps[f[1]] = map[uint32]rmEntry{}
-			}
-			seq := uint64(0)
-			if len(f) >= 4 {
-				seq, _ = strconv.ParseUint(f[3], 10, 32)
-			}
-			if _, ok := b.routeMaps[f[1]][uint32(seq)]; !ok {
-				b.routeMaps[f[1]][uint32(seq)] = rmEntry{line: n, action: f[2]}
-			}
+			b.addRouteMapEntry(f, n)
 		case (f[0] == "ip" || f[0] == "ipv6") && len(f) >= 3 && f[1] == "prefix-list":
-			first(b.prefixLists, f[0]+" "+f[2], n)
+			recordFirst(b.prefixLists, f[0]+" "+f[2], n)
 		case f[0] == "vni" && len(f) == 2:
 			vni, err := strconv.ParseUint(f[1], 10, 32)
 			if err != nil {
@@ -465,7 +445,7 @@ func parseBase(text string) *baseConfig {
 		case ctx == ctxBGP && defaultBGP && strings.Join(f, " ") == "no bgp default ipv4-unicast":
 			b.defaultIPv4Unicast = false
 		case ctx == ctxBGP && f[0] == "neighbor" && len(f) >= 3 && defaultBGP:
-			first(b.neighbors, f[1], n)
+			recordFirst(b.neighbors, f[1], n)
 		case f[0] == "exit" && ctx == ctxBGP && af != "":
 			af = "" // "exit" leaves an address-family like exit-address-family
 		case f[0] == "exit":
@@ -473,4 +453,44 @@ func parseBase(text string) *baseConfig {
 		}
 	}
 	return b
+}
+
+// newBaseConfig returns a baseConfig holding text's lines, with every index empty.
+func newBaseConfig(text string) *baseConfig {
+	return &baseConfig{
+		lines: strings.Split(text, "\n"), vrfs: map[string]int{}, l3vnis: map[uint32]l3vni{}, l2vnis: map[uint32]int{},
+		neighbors: map[string]int{}, routeMaps: map[string]map[uint32]rmEntry{}, prefixLists: map[string]int{},
+		tokens: map[string]int{},
+	}
+}
+
+// recordFirst records line n for key k unless an earlier line already has it: the indexes keep first occurrences.
+func recordFirst(m map[string]int, k string, n int) {
+	if _, ok := m[k]; !ok {
+		m[k] = n
+	}
+}
+
+// startsTopLevel reports whether line (its words f) is a top-level-only command at column 0, which ends any block.
+func startsTopLevel(line string, f []string) bool {
+	if line[0] == ' ' || line[0] == '\t' {
+		return false
+	}
+	second, ok := topLevel[f[0]]
+	return ok && (second == nil || len(f) > 1 && slices.Contains(second, f[1]))
+}
+
+// addRouteMapEntry records the route-map entry "route-map NAME ACTION [SEQ]" (words f) of line n, unless an
+// earlier line has the same name and sequence; a missing sequence counts as 0.
+func (b *baseConfig) addRouteMapEntry(f []string, n int) {
+	if b.routeMaps[f[1]] == nil {
+		b.routeMaps[f[1]] = map[uint32]rmEntry{}
+	}
+	seq := uint64(0)
+	if len(f) >= 4 {
+		seq, _ = strconv.ParseUint(f[3], 10, 32)
+	}
+	if _, ok := b.routeMaps[f[1]][uint32(seq)]; !ok {
+		b.routeMaps[f[1]][uint32(seq)] = rmEntry{line: n, action: f[2]}
+	}
 }

@@ -50,31 +50,47 @@ func (c *NodeConfig) validate(brownfield bool) error {
 	v.evpnIPv6VTEP(c)
 
 	vnis := map[uint32]string{}
-	claimVNI := func(path *field.Path, vni uint32) {
-		if errs := bounds.VNI(path, int64(vni)); len(errs) > 0 {
-			v.errs = append(v.errs, errs...)
-			return
-		}
-		if prev, ok := vnis[vni]; ok {
-			v.add(path, vni, "already used by %s", prev)
-			return
-		}
-		vnis[vni] = path.String()
+	v.l2vnis(c.L2VNIs, vnis)
+	vrfNames := v.tenantVRFs(c.VRFs, vnis)
+	v.routingTables(c.RoutingTables, vrfNames)
+	v.peerings(c.Underlay.PeerGroups, c.Peerings, vrfNames)
+	return fielderr.Join(v.errs)
+}
+
+// claimVNI checks vni at path and claims it in vnis (VNI -> path of its first user): L2VNIs and VRFs share
+// one VNI space.
+func (v *validator) claimVNI(vnis map[uint32]string, path *field.Path, vni uint32) {
+	if errs := bounds.VNI(path, int64(vni)); len(errs) > 0 {
+		v.errs = append(v.errs, errs...)
+		return
 	}
-	for i := range c.L2VNIs {
-		l2 := &c.L2VNIs[i]
+	if prev, ok := vnis[vni]; ok {
+		v.add(path, vni, "already used by %s", prev)
+		return
+	}
+	vnis[vni] = path.String()
+}
+
+// l2vnis checks the L2VNIs: VNI (claimed in vnis), isolation, RD and route targets.
+func (v *validator) l2vnis(l2vnis []L2VNI, vnis map[uint32]string) {
+	for i := range l2vnis {
+		l2 := &l2vnis[i]
 		f := field.NewPath("l2vnis").Index(i)
-		claimVNI(f.Child("vni"), l2.VNI)
+		v.claimVNI(vnis, f.Child("vni"), l2.VNI)
 		if l2.Isolated && (l2.RD != "" || len(l2.RouteTargets)+len(l2.ImportRouteTargets)+len(l2.ExportRouteTargets) > 0) {
 			v.add(f.Child("isolated"), l2.VNI, "an isolated L2VNI takes no RD or route targets (its route target is the node's own)")
 		}
 		v.rd(f.Child("rd"), l2.RD)
 		v.routeTargets(f, l2.RouteTargets, l2.ImportRouteTargets, l2.ExportRouteTargets)
 	}
+}
 
+// tenantVRFs checks the tenant VRFs (VNIs claimed in vnis) and returns their names, for the checks that refer
+// to them.
+func (v *validator) tenantVRFs(vrfs []VRF, vnis map[uint32]string) map[string]bool {
 	vrfNames := map[string]bool{}
-	for i := range c.VRFs {
-		vrf := &c.VRFs[i]
+	for i := range vrfs {
+		vrf := &vrfs[i]
 		f := field.NewPath("vrfs").Index(i)
 		switch {
 		case vrf.Name == "" || len(vrf.Name) > bounds.MaxInterfaceNameLen || !vrfNameRe.MatchString(vrf.Name):
@@ -85,38 +101,47 @@ func (c *NodeConfig) validate(brownfield bool) error {
 			v.add(f.Child("name"), vrf.Name, "duplicate VRF")
 		}
 		vrfNames[vrf.Name] = true
-		claimVNI(f.Child("vni"), vrf.VNI)
+		v.claimVNI(vnis, f.Child("vni"), vrf.VNI)
 		v.rd(f.Child("rd"), vrf.RD)
 		v.routeTargets(f, vrf.RouteTargets, vrf.ImportRouteTargets, vrf.ExportRouteTargets)
-		seqs := map[uint16]bool{}
-		for j := range vrf.RouteConfigs {
-			rc := &vrf.RouteConfigs[j]
-			rf := f.Child("routeConfigs").Index(j)
-			if rc.Seq < bounds.MinRouteMapSeq || rc.Seq > bounds.MaxRouteMapSeq {
-				v.add(rf.Child("seq"), rc.Seq, "must be %d..%d (%d is the default deny)", bounds.MinRouteMapSeq, bounds.MaxRouteMapSeq, bounds.DefaultDenyRouteMapSeq)
-			} else if seqs[rc.Seq] {
-				v.add(rf.Child("seq"), rc.Seq, "duplicate route-map sequence in VRF %q", vrf.Name)
-			}
-			seqs[rc.Seq] = true
-			v.prefixItems(rf.Child("import"), rc.Import, 0)
-			v.prefixItems(rf.Child("export"), rc.Export, 0)
-			for k, com := range rc.Communities {
-				v.errs = append(v.errs, bgp.ValidateCommunity(rf.Child("communities").Index(k), com)...)
-			}
-		}
+		v.routeConfigs(f, vrf)
 		for k, p := range vrf.Aggregates {
 			v.prefix(f.Child("aggregates").Index(k), p)
 		}
 	}
+	return vrfNames
+}
 
-	v.routingTables(c.RoutingTables, vrfNames)
+// routeConfigs checks the route configs of vrf (at f): sequences in range and unique within the VRF, prefix
+// items and communities.
+func (v *validator) routeConfigs(f *field.Path, vrf *VRF) {
+	seqs := map[uint16]bool{}
+	for j := range vrf.RouteConfigs {
+		rc := &vrf.RouteConfigs[j]
+		rf := f.Child("routeConfigs").Index(j)
+		if rc.Seq < bounds.MinRouteMapSeq || rc.Seq > bounds.MaxRouteMapSeq {
+			v.add(rf.Child("seq"), rc.Seq, "must be %d..%d (%d is the default deny)", bounds.MinRouteMapSeq, bounds.MaxRouteMapSeq, bounds.DefaultDenyRouteMapSeq)
+		} else if seqs[rc.Seq] {
+			v.add(rf.Child("seq"), rc.Seq, "duplicate route-map sequence in VRF %q", vrf.Name)
+		}
+		seqs[rc.Seq] = true
+		v.prefixItems(rf.Child("import"), rc.Import, 0)
+		v.prefixItems(rf.Child("export"), rc.Export, 0)
+		for k, com := range rc.Communities {
+			v.errs = append(v.errs, bgp.ValidateCommunity(rf.Child("communities").Index(k), com)...)
+		}
+	}
+}
 
+// peerings checks the peerings: names unique among them and the underlay's peer groups (they share the
+// peer-group namespace), VRF one of vrfNames or the cluster's, ASN, session and prefix items.
+func (v *validator) peerings(groups []PeerGroup, peerings []Peering, vrfNames map[string]bool) {
 	peerNames := map[string]bool{}
-	for _, pg := range c.Underlay.PeerGroups {
+	for _, pg := range groups {
 		peerNames[pg.Name] = true
 	}
-	for i := range c.Peerings {
-		p := &c.Peerings[i]
+	for i := range peerings {
+		p := &peerings[i]
 		f := field.NewPath("peerings").Index(i)
 		v.name(f.Child("name"), p.Name)
 		if peerNames[p.Name] {
@@ -132,7 +157,6 @@ func (c *NodeConfig) validate(brownfield bool) error {
 		v.prefixItems(f.Child("import"), p.Import, family)
 		v.prefixItems(f.Child("export"), p.Export, family)
 	}
-	return fielderr.Join(v.errs)
 }
 
 // kernelTables are the kernel's reserved routing tables; none of them can be a routing table's VRF table.

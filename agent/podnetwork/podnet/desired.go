@@ -155,15 +155,7 @@ func intPtr(p *int32) *int {
 func (b *builder) link(c v1.PodNetworkConfig, spec v1.PodInterface, primary string,
 	prob func(reason, format string, args ...any)) (Link, bool) {
 	name := spec.Name
-	switch {
-	case !validIfName(name):
-		prob(ReasonInvalid, "interface %q: not a valid interface name", name)
-		return Link{}, false
-	case name == primary || name == "lo":
-		prob(ReasonInvalid, "interface %s: the name of the primary interface or the loopback", name)
-		return Link{}, false
-	case b.owner[name] != "":
-		prob(ReasonConflict, "interface %s: PodNetworkConfig %s already has an interface of that name", name, b.owner[name])
+	if !b.checkLinkName(name, primary, prob) {
 		return Link{}, false
 	}
 	l := Link{Name: name, Config: c.Name, Kind: spec.Type}
@@ -172,60 +164,13 @@ func (b *builder) link(c v1.PodNetworkConfig, spec v1.PodInterface, primary stri
 	}
 	switch spec.Type {
 	case v1.PodInterfaceVeth, v1.PodInterfaceMACVLAN:
-		if !b.in.Admission.admits(spec.Network) {
-			// Admission's words: a tenant learns nothing about networks it may not use.
-			prob(ReasonNetworkNotAllowed, "interface %s: no Layer2NetworkConfiguration %q admits pods of namespace %q "+
-				"(its spec.podNamespaceSelector)", name, spec.Network, b.in.Pod.Namespace)
+		if !b.networkLink(spec, &l, prob) {
 			return Link{}, false
-		}
-		net, ok := b.network(spec.Network)
-		if !ok {
-			prob(ReasonNetworkNotOnNode, "interface %s: network %q is not one of this node's layer-2 networks", name, spec.Network)
-			return Link{}, false
-		}
-		l.Network, l.Bridge = net.Name, v1.L2BridgePrefix+strconv.Itoa(int(net.VLAN))
-		if l.MTU == 0 {
-			l.MTU = int(net.MTU)
-		}
-		l.MAC = MAC(b.in.Pod.UID, name)
-		if spec.Type == v1.PodInterfaceVeth {
-			l.HostName = HostVethName(b.in.Pod.UID, name)
-		} else {
-			l.Mode = spec.MACVLANMode
-			if l.Mode == "" {
-				l.Mode = v1.MACVLANBridge
-			}
-			if l.Mode == v1.MACVLANPassthru {
-				// passthru takes the whole lower device: the network's bridge is the node's, never one pod's.
-				prob(ReasonInvalid, "interface %s: macvlan mode passthru would give the pod the network's bridge itself", name)
-				return Link{}, false
-			}
 		}
 	case v1.PodInterfaceVLAN:
-		if !b.in.Features.VLAN {
-			reason := b.in.Features.VLANReason
-			if reason == "" {
-				reason = "802.1Q vlan devices: not supported by this kernel"
-			}
-			prob(ReasonNotSupported, "interface %s: %s", name, reason)
+		if !b.vlanLink(c, spec, primary, &l, prob) {
 			return Link{}, false
 		}
-		if spec.VLAN < v1.MinVLAN || spec.VLAN > v1.MaxVLAN {
-			prob(ReasonInvalid, "interface %s: vlan %d not within %d..%d", name, spec.VLAN, v1.MinVLAN, v1.MaxVLAN)
-			return Link{}, false
-		}
-		switch {
-		case spec.Parent == "":
-			prob(ReasonInvalid, "interface %s: a vlan needs a parent", name)
-			return Link{}, false
-		case b.skipped[spec.Parent] != "":
-			prob(ReasonInvalid, "interface %s: its parent %s is not applied", name, spec.Parent)
-			return Link{}, false
-		case spec.Parent != primary && b.owner[spec.Parent] != c.Name:
-			prob(ReasonInvalid, "interface %s: parent %s is neither the primary interface nor an earlier interface of this config", name, spec.Parent)
-			return Link{}, false
-		}
-		l.Parent, l.VLAN = spec.Parent, int(spec.VLAN)
 	case v1.PodInterfaceBridge:
 		// Ports are resolved once all of the config's interfaces are known (bridges).
 	default:
@@ -234,6 +179,91 @@ func (b *builder) link(c v1.PodNetworkConfig, spec v1.PodInterface, primary stri
 	}
 	l.Addrs = b.addresses(c, spec, prob)
 	return l, true
+}
+
+// checkLinkName reports whether name may be a pod interface: valid, neither the primary interface nor the
+// loopback, and not another config's (else the problem is recorded).
+func (b *builder) checkLinkName(name, primary string, prob func(reason, format string, args ...any)) bool {
+	switch {
+	case !validIfName(name):
+		prob(ReasonInvalid, "interface %q: not a valid interface name", name)
+		return false
+	case name == primary || name == "lo":
+		prob(ReasonInvalid, "interface %s: the name of the primary interface or the loopback", name)
+		return false
+	case b.owner[name] != "":
+		prob(ReasonConflict, "interface %s: PodNetworkConfig %s already has an interface of that name", name, b.owner[name])
+		return false
+	}
+	return true
+}
+
+// networkLink fills in l, a veth or macvlan interface, from its layer-2 network; false when the pod may not use
+// the network, the node does not have it or the macvlan mode is passthru (the problem is recorded).
+func (b *builder) networkLink(spec v1.PodInterface, l *Link, prob func(reason, format string, args ...any)) bool {
+	name := spec.Name
+	if !b.in.Admission.admits(spec.Network) {
+		// Admission's words: a tenant learns nothing about networks it may not use.
+		prob(ReasonNetworkNotAllowed, "interface %s: no Layer2NetworkConfiguration %q admits pods of namespace %q "+
+			"(its spec.podNamespaceSelector)", name, spec.Network, b.in.Pod.Namespace)
+		return false
+	}
+	net, ok := b.network(spec.Network)
+	if !ok {
+		prob(ReasonNetworkNotOnNode, "interface %s: network %q is not one of this node's layer-2 networks", name, spec.Network)
+		return false
+	}
+	l.Network, l.Bridge = net.Name, v1.L2BridgePrefix+strconv.Itoa(int(net.VLAN))
+	if l.MTU == 0 {
+		l.MTU = int(net.MTU)
+	}
+	l.MAC = MAC(b.in.Pod.UID, name)
+	if spec.Type == v1.PodInterfaceVeth {
+		l.HostName = HostVethName(b.in.Pod.UID, name)
+		return true
+	}
+	l.Mode = spec.MACVLANMode
+	if l.Mode == "" {
+		l.Mode = v1.MACVLANBridge
+	}
+	if l.Mode == v1.MACVLANPassthru {
+		// passthru takes the whole lower device: the network's bridge is the node's, never one pod's.
+		prob(ReasonInvalid, "interface %s: macvlan mode passthru would give the pod the network's bridge itself", name)
+		return false
+	}
+	return true
+}
+
+// vlanLink fills in l, an 802.1Q vlan interface of config c; false when the kernel lacks vlan devices, the id is
+// out of range or the parent is not the primary or an earlier applied interface of c (the problem is recorded).
+func (b *builder) vlanLink(c v1.PodNetworkConfig, spec v1.PodInterface, primary string, l *Link,
+	prob func(reason, format string, args ...any)) bool {
+	name := spec.Name
+	if !b.in.Features.VLAN {
+		reason := b.in.Features.VLANReason
+		if reason == "" {
+			reason = "802.1Q vlan devices: not supported by this kernel"
+		}
+		prob(ReasonNotSupported, "interface %s: %s", name, reason)
+		return false
+	}
+	if spec.VLAN < v1.MinVLAN || spec.VLAN > v1.MaxVLAN {
+		prob(ReasonInvalid, "interface %s: vlan %d not within %d..%d", name, spec.VLAN, v1.MinVLAN, v1.MaxVLAN)
+		return false
+	}
+	switch {
+	case spec.Parent == "":
+		prob(ReasonInvalid, "interface %s: a vlan needs a parent", name)
+		return false
+	case b.skipped[spec.Parent] != "":
+		prob(ReasonInvalid, "interface %s: its parent %s is not applied", name, spec.Parent)
+		return false
+	case spec.Parent != primary && b.owner[spec.Parent] != c.Name:
+		prob(ReasonInvalid, "interface %s: parent %s is neither the primary interface nor an earlier interface of this config", name, spec.Parent)
+		return false
+	}
+	l.Parent, l.VLAN = spec.Parent, int(spec.VLAN)
+	return true
 }
 
 // network returns the node's layer-2 network of that name.

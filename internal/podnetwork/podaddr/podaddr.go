@@ -228,89 +228,99 @@ func Parse(path *field.Path, a *v1.PodAddresses, n *Network) (*Pool, field.Error
 	}
 	p := &Pool{}
 	rp, sp := path.Child("ranges"), path.Child("static")
+	// Ranges first: a free-form static address takes its prefix length from the range of its family.
 	for i, s := range a.Ranges {
-		r, ferr := parseRange(rp.Index(i), s)
-		if ferr != nil {
-			errs = append(errs, ferr)
-			continue
-		}
-		fp := &p.fams[FamilyOf(r.Addr())]
-		if fp.rng.IsValid() {
-			errs = append(errs, field.Invalid(rp.Index(i), s, fmt.Sprintf(
-				"a second %s range: at most one range per IP family (the first is %s)", FamilyOf(r.Addr()), fp.rng)))
-			continue
-		}
-		fp.rng, fp.rngIndex, fp.reserved = r, i, map[netip.Addr]bool{}
-		if n.hasSubnets() {
-			sub, ok := n.subnetOf(r)
-			if !ok {
-				errs = append(errs, field.Invalid(rp.Index(i), s, "outside the subnets of "+n.describe()))
-				continue
-			}
-			fp.rngBits = sub.Bits()
-			for _, bad := range subnetExcluded(n, sub) {
-				if r.Contains(bad.addr) {
-					errs = append(errs, field.Invalid(rp.Index(i), s, fmt.Sprintf(
-						"contains %s %s of network %q: every address of a range is handed out; pick a range beside it",
-						bad.what, bad.addr, n.Name)))
-				}
-			}
-			continue
-		}
-		fp.rngBits = r.Bits()
-		for _, x := range ownExcluded(r) {
-			fp.reserved[x] = true
-		}
+		errs = append(errs, p.addRange(rp.Index(i), i, s, n)...)
 	}
 	seen := map[netip.Addr]bool{}
 	for i, s := range a.Static {
-		addr, ferr := parseStatic(sp.Index(i), s)
-		if ferr != nil {
-			errs = append(errs, ferr)
-			continue
-		}
-		if seen[addr] {
-			errs = append(errs, field.Duplicate(sp.Index(i), s))
-			continue
-		}
-		seen[addr] = true
-		fp := &p.fams[FamilyOf(addr)]
-		one := netip.PrefixFrom(addr, addr.BitLen())
-		var bits int
-		switch {
-		case n.hasSubnets():
-			sub, ok := n.subnetOf(one)
-			if !ok {
-				errs = append(errs, field.Invalid(sp.Index(i), s, "outside the subnets of "+n.describe()))
-				continue
-			}
-			bits = sub.Bits()
-			for _, bad := range subnetExcluded(n, sub) {
-				if bad.addr == addr {
-					errs = append(errs, field.Invalid(sp.Index(i), s, fmt.Sprintf("is %s %s of network %q", bad.what, bad.addr, n.Name)))
-				}
-			}
-		case fp.rng.IsValid() && fp.rng.Contains(addr):
-			bits = fp.rng.Bits()
-			if fp.reserved[addr] {
-				errs = append(errs, field.Invalid(sp.Index(i), s, fmt.Sprintf(
-					"is the network or broadcast address of the range %s", fp.rng)))
-			}
-		default:
-			errs = append(errs, field.Invalid(sp.Index(i), s, fmt.Sprintf(
-				"outside the %s range of the interface: without a network subnet (no network, or one without anycastGateways) "+
-					"a static address must lie in the range of its family, which gives its prefix length", FamilyOf(addr))))
-			continue
-		}
-		fp.static, fp.staticIndex = append(fp.static, netip.PrefixFrom(addr, bits)), append(fp.staticIndex, i)
-		if fp.rng.IsValid() && fp.rng.Contains(addr) {
-			fp.reserved[addr] = true
-		}
+		errs = append(errs, p.addStatic(sp.Index(i), i, s, n, seen)...)
 	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	return p, nil
+}
+
+// addRange checks range s (ranges[i], at path) and sets it as the range of its family, with the prefix length its
+// addresses get and the addresses it does not hand out.
+func (p *Pool) addRange(path *field.Path, i int, s string, n *Network) field.ErrorList {
+	r, ferr := parseRange(path, s)
+	if ferr != nil {
+		return field.ErrorList{ferr}
+	}
+	fp := &p.fams[FamilyOf(r.Addr())]
+	if fp.rng.IsValid() {
+		return field.ErrorList{field.Invalid(path, s, fmt.Sprintf(
+			"a second %s range: at most one range per IP family (the first is %s)", FamilyOf(r.Addr()), fp.rng))}
+	}
+	fp.rng, fp.rngIndex, fp.reserved = r, i, map[netip.Addr]bool{}
+	if n.hasSubnets() {
+		sub, ok := n.subnetOf(r)
+		if !ok {
+			return field.ErrorList{field.Invalid(path, s, "outside the subnets of "+n.describe())}
+		}
+		fp.rngBits = sub.Bits()
+		var errs field.ErrorList
+		for _, bad := range subnetExcluded(n, sub) {
+			if r.Contains(bad.addr) {
+				errs = append(errs, field.Invalid(path, s, fmt.Sprintf(
+					"contains %s %s of network %q: every address of a range is handed out; pick a range beside it",
+					bad.what, bad.addr, n.Name)))
+			}
+		}
+		return errs
+	}
+	fp.rngBits = r.Bits()
+	for _, x := range ownExcluded(r) {
+		fp.reserved[x] = true
+	}
+	return nil
+}
+
+// addStatic checks static address s (static[i], at path; seen: the addresses before it, updated) and adds it to
+// its family with its prefix length: its subnet's, or without subnets its family's range's.
+func (p *Pool) addStatic(path *field.Path, i int, s string, n *Network, seen map[netip.Addr]bool) field.ErrorList {
+	addr, ferr := parseStatic(path, s)
+	if ferr != nil {
+		return field.ErrorList{ferr}
+	}
+	if seen[addr] {
+		return field.ErrorList{field.Duplicate(path, s)}
+	}
+	seen[addr] = true
+	fp := &p.fams[FamilyOf(addr)]
+	one := netip.PrefixFrom(addr, addr.BitLen())
+	var errs field.ErrorList
+	var bits int
+	switch {
+	case n.hasSubnets():
+		sub, ok := n.subnetOf(one)
+		if !ok {
+			return field.ErrorList{field.Invalid(path, s, "outside the subnets of "+n.describe())}
+		}
+		bits = sub.Bits()
+		for _, bad := range subnetExcluded(n, sub) {
+			if bad.addr == addr {
+				errs = append(errs, field.Invalid(path, s, fmt.Sprintf("is %s %s of network %q", bad.what, bad.addr, n.Name)))
+			}
+		}
+	case fp.rng.IsValid() && fp.rng.Contains(addr):
+		bits = fp.rng.Bits()
+		if fp.reserved[addr] {
+			errs = append(errs, field.Invalid(path, s, fmt.Sprintf(
+				"is the network or broadcast address of the range %s", fp.rng)))
+		}
+	default:
+		return field.ErrorList{field.Invalid(path, s, fmt.Sprintf(
+			"outside the %s range of the interface: without a network subnet (no network, or one without anycastGateways) "+
+				"a static address must lie in the range of its family, which gives its prefix length", FamilyOf(addr)))}
+	}
+	fp.static, fp.staticIndex = append(fp.static, netip.PrefixFrom(addr, bits)), append(fp.staticIndex, i)
+	if fp.rng.IsValid() && fp.rng.Contains(addr) {
+		fp.reserved[addr] = true
+	}
+	return errs
 }
 
 type excluded struct {

@@ -90,6 +90,29 @@ type slot struct {
 
 // Allocate plans the allocations.
 func Allocate(in Input) Plan {
+	a := newAllocator(in)
+	a.keepCurrent()
+	var plan Plan
+	plan.Missing = a.handOut()
+	plan.Allocations = a.allocations()
+	slices.SortFunc(plan.Missing, func(x, y Missing) int {
+		return cmp.Or(cmp.Compare(x.Pod, y.Pod), cmp.Compare(a.ifaces[x.Interface], a.ifaces[y.Interface]), cmp.Compare(x.Family, y.Family))
+	})
+	return plan
+}
+
+// allocator is the state of one plan: the pods in creation order, and the addresses given so far.
+type allocator struct {
+	in     Input
+	pods   []Pod
+	order  map[string]int // UID -> position in pods
+	ifaces map[string]int // interface name -> position in in.Interfaces
+	have   map[slot]netip.Prefix
+	used   map[netip.Addr]bool
+}
+
+// newAllocator sorts the pods by creation (then name, UID) and indexes them and the interfaces.
+func newAllocator(in Input) *allocator {
 	pods := slices.Clone(in.Pods)
 	slices.SortFunc(pods, func(a, b Pod) int {
 		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.Name, b.Name), cmp.Compare(a.UID, b.UID))
@@ -102,85 +125,100 @@ func Allocate(in Input) Plan {
 	for i, f := range in.Interfaces {
 		ifaces[f.Name] = i
 	}
-	have := map[slot]netip.Prefix{}
-	used := map[netip.Addr]bool{}
-	// held: another resource on the interface's network holds a; yield: this one must give it up.
-	other := func(iface int, a netip.Addr) (held, yield bool) {
-		yield, held = in.Others[in.Interfaces[iface].Network][a]
-		return held, yield
-	}
+	return &allocator{in: in, pods: pods, order: order, ifaces: ifaces, have: map[slot]netip.Prefix{}, used: map[netip.Addr]bool{}}
+}
 
-	// Keep what is still right, older pods first (of two pods holding one address, the older keeps it).
-	current := slices.Clone(in.Current)
+// other says whether another resource on the interface's network holds a (held), and whether this one must give
+// it up (yield).
+func (al *allocator) other(iface int, a netip.Addr) (held, yield bool) {
+	yield, held = al.in.Others[al.in.Interfaces[iface].Network][a]
+	return held, yield
+}
+
+// keepCurrent keeps what is still right of the current allocations, older pods first (of two pods holding one
+// address, the older keeps it).
+func (al *allocator) keepCurrent() {
+	current := slices.Clone(al.in.Current)
 	rank := func(a v1.PodAddressAllocation) int {
-		if i, ok := order[a.PodUID]; ok {
+		if i, ok := al.order[a.PodUID]; ok {
 			return i
 		}
-		return len(pods)
+		return len(al.pods)
 	}
 	slices.SortStableFunc(current, func(a, b v1.PodAddressAllocation) int {
-		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(ifaces[a.Interface], ifaces[b.Interface]), cmp.Compare(a.Address, b.Address))
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(al.ifaces[a.Interface], al.ifaces[b.Interface]), cmp.Compare(a.Address, b.Address))
 	})
 	for _, a := range current {
-		i, podOK := order[a.PodUID]
-		fi, ifaceOK := ifaces[a.Interface]
-		if !podOK || !ifaceOK || in.Interfaces[fi].Pool == nil {
-			continue
-		}
-		p, err := netip.ParsePrefix(a.Address)
-		if err != nil {
-			continue
-		}
-		pfx, ok := in.Interfaces[fi].Pool.Contains(p.Addr())
-		if !ok {
-			continue
-		}
-		s := slot{pods[i].UID, fi, podaddr.FamilyOf(pfx.Addr())}
-		if _, dup := have[s]; dup {
-			continue
-		}
-		if _, yield := other(fi, pfx.Addr()); used[pfx.Addr()] || yield {
-			continue
-		}
-		have[s], used[pfx.Addr()] = pfx, true
+		al.keep(a)
 	}
+}
 
-	// Hand out what is missing.
-	var plan Plan
-	for _, pod := range pods {
-		for fi, f := range in.Interfaces {
+// keep keeps one current allocation when its pod is selected, its interface's pool holds the address, its slot is
+// not yet filled and nobody before it (nor another resource that comes first) claims the address.
+func (al *allocator) keep(a v1.PodAddressAllocation) {
+	i, podOK := al.order[a.PodUID]
+	fi, ifaceOK := al.ifaces[a.Interface]
+	if !podOK || !ifaceOK || al.in.Interfaces[fi].Pool == nil {
+		return
+	}
+	p, err := netip.ParsePrefix(a.Address)
+	if err != nil {
+		return
+	}
+	pfx, ok := al.in.Interfaces[fi].Pool.Contains(p.Addr())
+	if !ok {
+		return
+	}
+	s := slot{al.pods[i].UID, fi, podaddr.FamilyOf(pfx.Addr())}
+	if _, dup := al.have[s]; dup {
+		return
+	}
+	if _, yield := al.other(fi, pfx.Addr()); al.used[pfx.Addr()] || yield {
+		return
+	}
+	al.have[s], al.used[pfx.Addr()] = pfx, true
+}
+
+// handOut gives the pods, in creation order, the addresses they still lack, and returns those it could not give
+// (their pool's family is exhausted).
+func (al *allocator) handOut() []Missing {
+	var missing []Missing
+	for _, pod := range al.pods {
+		for fi, f := range al.in.Interfaces {
 			if f.Pool == nil {
 				continue
 			}
 			for _, fam := range podaddr.Families() {
 				s := slot{pod.UID, fi, fam}
-				if _, ok := have[s]; ok || !f.Pool.Has(fam) {
+				if _, ok := al.have[s]; ok || !f.Pool.Has(fam) {
 					continue
 				}
-				pfx, ok := f.Pool.Next(fam, func(a netip.Addr) bool { held, _ := other(fi, a); return used[a] || held })
+				pfx, ok := f.Pool.Next(fam, func(a netip.Addr) bool { held, _ := al.other(fi, a); return al.used[a] || held })
 				if !ok {
-					plan.Missing = append(plan.Missing, Missing{Pod: pod.Name, Interface: f.Name, Family: fam})
+					missing = append(missing, Missing{Pod: pod.Name, Interface: f.Name, Family: fam})
 					continue
 				}
-				have[s], used[pfx.Addr()] = pfx, true
+				al.have[s], al.used[pfx.Addr()] = pfx, true
 			}
 		}
 	}
+	return missing
+}
 
-	byName := slices.Clone(pods)
+// allocations are the addresses given, sorted by pod name (then UID), interface (spec order) and family.
+func (al *allocator) allocations() []v1.PodAddressAllocation {
+	var out []v1.PodAddressAllocation
+	byName := slices.Clone(al.pods)
 	slices.SortFunc(byName, func(a, b Pod) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.UID, b.UID)) })
 	for _, pod := range byName {
-		for fi, f := range in.Interfaces {
+		for fi, f := range al.in.Interfaces {
 			for _, fam := range podaddr.Families() {
-				if pfx, ok := have[slot{pod.UID, fi, fam}]; ok {
-					plan.Allocations = append(plan.Allocations, v1.PodAddressAllocation{
+				if pfx, ok := al.have[slot{pod.UID, fi, fam}]; ok {
+					out = append(out, v1.PodAddressAllocation{
 						Pod: pod.Name, PodUID: pod.UID, Interface: f.Name, Address: pfx.String()})
 				}
 			}
 		}
 	}
-	slices.SortFunc(plan.Missing, func(a, b Missing) int {
-		return cmp.Or(cmp.Compare(a.Pod, b.Pod), cmp.Compare(ifaces[a.Interface], ifaces[b.Interface]), cmp.Compare(a.Family, b.Family))
-	})
-	return plan
+	return out
 }

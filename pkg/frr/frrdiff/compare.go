@@ -93,7 +93,31 @@ func Compare(cand, running *Config) (Delta, error) {
 		return Delta{}, fmt.Errorf("frrdiff: the candidate was read as dialect %d, the running config as %d", cand.dialect, running.dialect)
 	}
 	d := cand.dialect
-	var add, del entries
+	add, del, err := deletedContexts(cand, running)
+	if err != nil {
+		return Delta{}, err
+	}
+	add, del = changedLines(cand, running, add, del)
+	add = addedContexts(cand, running, add)
+	if d == FRR8 {
+		add = checkForExitVRF(add) // FRR 10's frr-reload.py dropped it
+	}
+	if d == FRR10 {
+		del = descriptionsBare(del)
+	}
+	if add, del, err = ignoreDeleteReAddLines(add, del); err != nil {
+		return Delta{}, err
+	}
+	if add, del, err = deleteMoveLines(add, del, d); err != nil {
+		return Delta{}, err
+	}
+	del = ignoreUnconfigurableLines(del)
+	return Delta{Delete: del, Add: add}, nil
+}
+
+// deletedContexts is the first part of compare_context_objects: what deleting the running contexts missing from
+// cand takes (the context, its lines, or for a static route a "no" addition), in the running config's order.
+func deletedContexts(cand, running *Config) (add, del entries, err error) {
 	deleteBGPD := false
 	for _, rc := range running.contexts {
 		keys := rc.Keys
@@ -122,7 +146,7 @@ func Compare(cand, running *Config) (Delta, error) {
 			add = append(add, Entry{Keys: []string{"no " + k0}, moved: true})
 		case strings.HasPrefix(k0, "mpls ldp") || strings.HasPrefix(k0, "l2vpn") || strings.HasPrefix(k0, "segment-routing"):
 			// Parse refuses these blocks; a single line starting so would need frr-reload.py's special cases.
-			return Delta{}, undecidable(0, "context %q", k0)
+			return nil, nil, undecidable(0, "context %q", k0)
 		case !anyContains(keys, "address-family"), !anyContains(keys, "vni"):
 			del = append(del, Entry{Keys: keys})
 		default:
@@ -131,6 +155,12 @@ func Compare(cand, running *Config) (Delta, error) {
 			}
 		}
 	}
+	return add, del, nil
+}
+
+// changedLines appends, for each context in both configs (in cand's order), its lines only cand has to add and
+// those only running has to del.
+func changedLines(cand, running *Config, add, del entries) (entries, entries) {
 	for _, nc := range cand.contexts {
 		rc := running.get(nc.Keys)
 		if rc == nil {
@@ -148,6 +178,11 @@ func Compare(cand, running *Config) (Delta, error) {
 			}
 		}
 	}
+	return add, del
+}
+
+// addedContexts appends the contexts only cand has, each followed by its lines.
+func addedContexts(cand, running *Config, add entries) entries {
 	var missing []*Context
 	n := 0
 	for _, nc := range cand.contexts {
@@ -163,21 +198,7 @@ func Compare(cand, running *Config) (Delta, error) {
 			add = append(add, Entry{Keys: nc.Keys, Line: l})
 		}
 	}
-	if d == FRR8 {
-		add = checkForExitVRF(add) // FRR 10's frr-reload.py dropped it
-	}
-	if d == FRR10 {
-		del = descriptionsBare(del)
-	}
-	var err error
-	if add, del, err = ignoreDeleteReAddLines(add, del); err != nil {
-		return Delta{}, err
-	}
-	if add, del, err = deleteMoveLines(add, del, d); err != nil {
-		return Delta{}, err
-	}
-	del = ignoreUnconfigurableLines(del)
-	return Delta{Delete: del, Add: add}, nil
+	return add
 }
 
 // descriptionsBare is the start of FRR 10's ignore_delete_re_add_lines: a deleted description of a route-map
@@ -231,172 +252,260 @@ var (
 // redo (or that FRR shows in another form) and turns deleted prefix-list, access-list, community-list and VRF
 // route entries into "no" additions.
 func ignoreDeleteReAddLines(add, del entries) (entries, entries, error) {
-	var addToDel, delToDel entries
+	p := &reAddPass{add: add, del: del}
+	for _, d := range del {
+		if err := p.check(d.Keys, d.Line); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, e := range p.delToDel {
+		p.del.remove(e)
+	}
+	for _, e := range p.addToDel {
+		p.add.remove(e)
+	}
+	return p.add, p.del, nil
+}
+
+// reAddPass is the state of one ignore_delete_re_add_lines run: the lists, which its checks read and (add
+// only) extend, and the entries to drop from them at its end.
+type reAddPass struct {
+	add, del           entries
+	addToDel, delToDel entries
 	// rmMatch is Python's rm_match: a function-wide variable, set only for added lines, read for every added
 	// entry of a router bgp context, also in later deletions' loops.
-	var rmMatch []string
-	rmBound := false
-	for _, d := range del {
-		keys, line := d.Keys, d.Line
-		deleted := false
-		if line != "" && strings.Contains(line, "segment-routing global-block") {
-			for _, a := range add {
-				if keys[0] == a.Keys[0] && a.Line != "" && strings.Contains(a.Line, "segment-routing global-block") {
-					delToDel = append(delToDel, Entry{Keys: keys, Line: line})
-					break
-				}
-			}
+	rmMatch []string
+	rmBound bool
+}
+
+// check runs ignore_delete_re_add_lines' checks for one deletion, in its order.
+func (p *reAddPass) check(keys []string, line string) error {
+	if line != "" && strings.Contains(line, "segment-routing global-block") {
+		p.segmentRoutingGlobalBlock(keys, line)
+		return nil
+	}
+	deleted := false
+	if strings.HasPrefix(keys[0], "router bgp") && line != "" {
+		var err error
+		if deleted, err = p.bgpLine(keys, line); err != nil {
+			return err
+		}
+	}
+	p.importTable(keys)
+	if m := aclPlistRe.FindStringSubmatch(keys[0]); m != nil {
+		p.add, p.delToDel, p.addToDel = noSeqOrNoForm(p.add, p.delToDel, p.addToDel, keys, m[1]+m[2]+m[3]+m[5]+m[6])
+	}
+	if m := bgpListsRe.FindStringSubmatch(keys[0]); m != nil {
+		p.add, p.delToDel, p.addToDel = noSeqOrNoForm(p.add, p.delToDel, p.addToDel, keys, m[1]+m[2]+m[3]+m[4]+m[6]+m[7])
+	}
+	if len(keys) == 3 && strings.HasPrefix(keys[0], "router bgp") && keys[1] == "address-family l2vpn evpn" && strings.HasPrefix(keys[2], "vni") && line != "" {
+		p.evpnRouteTarget(keys, line)
+	}
+	if strings.HasPrefix(keys[0], "vrf ") && line != "" && (strings.HasPrefix(line, "ip route") || strings.HasPrefix(line, "ipv6 route")) {
+		p.add = append(p.add, Entry{Keys: keys, Line: "no " + line, moved: true})
+		p.delToDel = append(p.delToDel, Entry{Keys: keys, Line: line})
+	}
+	if !deleted {
+		p.reAdded(keys, line)
+	}
+	return nil
+}
+
+// segmentRoutingGlobalBlock drops a deleted "segment-routing global-block" line when its context adds one.
+func (p *reAddPass) segmentRoutingGlobalBlock(keys []string, line string) {
+	for _, a := range p.add {
+		if keys[0] == a.Keys[0] && a.Line != "" && strings.Contains(a.Line, "segment-routing global-block") {
+			p.delToDel = append(p.delToDel, Entry{Keys: keys, Line: line})
+			break
+		}
+	}
+}
+
+// bgpLine runs the checks for a deleted line of a router bgp context; deleted reports whether one of them
+// cancelled the deletion against other additions (then the plain re-add check is skipped).
+func (p *reAddPass) bgpLine(keys []string, line string) (deleted bool, err error) {
+	if strings.HasPrefix(line, "neighbor ") {
+		if deleted, err = p.neighborLine(keys, line); err != nil {
+			return false, err
+		}
+	}
+	if strings.Contains(line, "multipath-relax") {
+		old := "bgp bestpath as-path multipath-relax no-as-set"
+		if found, _ := p.add.exist(keys, old, true); asRelaxNewRe.MatchString(line) && found {
+			deleted = true
+			p.delToDel = append(p.delToDel, Entry{Keys: keys, Line: line})
+			p.addToDel = append(p.addToDel, Entry{Keys: keys, Line: old})
+		}
+	}
+	if strings.HasPrefix(line, "table-map") {
+		found, err := p.add.exist(keys, "table-map", false)
+		if err != nil {
+			return false, err
+		}
+		if found {
+			p.delToDel = append(p.delToDel, Entry{Keys: keys, Line: line})
+		}
+	}
+	return deleted, nil
+}
+
+// neighborLine runs the checks for a deleted "neighbor ..." line of a router bgp context; deleted as for bgpLine.
+func (p *reAddPass) neighborLine(keys []string, line string) (deleted bool, err error) {
+	deleted = p.ifacePeerGroup(keys, line)
+	if nbrBFDTimersRe.MatchString(line) {
+		// frr-reload.py rebinds the deletion's context to the last addition here and fails on added
+		// contexts: not worth copying.
+		return false, undecidable(0, "deleting the BFD timers %q", line)
+	}
+	if m := nbrRouteMapRe.FindStringSubmatch(line); m != nil {
+		if err := p.routeMap(keys, line, m); err != nil {
+			return false, err
+		}
+	}
+	if p.ifaceRemoteAS(keys, line) {
+		deleted = true
+	}
+	return deleted, nil
+}
+
+// ifaceNeighbor matches line against the "interface" form re and then the "interface v6only" form v6re of a
+// neighbor statement: the neighbor, the form's argument and the matching "neighbor N interface [v6only]" line.
+func ifaceNeighbor(line string, re, v6re *regexp.Regexp) (nbr, arg, iface string, ok bool) {
+	m1, m2 := re.FindStringSubmatch(line), v6re.FindStringSubmatch(line)
+	switch {
+	case m1 != nil:
+		return m1[1], m1[2], "neighbor " + m1[1] + " interface", true
+	case m2 != nil:
+		return m2[1], m2[2], "neighbor " + m2[1] + " interface v6only", true
+	}
+	return "", "", "", false
+}
+
+// ifacePeerGroup cancels a deleted "neighbor N interface [v6only] peer-group G" against the added interface and
+// peer-group lines it splits into (the latter also in an IPv4 or IPv6 unicast address family); true if it did.
+func (p *reAddPass) ifacePeerGroup(keys []string, line string) bool {
+	swpx, pg, iface, ok := ifaceNeighbor(line, swpxIntPGRe, swpxIntV6PGRe)
+	if !ok {
+		return false
+	}
+	pgLine := "neighbor " + swpx + " peer-group " + pg
+	foundIface, _ := p.add.exist(keys, iface, true)
+	foundPG, _ := p.add.exist(keys, pgLine, true)
+	tmp := keys
+	if !foundPG {
+		tmp = keysWith(keys, "address-family ipv4 unicast")
+		if foundPG, _ = p.add.exist(tmp, pgLine, true); !foundPG {
+			tmp = keysWith(keys, "address-family ipv6 unicast")
+			foundPG, _ = p.add.exist(tmp, pgLine, true)
+		}
+	}
+	if !foundIface || !foundPG {
+		return false
+	}
+	p.delToDel = append(p.delToDel, Entry{Keys: keys, Line: line})
+	p.addToDel = append(p.addToDel, Entry{Keys: keys, Line: iface}, Entry{Keys: tmp, Line: pgLine})
+	return true
+}
+
+// routeMap is the check for a deleted "neighbor ... route-map ... in|out" line (m its match) against the added
+// route-maps of the same neighbor and direction.
+func (p *reAddPass) routeMap(keys []string, line string, m []string) error {
+	adjust, saveLine := false, "EMPTY"
+	search, err := regexp.Compile("neighbor" + m[1] + "route-map(.*)" + m[3])
+	if err != nil {
+		return undecidable(0, "route-map line %q: %v", line, err)
+	}
+	for _, a := range p.add {
+		if !strings.HasPrefix(a.Keys[0], "router bgp") {
 			continue
 		}
-		if strings.HasPrefix(keys[0], "router bgp") && line != "" {
-			if strings.HasPrefix(line, "neighbor ") {
-				if m1, m2 := swpxIntPGRe.FindStringSubmatch(line), swpxIntV6PGRe.FindStringSubmatch(line); m1 != nil || m2 != nil {
-					var swpx, pg, iface string
-					if m1 != nil {
-						swpx, pg, iface = m1[1], m1[2], "neighbor "+m1[1]+" interface"
-					} else {
-						swpx, pg, iface = m2[1], m2[2], "neighbor "+m2[1]+" interface v6only"
-					}
-					pgLine := "neighbor " + swpx + " peer-group " + pg
-					foundIface, _ := add.exist(keys, iface, true)
-					foundPG, _ := add.exist(keys, pgLine, true)
-					tmp := keys
-					if !foundPG {
-						tmp = keysWith(keys, "address-family ipv4 unicast")
-						if foundPG, _ = add.exist(tmp, pgLine, true); !foundPG {
-							tmp = keysWith(keys, "address-family ipv6 unicast")
-							foundPG, _ = add.exist(tmp, pgLine, true)
-						}
-					}
-					if foundIface && foundPG {
-						deleted = true
-						delToDel = append(delToDel, Entry{Keys: keys, Line: line})
-						addToDel = append(addToDel, Entry{Keys: keys, Line: iface}, Entry{Keys: tmp, Line: pgLine})
-					}
-				}
-				if nbrBFDTimersRe.MatchString(line) {
-					// frr-reload.py rebinds the deletion's context to the last addition here and fails on added
-					// contexts: not worth copying.
-					return nil, nil, undecidable(0, "deleting the BFD timers %q", line)
-				}
-				if m := nbrRouteMapRe.FindStringSubmatch(line); m != nil {
-					adjust, saveLine := false, "EMPTY"
-					search, err := regexp.Compile("neighbor" + m[1] + "route-map(.*)" + m[3])
-					if err != nil {
-						return nil, nil, undecidable(0, "route-map line %q: %v", line, err)
-					}
-					for _, a := range add {
-						if !strings.HasPrefix(a.Keys[0], "router bgp") {
-							continue
-						}
-						if a.Line != "" {
-							rmMatch, rmBound = search.FindStringSubmatch(a.Line), true
-						}
-						if !rmBound {
-							return nil, nil, undecidable(0, "frr-reload.py would fail on the added context %q while deleting %q", strings.Join(a.Keys, " / "), line)
-						}
-						if rmMatch == nil || rmMatch[1] == m[2] {
-							continue
-						}
-						if len(a.Keys) == 1 {
-							saveLine, adjust = line, true
-						} else if len(keys) > 1 && len(a.Keys) > 1 && keys[1] == a.Keys[1] {
-							delToDel = append(delToDel, Entry{Keys: a.Keys, Line: line})
-						}
-					}
-					if adjust {
-						for _, dl := range del {
-							if strings.HasPrefix(dl.Keys[0], "router bgp") && len(dl.Keys) > 1 && dl.Keys[1] == "address-family ipv4 unicast" && saveLine == dl.Line {
-								delToDel = append(delToDel, Entry{Keys: dl.Keys, Line: saveLine})
-							}
-						}
-					}
-				}
-				if m1, m2 := swpxIntRemoteASRe.FindStringSubmatch(line), swpxIntV6RASRe.FindStringSubmatch(line); m1 != nil || m2 != nil {
-					var swpx, ras, iface string
-					if m1 != nil {
-						swpx, ras, iface = m1[1], m1[2], "neighbor "+m1[1]+" interface"
-					} else {
-						swpx, ras, iface = m2[1], m2[2], "neighbor "+m2[1]+" interface v6only"
-					}
-					rasLine := "neighbor " + swpx + " remote-as " + ras
-					foundIface, _ := add.exist(keys, iface, true)
-					foundRAS, _ := add.exist(keys, rasLine, true)
-					if foundIface && foundRAS {
-						deleted = true
-						delToDel = append(delToDel, Entry{Keys: keys, Line: line})
-						addToDel = append(addToDel, Entry{Keys: keys, Line: iface}, Entry{Keys: keys, Line: rasLine})
-					}
-				}
-			}
-			if strings.Contains(line, "multipath-relax") {
-				old := "bgp bestpath as-path multipath-relax no-as-set"
-				if found, _ := add.exist(keys, old, true); asRelaxNewRe.MatchString(line) && found {
-					deleted = true
-					delToDel = append(delToDel, Entry{Keys: keys, Line: line})
-					addToDel = append(addToDel, Entry{Keys: keys, Line: old})
-				}
-			}
-			if strings.HasPrefix(line, "table-map") {
-				found, err := add.exist(keys, "table-map", false)
-				if err != nil {
-					return nil, nil, err
-				}
-				if found {
-					delToDel = append(delToDel, Entry{Keys: keys, Line: line})
-				}
-			}
+		if a.Line != "" {
+			p.rmMatch, p.rmBound = search.FindStringSubmatch(a.Line), true
 		}
-		if m := importTableRe.FindStringSubmatch(keys[0]); m != nil {
-			for _, a := range add {
-				if strings.HasPrefix(a.Keys[0], "ip import-table "+m[1]+" distance") {
-					delToDel = append(delToDel, Entry{Keys: []string{"ip import-table " + m[1]}})
-					addToDel = append(addToDel, Entry{Keys: a.Keys})
-				}
-			}
+		if !p.rmBound {
+			return undecidable(0, "frr-reload.py would fail on the added context %q while deleting %q", strings.Join(a.Keys, " / "), line)
 		}
-		if m := aclPlistRe.FindStringSubmatch(keys[0]); m != nil {
-			add, delToDel, addToDel = noSeqOrNoForm(add, delToDel, addToDel, keys, m[1]+m[2]+m[3]+m[5]+m[6])
+		if p.rmMatch == nil || p.rmMatch[1] == m[2] {
+			continue
 		}
-		if m := bgpListsRe.FindStringSubmatch(keys[0]); m != nil {
-			add, delToDel, addToDel = noSeqOrNoForm(add, delToDel, addToDel, keys, m[1]+m[2]+m[3]+m[4]+m[6]+m[7])
+		if len(a.Keys) == 1 {
+			saveLine, adjust = line, true
+		} else if len(keys) > 1 && len(a.Keys) > 1 && keys[1] == a.Keys[1] {
+			p.delToDel = append(p.delToDel, Entry{Keys: a.Keys, Line: line})
 		}
-		if len(keys) == 3 && strings.HasPrefix(keys[0], "router bgp") && keys[1] == "address-family l2vpn evpn" && strings.HasPrefix(keys[2], "vni") && line != "" {
-			if m := rtImportRe.FindStringSubmatch(line); m != nil {
-				rt := strings.TrimSpace(m[1])
-				export, both := "route-target export "+rt, "route-target both "+rt
-				foundExport, _ := del.exist(keys, export, true)
-				foundBoth, _ := add.exist(keys, both, true)
-				if foundExport && foundBoth {
-					delToDel = append(delToDel, Entry{Keys: keys, Line: line}, Entry{Keys: keys, Line: export})
-					addToDel = append(addToDel, Entry{Keys: keys, Line: both})
-				}
-			}
-		}
-		if strings.HasPrefix(keys[0], "vrf ") && line != "" && (strings.HasPrefix(line, "ip route") || strings.HasPrefix(line, "ipv6 route")) {
-			add = append(add, Entry{Keys: keys, Line: "no " + line, moved: true})
-			delToDel = append(delToDel, Entry{Keys: keys, Line: line})
-		}
-		if !deleted {
-			if found, _ := add.exist(keys, line, true); found {
-				delToDel = append(delToDel, Entry{Keys: keys, Line: line})
-				addToDel = append(addToDel, Entry{Keys: keys, Line: line})
-			} else if strings.HasPrefix(keys[0], "router bgp") && len(keys) > 1 && keys[1] == "address-family ipv4 unicast" {
-				tmp := keys[:len(keys)-1]
-				if found, _ := add.exist(tmp, line, true); found {
-					delToDel = append(delToDel, Entry{Keys: keys, Line: line})
-					addToDel = append(addToDel, Entry{Keys: tmp, Line: line})
-				}
+	}
+	if adjust {
+		for _, dl := range p.del {
+			if strings.HasPrefix(dl.Keys[0], "router bgp") && len(dl.Keys) > 1 && dl.Keys[1] == "address-family ipv4 unicast" && saveLine == dl.Line {
+				p.delToDel = append(p.delToDel, Entry{Keys: dl.Keys, Line: saveLine})
 			}
 		}
 	}
-	for _, e := range delToDel {
-		del.remove(e)
+	return nil
+}
+
+// ifaceRemoteAS cancels a deleted "neighbor N interface [v6only] remote-as AS" against the added interface and
+// remote-as lines it splits into; true if it did.
+func (p *reAddPass) ifaceRemoteAS(keys []string, line string) bool {
+	swpx, ras, iface, ok := ifaceNeighbor(line, swpxIntRemoteASRe, swpxIntV6RASRe)
+	if !ok {
+		return false
 	}
-	for _, e := range addToDel {
-		add.remove(e)
+	rasLine := "neighbor " + swpx + " remote-as " + ras
+	foundIface, _ := p.add.exist(keys, iface, true)
+	foundRAS, _ := p.add.exist(keys, rasLine, true)
+	if !foundIface || !foundRAS {
+		return false
 	}
-	return add, del, nil
+	p.delToDel = append(p.delToDel, Entry{Keys: keys, Line: line})
+	p.addToDel = append(p.addToDel, Entry{Keys: keys, Line: iface}, Entry{Keys: keys, Line: rasLine})
+	return true
+}
+
+// importTable cancels a deleted "ip import-table N" context against each added "ip import-table N distance ...".
+func (p *reAddPass) importTable(keys []string) {
+	m := importTableRe.FindStringSubmatch(keys[0])
+	if m == nil {
+		return
+	}
+	for _, a := range p.add {
+		if strings.HasPrefix(a.Keys[0], "ip import-table "+m[1]+" distance") {
+			p.delToDel = append(p.delToDel, Entry{Keys: []string{"ip import-table " + m[1]}})
+			p.addToDel = append(p.addToDel, Entry{Keys: a.Keys})
+		}
+	}
+}
+
+// evpnRouteTarget cancels a deleted "route-target import RT" of an EVPN VNI, with its deleted "export" twin,
+// against an added "route-target both RT".
+func (p *reAddPass) evpnRouteTarget(keys []string, line string) {
+	m := rtImportRe.FindStringSubmatch(line)
+	if m == nil {
+		return
+	}
+	rt := strings.TrimSpace(m[1])
+	export, both := "route-target export "+rt, "route-target both "+rt
+	foundExport, _ := p.del.exist(keys, export, true)
+	foundBoth, _ := p.add.exist(keys, both, true)
+	if foundExport && foundBoth {
+		p.delToDel = append(p.delToDel, Entry{Keys: keys, Line: line}, Entry{Keys: keys, Line: export})
+		p.addToDel = append(p.addToDel, Entry{Keys: keys, Line: both})
+	}
+}
+
+// reAdded cancels a deletion that is added again as it is, or for the IPv4 unicast address family of a router
+// bgp context, added to the enclosing context.
+func (p *reAddPass) reAdded(keys []string, line string) {
+	if found, _ := p.add.exist(keys, line, true); found {
+		p.delToDel = append(p.delToDel, Entry{Keys: keys, Line: line})
+		p.addToDel = append(p.addToDel, Entry{Keys: keys, Line: line})
+	} else if strings.HasPrefix(keys[0], "router bgp") && len(keys) > 1 && keys[1] == "address-family ipv4 unicast" {
+		tmp := keys[:len(keys)-1]
+		if found, _ := p.add.exist(tmp, line, true); found {
+			p.delToDel = append(p.delToDel, Entry{Keys: keys, Line: line})
+			p.addToDel = append(p.addToDel, Entry{Keys: tmp, Line: line})
+		}
+	}
 }
 
 // noSeqOrNoForm is the prefix-list/access-list and community-list part of ignore_delete_re_add_lines for the
@@ -457,59 +566,90 @@ func deleteMoveLines(add, del entries, dialect Dialect) (entries, entries, error
 	if err != nil {
 		return nil, nil, err
 	}
-	type pgNbrs struct {
-		pg   string
-		nbrs orderedSet
-	}
-	var ctxOrder orderedSet
-	delDict := map[string][]*pgNbrs{}
-	var delNbrCtx orderedSet
-	delNbr := map[string]*orderedSet{}
-	var toApp entries
-	foundPGDel := false
-	for _, d := range del {
-		if !isBGPNeighbor(d) {
-			continue
-		}
-		k0 := d.Keys[0]
-		if nbrRemoteASRe.MatchString(d.Line) {
-			toApp = append(toApp, d)
-		}
-		if m := nbrAnyPGRe.FindStringSubmatch(d.Line); m != nil {
-			if delNbrCtx.add(k0) {
-				delNbr[k0] = &orderedSet{}
-			}
-			delNbr[k0].add(m[1])
-		}
-		if ctxOrder.add(k0) {
-			delDict[k0] = nil
-		}
-		if m := pgDefRe.FindStringSubmatch(d.Line); m != nil && !slices.ContainsFunc(delDict[k0], func(p *pgNbrs) bool { return p.pg == m[1] }) {
-			delDict[k0] = append(delDict[k0], &pgNbrs{pg: m[1]})
-			foundPGDel = true
-		}
-	}
-	moveRemoteAS := func() {
-		for _, e := range toApp {
-			del.remove(e)
-			del = append(del, e)
-		}
-	}
+	s := scanNeighborDeletions(del)
 	if dialect == FRR10 {
-		moveRemoteAS() // FRR 10 moves them also when no peer group is deleted
+		del = moveToEnd(del, s.toApp) // FRR 10 moves them also when no peer group is deleted
 	}
-	if !foundPGDel {
+	if !s.foundPGDel {
 		del = bgpDeleteInstMoveLine(del)
-		if len(delNbrCtx) > 0 {
-			if del, err = bgpRemoveNeighborCfg(del, delNbr); err != nil {
+		if len(s.delNbrCtx) > 0 {
+			if del, err = bgpRemoveNeighborCfg(del, s.delNbr); err != nil {
 				return nil, nil, err
 			}
 		}
 		return add, del, nil
 	}
 	if dialect == FRR8 {
-		moveRemoteAS()
+		del = moveToEnd(del, s.toApp)
 	}
+	if err := collectPGMembers(del, s.delDict); err != nil {
+		return nil, nil, err
+	}
+	toDel, toApp, err := pgMemberDeletions(del, s.delDict)
+	if err != nil {
+		return nil, nil, err
+	}
+	if del, err = dropAndMoveLast(del, toDel, toApp); err != nil {
+		return nil, nil, err
+	}
+	return add, bgpDeleteInstMoveLine(del), nil
+}
+
+// pgNbrs is a peer group whose definition is deleted, with its members among the deleted neighbor lines.
+type pgNbrs struct {
+	pg   string
+	nbrs orderedSet
+}
+
+// nbrDeletions is what delete_move_lines gathers in its first pass over the deleted neighbor lines.
+type nbrDeletions struct {
+	toApp      entries                // deleted remote-as lines, to move to the end
+	delDict    map[string][]*pgNbrs   // deleted peer-group definitions by router bgp context
+	delNbrCtx  orderedSet             // contexts with a deleted peer-group membership, in first-seen order
+	delNbr     map[string]*orderedSet // neighbors with a deleted peer-group membership by context
+	foundPGDel bool                   // whether any peer-group definition is deleted
+}
+
+// scanNeighborDeletions is delete_move_lines' first pass over the deleted neighbor lines of router bgp contexts.
+func scanNeighborDeletions(del entries) nbrDeletions {
+	s := nbrDeletions{delDict: map[string][]*pgNbrs{}, delNbr: map[string]*orderedSet{}}
+	var ctxOrder orderedSet
+	for _, d := range del {
+		if !isBGPNeighbor(d) {
+			continue
+		}
+		k0 := d.Keys[0]
+		if nbrRemoteASRe.MatchString(d.Line) {
+			s.toApp = append(s.toApp, d)
+		}
+		if m := nbrAnyPGRe.FindStringSubmatch(d.Line); m != nil {
+			if s.delNbrCtx.add(k0) {
+				s.delNbr[k0] = &orderedSet{}
+			}
+			s.delNbr[k0].add(m[1])
+		}
+		if ctxOrder.add(k0) {
+			s.delDict[k0] = nil
+		}
+		if m := pgDefRe.FindStringSubmatch(d.Line); m != nil && !slices.ContainsFunc(s.delDict[k0], func(p *pgNbrs) bool { return p.pg == m[1] }) {
+			s.delDict[k0] = append(s.delDict[k0], &pgNbrs{pg: m[1]})
+			s.foundPGDel = true
+		}
+	}
+	return s
+}
+
+// moveToEnd moves each of the entries toApp (when still in del) to the end of del; one missing is skipped.
+func moveToEnd(del, toApp entries) entries {
+	for _, e := range toApp {
+		del.remove(e)
+		del = append(del, e)
+	}
+	return del
+}
+
+// collectPGMembers records in delDict the neighbors whose deleted lines put them in a peer group being deleted.
+func collectPGMembers(del entries, delDict map[string][]*pgNbrs) error {
 	for _, d := range del {
 		if !isBGPNeighbor(d) {
 			continue
@@ -517,15 +657,19 @@ func deleteMoveLines(add, del entries, dialect Dialect) (entries, entries, error
 		for _, p := range delDict[d.Keys[0]] {
 			re, err := compileQuoted(`neighbor (\S+) .*peer-group %s$`, p.pg)
 			if err != nil {
-				return nil, nil, err
+				return err
 			}
 			if m := re.FindStringSubmatch(d.Line); m != nil {
 				p.nbrs.add(m[1])
 			}
 		}
 	}
-	var toDel entries
-	toApp = nil
+	return nil
+}
+
+// pgMemberDeletions lists the deleted lines of the deleted peer groups' members (toDel, once per matching member)
+// and the deleted peer-group definitions (toApp, to move after them).
+func pgMemberDeletions(del entries, delDict map[string][]*pgNbrs) (toDel, toApp entries, err error) {
 	for _, d := range del {
 		if !isBGPNeighbor(d) {
 			continue
@@ -549,18 +693,24 @@ func deleteMoveLines(add, del entries, dialect Dialect) (entries, entries, error
 			}
 		}
 	}
+	return toDel, toApp, nil
+}
+
+// dropAndMoveLast removes toDel from del and moves toApp to its end; an entry no longer there is an error, as
+// Python's list.remove would fail.
+func dropAndMoveLast(del, toDel, toApp entries) (entries, error) {
 	for _, e := range toDel {
 		if !del.remove(e) {
-			return nil, nil, undecidable(0, "frr-reload.py would fail removing %q twice", e.Line)
+			return nil, undecidable(0, "frr-reload.py would fail removing %q twice", e.Line)
 		}
 	}
 	for _, e := range toApp {
 		if !del.remove(e) {
-			return nil, nil, undecidable(0, "frr-reload.py would fail moving %q", e.Line)
+			return nil, undecidable(0, "frr-reload.py would fail moving %q", e.Line)
 		}
 		del = append(del, e)
 	}
-	return add, bgpDeleteInstMoveLine(del), nil
+	return del, nil
 }
 
 // bgpDeleteNbrRemoteASLine drops added "neighbor N remote-as" lines of neighbors added to a peer group that has

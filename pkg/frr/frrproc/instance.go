@@ -83,40 +83,20 @@ type daemon struct {
 // daemons in the foreground as children of this process (so they are
 // reaped), each waited for until it answers on its vty socket.
 func Start(ctx context.Context, opts Options) (*Instance, error) {
-	if opts.DaemonDir == "" {
-		opts.DaemonDir = DefaultDaemonDir
-	}
-	if opts.Vtysh == "" {
-		opts.Vtysh = DefaultVtysh
-	}
-	if opts.Profile == "" {
-		opts.Profile = "datacenter"
-	}
-	if len(opts.Daemons) == 0 {
-		opts.Daemons = []string{"zebra", "bgpd"}
-	}
+	setDefaults(&opts)
 	uid, gid, err := FRRUser()
 	if err != nil {
 		return nil, err
 	}
-	// FRR 9 and later configure some daemons (staticd, part of zebra) through mgmtd, which watchfrr starts
-	// with zebra: without it vtysh cannot configure them.
-	if _, err := os.Stat(filepath.Join(rootOf(opts.Tools), opts.DaemonDir, "mgmtd")); err == nil && !slices.Contains(opts.Daemons, "mgmtd") {
-		at := slices.Index(opts.Daemons, "zebra") + 1
-		opts.Daemons = slices.Insert(slices.Clone(opts.Daemons), at, "mgmtd")
-	}
+	addMgmtd(&opts)
 	in := &Instance{Netns: opts.Netns, opts: opts, flags: map[string]map[string]bool{}}
 	fail := func(err error) (*Instance, error) {
 		_ = in.Stop()
 		return nil, err
 	}
 	if opts.Pathspace != "" {
-		in.Dir = filepath.Join("/var/run/frr", opts.Pathspace)
-		in.ConfDir = filepath.Join("/etc/frr", opts.Pathspace)
-		for _, d := range []string{in.Dir, in.ConfDir} {
-			if err := os.Mkdir(d, 0o750); err != nil {
-				return fail(fmt.Errorf("pathspace dir: %w", err))
-			}
+		if err := in.makePathspaceDirs(); err != nil {
+			return fail(err)
 		}
 	} else {
 		// Not t.TempDir: its parents are private to root, the daemons run as frr.
@@ -124,41 +104,15 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		if err != nil {
 			return nil, fmt.Errorf("frr instance dir: %w", err)
 		}
-		in.Dir, in.ConfDir = dir, dir
-		if err := os.Chmod(dir, 0o750); err != nil {
-			return fail(fmt.Errorf("frr instance dir: %w", err))
-		}
-		// FRR's own directory, made as its packaging makes it where nothing did (a fresh /run: the kernel
-		// lane's guest, a container): the daemons, user frr, must reach their run space inside.
-		if _, err := os.Stat("/var/run/frr"); errors.Is(err, os.ErrNotExist) {
-			if err := os.Mkdir("/var/run/frr", 0o755); err != nil {
-				return fail(fmt.Errorf("frr run directory: %w", err))
-			}
-			if err := os.Chown("/var/run/frr", uid, gid); err != nil {
-				return fail(fmt.Errorf("frr run directory: %w", err))
-			}
-		}
-		in.RunSpace = filepath.Join("/var/run/frr", "netop-"+filepath.Base(dir))
-		if err := os.Mkdir(in.RunSpace, 0o750); err != nil {
-			return fail(fmt.Errorf("frr instance run space: %w", err))
-		}
-	}
-	files := map[string][]byte{
-		"frr.conf":   nil,
-		"vtysh.conf": []byte("service integrated-vtysh-config\n"),
-	}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(in.ConfDir, name), content, 0o640); err != nil {
-			return fail(fmt.Errorf("write %s: %w", name, err))
-		}
-	}
-	for _, d := range []string{in.Dir, in.ConfDir, in.RunSpace} {
-		if d == "" {
-			continue
-		}
-		if err := chownTree(d, uid, gid); err != nil {
+		if err := in.makePrivateDirs(dir, uid, gid); err != nil {
 			return fail(err)
 		}
+	}
+	if err := in.writeConfFiles(); err != nil {
+		return fail(err)
+	}
+	if err := in.chownDirs(uid, gid); err != nil {
+		return fail(err)
 	}
 	for _, name := range opts.Daemons {
 		if err := in.start(ctx, name, in.ConfigPath()); err != nil {
@@ -171,6 +125,103 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		}
 	}
 	return in, nil
+}
+
+// setDefaults fills in the Options left empty: Debian's locations, the datacenter profile, zebra and bgpd.
+func setDefaults(opts *Options) {
+	if opts.DaemonDir == "" {
+		opts.DaemonDir = DefaultDaemonDir
+	}
+	if opts.Vtysh == "" {
+		opts.Vtysh = DefaultVtysh
+	}
+	if opts.Profile == "" {
+		opts.Profile = "datacenter"
+	}
+	if len(opts.Daemons) == 0 {
+		opts.Daemons = []string{"zebra", "bgpd"}
+	}
+}
+
+// addMgmtd adds mgmtd to the daemons, right after zebra, where the FRR in use has it and they lack it.
+// FRR 9 and later configure some daemons (staticd, part of zebra) through mgmtd, which watchfrr starts
+// with zebra: without it vtysh cannot configure them.
+func addMgmtd(opts *Options) {
+	if _, err := os.Stat(filepath.Join(rootOf(opts.Tools), opts.DaemonDir, "mgmtd")); err == nil && !slices.Contains(opts.Daemons, "mgmtd") {
+		at := slices.Index(opts.Daemons, "zebra") + 1
+		opts.Daemons = slices.Insert(slices.Clone(opts.Daemons), at, "mgmtd")
+	}
+}
+
+// makePathspaceDirs makes the pathspace's directories under /var/run/frr and /etc/frr, as in.Dir and in.ConfDir.
+func (in *Instance) makePathspaceDirs() error {
+	in.Dir = filepath.Join("/var/run/frr", in.opts.Pathspace)
+	in.ConfDir = filepath.Join("/etc/frr", in.opts.Pathspace)
+	for _, d := range []string{in.Dir, in.ConfDir} {
+		if err := os.Mkdir(d, 0o750); err != nil {
+			return fmt.Errorf("pathspace dir: %w", err)
+		}
+	}
+	return nil
+}
+
+// makePrivateDirs takes the fresh temp dir as in.Dir and in.ConfDir and makes the instance's own run space
+// under /var/run/frr (uid and gid are user frr's).
+func (in *Instance) makePrivateDirs(dir string, uid, gid int) error {
+	in.Dir, in.ConfDir = dir, dir
+	if err := os.Chmod(dir, 0o750); err != nil {
+		return fmt.Errorf("frr instance dir: %w", err)
+	}
+	if err := ensureFRRRunDir(uid, gid); err != nil {
+		return err
+	}
+	in.RunSpace = filepath.Join("/var/run/frr", "netop-"+filepath.Base(dir))
+	if err := os.Mkdir(in.RunSpace, 0o750); err != nil {
+		return fmt.Errorf("frr instance run space: %w", err)
+	}
+	return nil
+}
+
+// ensureFRRRunDir makes /var/run/frr, owned by user frr (uid, gid), where it does not exist.
+// FRR's own directory, made as its packaging makes it where nothing did (a fresh /run: the kernel
+// lane's guest, a container): the daemons, user frr, must reach their run space inside.
+func ensureFRRRunDir(uid, gid int) error {
+	if _, err := os.Stat("/var/run/frr"); errors.Is(err, os.ErrNotExist) {
+		if err := os.Mkdir("/var/run/frr", 0o755); err != nil {
+			return fmt.Errorf("frr run directory: %w", err)
+		}
+		if err := os.Chown("/var/run/frr", uid, gid); err != nil {
+			return fmt.Errorf("frr run directory: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeConfFiles writes the initial, empty frr.conf and the vtysh.conf of an integrated config into in.ConfDir.
+func (in *Instance) writeConfFiles() error {
+	files := map[string][]byte{
+		"frr.conf":   nil,
+		"vtysh.conf": []byte("service integrated-vtysh-config\n"),
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(in.ConfDir, name), content, 0o640); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// chownDirs hands the instance's directories, with everything in them, to user frr (uid, gid).
+func (in *Instance) chownDirs(uid, gid int) error {
+	for _, d := range []string{in.Dir, in.ConfDir, in.RunSpace} {
+		if d == "" {
+			continue
+		}
+		if err := chownTree(d, uid, gid); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (in *Instance) loadInitial(ctx context.Context, config []byte, uid, gid int) error {
