@@ -6,19 +6,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 module=$(go list -m)
-harness=()
-while read -r dir _; do
-  [[ -z $dir || $dir == \#* ]] && continue
-  [[ -d $dir ]] || { echo "binary-deps: hack/harness-packages.txt names $dir, which does not exist" >&2; exit 1; }
-  harness+=("$module/$dir")
-done < hack/harness-packages.txt
+source hack/lib/harness.sh
 
 bad=0
 for bin in ./cmd/network-agent ./cmd/network-operator; do
   deps=$(go list -deps "$bin")
   found=$(grep -xE 'testing' <<< "$deps" || true)
-  for h in "${harness[@]}"; do
-    found+=$'\n'$(grep -E "^$h(/|$)" <<< "$deps" || true)
+  for h in "${HARNESS[@]}"; do
+    found+=$'\n'$(grep -E "^$module/$h(/|$)" <<< "$deps" || true)
   done
   found=$(grep . <<< "$found" || true)
   if [[ -n $found ]]; then

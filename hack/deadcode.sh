@@ -5,22 +5,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-allow=()
-while read -r dir _; do
-  [[ -z $dir || $dir == \#* ]] && continue
-  allow+=("$dir")
-done < hack/harness-packages.txt
+source hack/lib/harness.sh
 
 found=$(go tool deadcode -filter '^github.com/network-operator/network-operator/' ./cmd/... ./demo ./hack/tools/...)
 bad=()
 while IFS= read -r line; do
   [[ -z $line ]] && continue
   file=${line%%:*}
-  ok=false
-  for dir in "${allow[@]}"; do
-    [[ $file == "$dir"/* ]] && { ok=true; break; }
-  done
-  $ok || bad+=("$line")
+  in_harness "$(dirname "$file")" || bad+=("$line")
 done <<< "$found"
 
 if ((${#bad[@]})); then

@@ -47,18 +47,7 @@ rules=(
   "internal/ test/"
 )
 # The harness (hack/harness-packages.txt) serves tests: it may reach into test/ from where it sits.
-harness=()
-while read -r dir _; do
-  [[ -z $dir || $dir == \#* ]] && continue
-  harness+=("$dir")
-done < hack/harness-packages.txt
-in_harness() {
-  local h
-  for h in "${harness[@]}"; do
-    [[ $1/ == "$h"/* ]] && return 0
-  done
-  return 1
-}
+source hack/lib/harness.sh
 
 while read -r pkg imports; do
   rel=${pkg#"$module"/}

@@ -39,7 +39,7 @@ func Diff(t testing.TB, ctx context.Context, target frrvty.Target, file string, 
 		t.Fatal(err)
 	}
 	loaded := target
-	loaded.VtySocket, loaded.ConfDir, loaded.RunDir, loaded.Pathspace = in.Dir, in.Dir, in.Dir, ""
+	loaded.VtySocket, loaded.ConfDir, loaded.RunDir, loaded.Pathspace = in.Dir, in.ConfDir, in.ConfDir, ""
 	r, err := frrreload.NewReloader(frrreload.Options{Target: loaded, StateDir: t.TempDir(), ScratchDaemons: daemons})
 	if err != nil {
 		t.Fatal(err)
